@@ -1,0 +1,37 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// One system-library target per C library, found through pkg-config, with the Debian package that provides it.
+func systemLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
+    .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([apt])])
+}
+
+let package = Package(
+    name: "radio-relay",
+    products: [
+        .executable(name: "radio-relay", targets: ["radio-relay"]),
+        .library(name: "RadioRelay", targets: ["RadioRelay"]),
+    ],
+    targets: [
+        systemLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
+        systemLibrary("CMPG123", pkgConfig: "libmpg123", apt: "libmpg123-dev"),
+        systemLibrary("CSoxr", pkgConfig: "soxr", apt: "libsoxr-dev"),
+        systemLibrary("COpus", pkgConfig: "opus", apt: "libopus-dev"),
+        systemLibrary("COgg", pkgConfig: "ogg", apt: "libogg-dev"),
+        systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
+        .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
+        .target(
+            name: "RadioRelay",
+            dependencies: ["CCurl", "CMPG123", "CSoxr", "COpus", "COgg", "CSystemd", "CLinux"],
+            exclude: ["Resources/make-demo.sh"],
+            resources: [.copy("Resources/demo.mp3")]
+        ),
+        .executableTarget(name: "radio-relay", dependencies: ["RadioRelay"]),
+        // libFuzzer entry point for the Parser; without -DFUZZING it replays a corpus (see STYLE.md).
+        .executableTarget(name: "ParserFuzz", dependencies: ["RadioRelay"]),
+        .testTarget(
+            name: "RadioRelayTests",
+            dependencies: ["RadioRelay", "COpus"]
+        ),
+    ]
+)

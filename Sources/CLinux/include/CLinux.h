@@ -1,0 +1,18 @@
+#ifndef RADIO_RELAY_CLINUX_H
+#define RADIO_RELAY_CLINUX_H
+/* Linux calls that Glibc's Swift module does not export, behind prefixed wrappers.
+   Built as a real C target with _GNU_SOURCE so that no system-library shim has to define it. */
+#include <stdint.h>
+#include <sys/epoll.h>
+
+int rr_epoll_create(void);
+int rr_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
+/* Waits for events; fills parallel arrays of event masks and data words. Returns the count or -1 (errno set). */
+int rr_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int max, int timeout_ms);
+int rr_eventfd(void);
+int rr_eventfd_signal(int fd);
+int rr_eventfd_drain(int fd);
+int rr_accept4(int fd, void *addr, uint32_t *addrlen);
+int rr_pipe2(int fds[2]);
+int rr_isatty(int fd);
+#endif

@@ -1,0 +1,252 @@
+/// Parser: audio bytes in any chunking → MP3 packets (one frame each) and the stream's `DataFormat`.
+///
+/// Sync needs consecutive valid headers: while searching, a candidate frame is accepted only when the next two
+/// headers it points at are valid and compatible (same version, layer and rate); once synced, each frame needs the
+/// next header to confirm it. A frame whose successor is not a header (garbage spliced into its middle, a truncated
+/// frame) is dropped rather than handed to the decoder. Every decision waits until the bytes it looks at have
+/// arrived, so feeding one byte at a time yields exactly what one big chunk does.
+///
+/// The Parser keeps only a carry-over of the bytes not yet decided on: at most a few frames. Packets are handed to
+/// the caller and never kept.
+public final class Parser {
+    public enum Event {
+        /// The first frame's format, and every later change of rate, channels or layer.
+        case format(DataFormat)
+        case packet(AudioPacket)
+    }
+
+    public struct Statistics: Equatable, Sendable {
+        public var packets = 0
+        public var bytesSkipped = 0
+        public var id3TagsSkipped = 0
+        public var infoFramesSkipped = 0
+        /// Times a synced stream lost sync (garbage or a truncated frame).
+        public var syncLosses = 0
+    }
+
+    public private(set) var dataFormat: DataFormat?
+    /// Encoder delay and padding from the first LAME/Xing tag, when it came before any audio.
+    public private(set) var gapless: GaplessInfo?
+    public private(set) var statistics = Statistics()
+
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var skipRemaining = 0
+    private var locked: MP3FrameHeader?
+    private var emittedAudio = false
+
+    /// Headers a candidate needs after it while searching for sync.
+    static let confirmationsWhileSearching = 2
+    /// A frame at the largest legal size: MPEG-2.5 layer III at 160 kb/s, 8 kHz is 2 880 bytes (+1 padding).
+    static let maxFrameLength = 2881
+
+    public init() {}
+
+    /// Bytes held while waiting for more input (bounded by a few frame lengths).
+    public var carryOverCount: Int { buffer.count - start }
+
+    /// Feeds the next chunk of the stream.
+    public func parse(_ bytes: UnsafeRawBufferPointer, _ handle: (Event) -> Void) {
+        guard !bytes.isEmpty else { return }
+        var input = bytes[...]
+        if skipRemaining > 0 {
+            let n = min(skipRemaining, input.count)
+            skipRemaining -= n
+            statistics.bytesSkipped += n
+            input = input.dropFirst(n)
+        }
+        buffer.append(contentsOf: input)
+        process(final: false, handle)
+    }
+
+    public func parse(_ bytes: [UInt8], _ handle: (Event) -> Void) {
+        bytes.withUnsafeBytes { parse($0, handle) }
+    }
+
+    /// Ends the stream: decides on the bytes still held (a complete last frame is emitted, a truncated one dropped).
+    public func finish(_ handle: (Event) -> Void) {
+        process(final: true, handle)
+        statistics.bytesSkipped += buffer.count - start
+        buffer.removeAll()
+        start = 0
+    }
+
+    /// Forgets sync and carry-over, for a new connection to the upstream. Format and statistics stay.
+    public func reset() {
+        buffer.removeAll()
+        start = 0
+        skipRemaining = 0
+        locked = nil
+    }
+
+    private enum Check { case accept, reject, wait }
+
+    private func process(final: Bool, _ handle: (Event) -> Void) {
+        loop: while true {
+            if skipRemaining > 0 {
+                let n = min(skipRemaining, buffer.count - start)
+                skipRemaining -= n
+                start += n
+                statistics.bytesSkipped += n
+                if skipRemaining > 0 { break }
+            }
+            let available = buffer.count - start
+            if available < 4 { break }
+            if buffer[start] == 0x49 {  // "I": maybe an ID3v2 tag
+                switch id3TagLength(at: start, final: final) {
+                case .some(.some(let length)):
+                    statistics.id3TagsSkipped += 1
+                    skipRemaining = length
+                    continue loop
+                case .some(.none):
+                    break  // not a tag: garbage
+                case .none:
+                    break loop  // wait for the full tag header
+                }
+                discardGarbage()
+                continue
+            }
+            guard let header = header(at: start) else {
+                discardGarbage()
+                continue
+            }
+            let confirmations: Int
+            if let locked, locked.isCompatible(with: header) {
+                confirmations = 1
+            } else {
+                confirmations = Self.confirmationsWhileSearching
+            }
+            switch check(header, confirmations: confirmations, final: final) {
+            case .wait:
+                break loop
+            case .reject:
+                if locked != nil { statistics.syncLosses += 1 }
+                locked = nil
+                discardGarbage()
+            case .accept:
+                emit(header, handle)
+            }
+        }
+        compact()
+    }
+
+    /// Follows the chain of frame lengths from a candidate; each next position must hold a compatible header (or a
+    /// tag, or the end of a finished stream).
+    private func check(_ first: MP3FrameHeader, at origin: Int? = nil, confirmations: Int, final: Bool) -> Check {
+        var position = origin ?? start
+        var current = first
+        for _ in 0..<confirmations {
+            position += current.frameLength
+            if position + 4 > buffer.count {
+                if !final { return .wait }
+                // At the end of the stream a frame that ends exactly at the last byte is complete.
+                return position <= buffer.count ? .accept : .reject
+            }
+            if isTagStart(at: position) { return .accept }
+            guard let next = header(at: position) else { return .reject }
+            guard next.isCompatible(with: first) else {
+                // A synced frame followed by a header of another format: a real format change (a new rate or
+                // channel count mid-stream) when that header starts a confirmed chain of its own.
+                guard confirmations == 1 else { return .reject }
+                return check(next, at: position, confirmations: Self.confirmationsWhileSearching, final: final)
+            }
+            current = next
+        }
+        return .accept
+    }
+
+    private func emit(_ header: MP3FrameHeader, _ handle: (Event) -> Void) {
+        let length = header.frameLength
+        let frame = Array(buffer[start..<start + length])
+        start += length
+        locked = header
+        if header.layer == 3, isInfoFrame(frame, header) {
+            statistics.infoFramesSkipped += 1
+            if !emittedAudio, gapless == nil { gapless = Self.gaplessInfo(frame, header) }
+            return
+        }
+        let format = DataFormat(header)
+        if dataFormat.map({ !$0.hasSameShape(as: format) }) ?? true {
+            dataFormat = format
+            handle(.format(format))
+        }
+        emittedAudio = true
+        statistics.packets += 1
+        handle(.packet(AudioPacket(bytes: frame, header: header)))
+    }
+
+    /// Skips the byte at `start` and everything up to the next byte that could begin a header or a tag.
+    private func discardGarbage() {
+        var i = start + 1
+        let end = buffer.count
+        while i < end, buffer[i] != 0xFF, buffer[i] != 0x49 { i += 1 }
+        statistics.bytesSkipped += i - start
+        start = i
+    }
+
+    private func compact() {
+        if start == buffer.count {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 16)
+            start = 0
+        } else if start > 4096 && start * 2 > buffer.count {
+            buffer.removeFirst(start)
+            start = 0
+        }
+    }
+
+    private func header(at i: Int) -> MP3FrameHeader? {
+        MP3FrameHeader(buffer[i], buffer[i + 1], buffer[i + 2], buffer[i + 3])
+    }
+
+    private func isTagStart(at i: Int) -> Bool {
+        let b = (buffer[i], buffer[i + 1], buffer[i + 2])
+        return b == (0x49, 0x44, 0x33) || b == (0x54, 0x41, 0x47)  // "ID3", "TAG" (ID3v1 at the end of a file)
+    }
+
+    /// nil: wait for more bytes; .some(nil): not an ID3v2 tag; .some(n): a tag of n bytes (header, body, footer).
+    private func id3TagLength(at i: Int, final: Bool) -> Int?? {
+        if buffer.count - i < 10 { return final ? .some(nil) : nil }
+        guard buffer[i + 1] == 0x44, buffer[i + 2] == 0x33,
+              (2...4).contains(buffer[i + 3]), buffer[i + 4] != 0xFF,
+              buffer[i + 6] < 0x80, buffer[i + 7] < 0x80, buffer[i + 8] < 0x80, buffer[i + 9] < 0x80
+        else { return .some(nil) }
+        let size = Int(buffer[i + 6]) << 21 | Int(buffer[i + 7]) << 14 | Int(buffer[i + 8]) << 7 | Int(buffer[i + 9])
+        let hasFooter = buffer[i + 3] == 4 && buffer[i + 5] & 0x10 != 0
+        return .some(10 + size + (hasFooter ? 10 : 0))
+    }
+
+    private func isInfoFrame(_ frame: [UInt8], _ header: MP3FrameHeader) -> Bool {
+        let xing = 4 + (header.hasCRC ? 2 : 0) + header.sideInfoLength
+        if Self.matches(frame, at: xing, "Xing") || Self.matches(frame, at: xing, "Info") { return true }
+        return Self.matches(frame, at: 4 + 32, "VBRI")
+    }
+
+    private static func matches(_ frame: [UInt8], at offset: Int, _ tag: String) -> Bool {
+        let tagBytes = Array(tag.utf8)
+        guard offset + tagBytes.count <= frame.count else { return false }
+        return frame[offset..<offset + tagBytes.count].elementsEqual(tagBytes)
+    }
+
+    /// Reads the Xing frame count and the LAME tag's encoder delay and padding (12 bits each, 21 bytes into the tag).
+    static func gaplessInfo(_ frame: [UInt8], _ header: MP3FrameHeader) -> GaplessInfo? {
+        var p = 4 + (header.hasCRC ? 2 : 0) + header.sideInfoLength
+        guard matches(frame, at: p, "Xing") || matches(frame, at: p, "Info"), p + 8 <= frame.count else { return nil }
+        func be32(_ i: Int) -> Int {
+            Int(frame[i]) << 24 | Int(frame[i + 1]) << 16 | Int(frame[i + 2]) << 8 | Int(frame[i + 3])
+        }
+        let flags = be32(p + 4)
+        p += 8
+        var frames: Int?
+        if flags & 1 != 0, p + 4 <= frame.count { frames = be32(p); p += 4 }
+        if flags & 2 != 0 { p += 4 }
+        if flags & 4 != 0 { p += 100 }
+        if flags & 8 != 0 { p += 4 }
+        guard p + 24 <= frame.count,
+              ["LAME", "Lavc", "Lavf", "L3.9", "GOGO"].contains(where: { matches(frame, at: p, $0) })
+        else { return frames.map { GaplessInfo(encoderDelay: 0, padding: 0, frameCount: $0) } }
+        let d = p + 21
+        let delay = Int(frame[d]) << 4 | Int(frame[d + 1]) >> 4
+        let padding = Int(frame[d + 1] & 0x0F) << 8 | Int(frame[d + 2])
+        return GaplessInfo(encoderDelay: delay, padding: padding, frameCount: frames)
+    }
+}

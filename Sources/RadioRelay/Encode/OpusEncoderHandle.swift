@@ -1,0 +1,55 @@
+import COpus
+
+/// A libopus error code and its text (`opus_strerror`).
+public struct OpusError: Error, CustomStringConvertible {
+    public let code: Int32
+    public let call: String
+    public var description: String { "libopus \(call): \(String(cString: opus_strerror(code)))" }
+}
+
+/// Owns one `OpusEncoder` (`opus_encoder_create`/`opus_encoder_destroy`): 48 kHz stereo, 20 ms frames.
+final class OpusEncoderHandle {
+    static let sampleRate = 48_000
+    static let frameSize = 960
+    /// RFC 6716 caps a packet at 1275 bytes per frame; a little more room costs nothing.
+    static let maxPacket = 1500
+
+    private let encoder: OpaquePointer
+    /// `OPUS_GET_LOOKAHEAD`: the pre-skip to announce in OpusHead.
+    let lookahead: Int
+
+    init(bitrate: Int, complexity: Int, constrainedVBR: Bool) throws {
+        var error: Int32 = 0
+        guard let encoder = opus_encoder_create(Int32(Self.sampleRate), 2, OPUS_APPLICATION_AUDIO, &error),
+              error == OPUS_OK
+        else { throw OpusError(code: error, call: "opus_encoder_create") }
+        self.encoder = encoder
+        func check(_ code: Int32, _ call: String) throws {
+            guard code == OPUS_OK else { throw OpusError(code: code, call: call) }
+        }
+        do {
+            try check(rr_opus_set_bitrate(encoder, Int32(bitrate)), "OPUS_SET_BITRATE(\(bitrate))")
+            try check(rr_opus_set_vbr(encoder, 1), "OPUS_SET_VBR")
+            try check(rr_opus_set_vbr_constraint(encoder, constrainedVBR ? 1 : 0), "OPUS_SET_VBR_CONSTRAINT")
+            try check(rr_opus_set_complexity(encoder, Int32(complexity)), "OPUS_SET_COMPLEXITY(\(complexity))")
+            try check(rr_opus_set_signal(encoder, OPUS_SIGNAL_MUSIC), "OPUS_SET_SIGNAL")
+            var lookahead: Int32 = 0
+            try check(rr_opus_get_lookahead(encoder, &lookahead), "OPUS_GET_LOOKAHEAD")
+            self.lookahead = Int(lookahead)
+        } catch {
+            opus_encoder_destroy(encoder)
+            throw error
+        }
+    }
+
+    deinit { opus_encoder_destroy(encoder) }
+
+    /// `opus_encode_float` of one 20 ms interleaved stereo frame into `output`; returns the packet length.
+    func encode(_ frame: UnsafePointer<Float>, into output: UnsafeMutablePointer<UInt8>) throws -> Int {
+        let length = opus_encode_float(encoder, frame, Int32(Self.frameSize), output, Int32(Self.maxPacket))
+        guard length > 0 else { throw OpusError(code: length, call: "opus_encode_float") }
+        return Int(length)
+    }
+
+    static var libraryVersion: String { String(cString: opus_get_version_string()) }
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// Downloader: a URL → byte chunks, or a typed failure.
+///
+/// `http` and `https` go through libcurl's multi interface (`CurlTransfer`); `file:` URLs and plain paths are read
+/// directly, in bounded chunks, because libcurl's file protocol reads a whole file inside one call. `poll` never
+/// waits longer than its timeout.
+public final class Downloader {
+    public struct Options: Sendable {
+        public var connectTimeout = 10
+        public var stallTimeout = 15
+        /// Ask for ICY metadata (`Icy-MetaData: 1`); the caller must then demux it.
+        public var requestICYMetadata = false
+        public var chunkSize = 64 * 1024
+        public init() {}
+    }
+
+    public let url: String
+    private let transfer: CurlTransfer?
+    private let file: FileHandle?
+    private let chunkSize: Int
+    private var finished = false
+
+    /// Opens the input. A path without a scheme is a local file.
+    public init(url: String, options: Options = Options()) throws {
+        self.url = url
+        self.chunkSize = options.chunkSize
+        let lower = url.lowercased()
+        if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
+            var curl = CurlTransfer.Options()
+            curl.connectTimeout = options.connectTimeout
+            curl.stallTimeout = options.stallTimeout
+            curl.requestICYMetadata = options.requestICYMetadata
+            transfer = try CurlTransfer(url: url, options: curl)
+            file = nil
+        } else if lower.contains("://") && !lower.hasPrefix("file://") || lower.hasPrefix("file:") && !lower.hasPrefix("file:/") {
+            throw DownloadError(.badURL, url: url, "unsupported URL scheme: use http://, https://, file:// or a path")
+        } else {
+            let path = Self.path(of: url)
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                let reason = String(cString: strerror(errno))
+                throw DownloadError(.file, url: url, "cannot open \(path): \(reason)")
+            }
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                throw DownloadError(.file, url: url, "\(path) is a directory, not an MP3 file")
+            }
+            transfer = nil
+            file = handle
+        }
+    }
+
+    /// `file:///a/b`, `file:/a/b` and `/a/b` all name the file /a/b (percent-escapes decoded).
+    static func path(of url: String) -> String {
+        guard url.lowercased().hasPrefix("file:") else { return url }
+        var rest = String(url.dropFirst(5))
+        if rest.hasPrefix("//") {
+            rest.removeFirst(2)
+            if let slash = rest.firstIndex(of: "/") { rest = String(rest[slash...]) }  // drops "localhost"
+        }
+        return rest.removingPercentEncoding ?? rest
+    }
+
+    /// HTTP response headers (lowercased names); empty for files.
+    public var responseHeaders: [String: String] { transfer?.headers ?? [:] }
+
+    /// The ICY metadata interval announced by the server, if any.
+    public var icyMetaInterval: Int? { responseHeaders["icy-metaint"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil } }
+
+    /// Hands over the bytes that arrive within `timeout` ms. Returns false at the end of the input; throws a
+    /// `DownloadError` when the transfer fails.
+    public func poll(timeout: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        if let transfer { return try transfer.poll(timeout: timeout, body) }
+        guard !finished, let file else { return false }
+        let data: Data
+        do {
+            guard let chunk = try file.read(upToCount: chunkSize), !chunk.isEmpty else {
+                finished = true
+                return false
+            }
+            data = chunk
+        } catch {
+            throw DownloadError(.file, url: url, "read failed: \(error.localizedDescription)")
+        }
+        try data.withUnsafeBytes { try body($0) }
+        return true
+    }
+}
+
+@available(*, unavailable) extension Downloader: Sendable {}
