@@ -35,6 +35,15 @@ public struct DataFormat: Equatable, Sendable, CustomStringConvertible {
 public struct AudioPacket: Sendable {
     public var bytes: [UInt8]
     public var header: MP3FrameHeader
+    /// Bytes were dropped just before this frame (garbage, a damaged frame, a reconnect): the previous frames'
+    /// bit reservoir, which Layer III frames borrow from, does not lead into it.
+    public var followsGap = false
+
+    public init(bytes: [UInt8], header: MP3FrameHeader, followsGap: Bool = false) {
+        self.bytes = bytes
+        self.header = header
+        self.followsGap = followsGap
+    }
 
     /// Samples per channel at the packet's own rate.
     public var sampleCount: Int { header.samplesPerFrame }

@@ -38,6 +38,13 @@ final class MPG123Decoder {
 
     deinit { mpg123_delete(handle) }
 
+    /// Forgets all decoder state, the bit reservoir included (`mpg123_open_feed` again): after a gap in the
+    /// stream, decoding on would fill the next frames from stale reservoir bytes, which is loud noise.
+    func restart() throws {
+        mpg123_close(handle)
+        try check(mpg123_open_feed(handle), "mpg123_open_feed")
+    }
+
     private func check(_ code: Int32, _ call: String) throws {
         guard code == MPG123_OK.rawValue else { throw DecoderError(code: code, call: call) }
     }

@@ -17,11 +17,15 @@ public final class Parser {
 
     public struct Statistics: Equatable, Sendable {
         public var packets = 0
+        /// Bytes that were neither audio frames nor tags: garbage, damaged frames, an unfinished frame at the end.
         public var bytesSkipped = 0
         public var id3TagsSkipped = 0
+        public var tagBytesSkipped = 0
         public var infoFramesSkipped = 0
         /// Times a synced stream lost sync (garbage or a truncated frame).
         public var syncLosses = 0
+
+        public init() {}
     }
 
     public private(set) var dataFormat: DataFormat?
@@ -34,6 +38,8 @@ public final class Parser {
     private var skipRemaining = 0
     private var locked: MP3FrameHeader?
     private var emittedAudio = false
+    private var skippedAtLastPacket = 0
+    private var afterReset = false
 
     /// Headers a candidate needs after it while searching for sync.
     static let confirmationsWhileSearching = 2
@@ -52,7 +58,7 @@ public final class Parser {
         if skipRemaining > 0 {
             let n = min(skipRemaining, input.count)
             skipRemaining -= n
-            statistics.bytesSkipped += n
+            statistics.tagBytesSkipped += n
             input = input.dropFirst(n)
         }
         buffer.append(contentsOf: input)
@@ -77,6 +83,7 @@ public final class Parser {
         start = 0
         skipRemaining = 0
         locked = nil
+        afterReset = emittedAudio
     }
 
     private enum Check { case accept, reject, wait }
@@ -87,7 +94,7 @@ public final class Parser {
                 let n = min(skipRemaining, buffer.count - start)
                 skipRemaining -= n
                 start += n
-                statistics.bytesSkipped += n
+                statistics.tagBytesSkipped += n
                 if skipRemaining > 0 { break }
             }
             let available = buffer.count - start
@@ -135,14 +142,16 @@ public final class Parser {
     private func check(_ first: MP3FrameHeader, at origin: Int? = nil, confirmations: Int, final: Bool) -> Check {
         var position = origin ?? start
         var current = first
-        for _ in 0..<confirmations {
+        // While searching, the end of the stream or a tag only ends a chain that already has a confirmed header.
+        let minimum = confirmations > 1 ? 1 : 0
+        for confirmed in 0..<confirmations {
             position += current.frameLength
             if position + 4 > buffer.count {
                 if !final { return .wait }
                 // At the end of the stream a frame that ends exactly at the last byte is complete.
-                return position <= buffer.count ? .accept : .reject
+                return position <= buffer.count && confirmed >= minimum ? .accept : .reject
             }
-            if isTagStart(at: position) { return .accept }
+            if isTagStart(at: position) { return confirmed >= minimum ? .accept : .reject }
             guard let next = header(at: position) else { return .reject }
             guard next.isCompatible(with: first) else {
                 // A synced frame followed by a header of another format: a real format change (a new rate or
@@ -172,7 +181,10 @@ public final class Parser {
         }
         emittedAudio = true
         statistics.packets += 1
-        handle(.packet(AudioPacket(bytes: frame, header: header)))
+        let gap = statistics.bytesSkipped != skippedAtLastPacket || afterReset
+        skippedAtLastPacket = statistics.bytesSkipped
+        afterReset = false
+        handle(.packet(AudioPacket(bytes: frame, header: header, followsGap: gap)))
     }
 
     /// Skips the byte at `start` and everything up to the next byte that could begin a header or a tag.

@@ -11,6 +11,8 @@ public final class Reader {
         public var packets = 0
         /// Frames mpg123 could not decode (corrupt data); each costs at most one frame of audio.
         public var decodeErrors = 0
+        /// Decoder restarts after gaps in the packet stream.
+        public var restarts = 0
         /// Samples per channel at the common rate handed out.
         public var framesOut = 0
     }
@@ -62,6 +64,11 @@ public final class Reader {
         statistics.packets += 1
         if trimEndFrames != nil, trimEndAt == nil {
             trimEndAt = trimEndFrames! * packet.header.samplesPerFrame - trimEndPadding + Self.decoderDelay
+        }
+        if packet.followsGap {
+            try drainDecoder()
+            try decoder.restart()
+            statistics.restarts += 1
         }
         try packet.bytes.withUnsafeBytes { try decoder.feed($0) }
         try drainDecoder()

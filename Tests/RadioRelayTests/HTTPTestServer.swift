@@ -1,0 +1,131 @@
+import Foundation
+import Glibc
+
+/// A real HTTP/1.0 server on 127.0.0.1 for the tests: one thread, one response per connection, chosen by a route
+/// function of the request path. Bodies can be sent at a limited pace (bytes per second) to act as a live upstream.
+final class HTTPTestServer: @unchecked Sendable {
+    struct Response {
+        var status = 200
+        var headers: [String: String] = [:]
+        var body: [UInt8] = []
+        /// Bytes per second; nil sends as fast as possible.
+        var pace: Int? = nil
+        /// Send the body this many times (a looping live stream).
+        var repeats = 1
+    }
+
+    let port: UInt16
+    private let listener: Int32
+    private let route: @Sendable (String) -> Response
+    private let stopped = ManagedFlag()
+
+    init(route: @escaping @Sendable (String) -> Response) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        precondition(fd >= 0)
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        precondition(bound == 0, "bind: \(errno)")
+        listen(fd, 64)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        listener = fd
+        self.route = route
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    func stop() {
+        stopped.set()
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private func acceptLoop() {
+        while !stopped.isSet {
+            let client = accept(listener, nil, nil)
+            if client < 0 { if stopped.isSet { return } else { continue } }
+            let route = self.route
+            let stopped = self.stopped
+            Thread { Self.serve(client, route: route, stopped: stopped) }.start()
+        }
+    }
+
+    private static func serve(_ fd: Int32, route: (String) -> Response, stopped: ManagedFlag) {
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var request: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while !request.containsHeaderEnd {
+            let n = read(fd, &chunk, chunk.count)
+            if n <= 0 { return }
+            request += chunk[0..<n]
+            if request.count > 65536 { return }
+        }
+        let line = String(decoding: request.prefix { $0 != 13 && $0 != 10 }, as: UTF8.self)
+        let parts = line.split(separator: " ")
+        let path = parts.count > 1 ? String(parts[1]) : "/"
+        let response = route(path)
+        var head = "HTTP/1.0 \(response.status) X\r\n"
+        for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
+        if response.pace == nil && response.repeats == 1 { head += "Content-Length: \(response.body.count)\r\n" }
+        head += "\r\n"
+        guard writeAll(fd, Array(head.utf8)) else { return }
+        let started = Date()
+        var sent = 0
+        for _ in 0..<response.repeats {
+            var offset = 0
+            while offset < response.body.count {
+                if stopped.isSet { return }
+                let piece = min(response.body.count - offset, response.pace.map { max(1, $0 / 50) } ?? 65536)
+                guard writeAll(fd, Array(response.body[offset..<offset + piece])) else { return }
+                offset += piece
+                sent += piece
+                if let pace = response.pace {
+                    let due = Double(sent) / Double(pace) - Date().timeIntervalSince(started)
+                    if due > 0 { usleep(UInt32(due * 1_000_000)) }
+                }
+            }
+        }
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return false }
+            offset += n
+        }
+        return true
+    }
+}
+
+/// A flag set once from any thread.
+final class ManagedFlag: @unchecked Sendable {
+    private var value = false
+    private let lock = NSLock()
+    func set() { lock.lock(); value = true; lock.unlock() }
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+}
+
+extension Array where Element == UInt8 {
+    var containsHeaderEnd: Bool {
+        guard count >= 4 else { return false }
+        for i in 0...(count - 4) where self[i] == 13 && self[i + 1] == 10 && self[i + 2] == 13 && self[i + 3] == 10 {
+            return true
+        }
+        return false
+    }
+}
