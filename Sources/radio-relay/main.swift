@@ -7,7 +7,20 @@ let usage = """
     radio-relay \(RadioRelayVersion.string): relays an MP3 stream as Ogg Opus.
 
     usage:
-      radio-relay                         transcode the bundled demo sample to ./demo.opus
+      radio-relay                         serve the bundled demo sample in a loop on port 8000
+      radio-relay serve [options]         relay one station (listeners: ffplay tcp://HOST:PORT)
+          --upstream URL      http(s) Icecast/SHOUTcast MP3 stream, or a file (played at real time, looped)
+          --port P            listening TCP port (default 8000)
+          --bind ADDR         listening address (default 0.0.0.0; :: for IPv6)
+          --bitrate B         Opus bitrate (default 96k)
+          --page-ms MS        Ogg page duration, multiple of 20 (default 100; 20 for low latency)
+          --flush-ms MS       how often each listener is written to (default 200; 0 = every page)
+          --burst SECONDS     audio sent at once to a new listener (default 2)
+          --max-lag SECONDS   how far behind a listener may fall before it is moved, then dropped (default 10)
+          --max-listeners N   listeners per station (default 20000; 0 = no limit)
+          --max-per-ip N      listeners per client address (default 0 = no limit)
+          --complexity N      libopus complexity 0-10 (default 10)
+          --name NAME         station name in logs (default main)
       radio-relay transcode INPUT OUTPUT  INPUT: a path or an http(s)/file URL; OUTPUT: a .opus path or - (stdout)
           --bitrate B     Opus bitrate: 96k (default), 128000, …
           --rate HZ       common PCM rate: 48000 (default) or 44100
@@ -99,11 +112,65 @@ func transcode(input: String, output: String, options: Transcoder.Options) {
     }
 }
 
+func stationConfiguration(_ arguments: Arguments) -> StationConfiguration {
+    var station = StationConfiguration()
+    func number(_ flag: String, _ range: ClosedRange<Int>) -> Int? {
+        guard let text = arguments.flags[flag] else { return nil }
+        guard let value = Units.integer(text, in: range) else { fail("--\(flag) \(text): use \(range.lowerBound) to \(range.upperBound)", code: 2) }
+        return value
+    }
+    func seconds(_ flag: String, _ range: ClosedRange<Double>) -> Double? {
+        guard let text = arguments.flags[flag] else { return nil }
+        guard let value = Units.seconds(text, in: range) else { fail("--\(flag) \(text): seconds from \(range.lowerBound) to \(range.upperBound)", code: 2) }
+        return value
+    }
+    if let upstream = arguments.flags["upstream"] {
+        station.upstream = upstream
+    } else {
+        guard let sample = BundledSample.path else { fail("no --upstream, and the bundled demo sample is missing") }
+        station.upstream = sample
+    }
+    if let name = arguments.flags["name"] { station.name = name }
+    if let bind = arguments.flags["bind"] { station.broadcaster.bind = bind }
+    if let port = number("port", 1...65535) { station.broadcaster.port = port }
+    if let text = arguments.flags["bitrate"] {
+        guard let bitrate = Units.bitrate(text) else { fail("--bitrate \(text): expected e.g. 96k or 96000", code: 2) }
+        station.encoder.bitrate = bitrate
+    }
+    if let ms = number("page-ms", 20...1000) { station.encoder.pageDuration = ms }
+    if let ms = number("flush-ms", 0...2000) { station.broadcaster.flushInterval = Double(ms) / 1000 }
+    if let complexity = number("complexity", 0...10) { station.encoder.complexity = complexity }
+    if let burst = seconds("burst", 0...60) { station.broadcaster.burst = burst }
+    if let lag = seconds("max-lag", 0.5...600) { station.broadcaster.maxLag = lag }
+    if let n = number("max-listeners", 0...1_000_000) { station.broadcaster.maxListeners = n }
+    if let n = number("max-per-ip", 0...1_000_000) { station.broadcaster.maxPerIP = n }
+    do { try station.validate() } catch { fail("\(error)", code: 2) }
+    return station
+}
+
+func serve(_ configuration: StationConfiguration) -> Never {
+    Server.blockSignals()
+    do {
+        let station = try Station(configuration)
+        Log.notice("radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays \(configuration.upstream) "
+                   + "on \(station.broadcaster.address) (listen: ffplay tcp://HOST:\(station.broadcaster.address.port))")
+        try Server(stations: [station]).run()
+        exit(0)
+    } catch {
+        fail("\(error)")
+    }
+}
+
+let serveFlags: Set<String> = ["upstream", "port", "bind", "bitrate", "page-ms", "flush-ms", "burst", "max-lag",
+                               "max-listeners", "max-per-ip", "complexity", "name"]
 let all = CommandLine.arguments
 switch all.dropFirst().first {
 case nil:
-    guard let sample = BundledSample.path else { fail("the bundled demo sample is missing from this build") }
-    transcode(input: sample, output: "demo.opus", options: Transcoder.Options())
+    serve(stationConfiguration(Arguments([], known: serveFlags)))
+case "serve":
+    let arguments = Arguments(all.dropFirst(2), known: serveFlags)
+    guard arguments.positional.isEmpty else { fail("serve takes only options\n\n\(usage)", code: 2) }
+    serve(stationConfiguration(arguments))
 case "--version":
     print("radio-relay \(RadioRelayVersion.string) (\(Encoder.vendor))")
 case "--help", "-h", "help":

@@ -1,0 +1,24 @@
+import Glibc
+
+/// A value behind a pthread mutex. `Synchronization.Mutex` locks through a raw futex that ThreadSanitizer does not
+/// see, which makes it report races that are not there; this box is what the TSan-checked code uses.
+public final class LockedBox<Value>: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    private var value: Value
+
+    public init(_ value: Value) {
+        self.value = value
+        pthread_mutex_init(&mutex, nil)
+    }
+
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    @discardableResult
+    public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return try body(&value)
+    }
+
+    public var snapshot: Value { withLock { $0 } }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Glibc
+
+/// Log lines to stderr, one call one line. Under systemd (JOURNAL_STREAM set) each line carries a `<N>` syslog
+/// priority prefix, which journald reads as the entry's priority; on a terminal each line carries a time instead.
+public enum Log {
+    public enum Priority: Int32, Sendable { case error = 3, warning = 4, notice = 5, info = 6, debug = 7 }
+
+    private static let underJournal = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
+    private static let lock = LockedBox(())
+    /// Lines below this priority are dropped (set once at start-up).
+    nonisolated(unsafe) public static var threshold: Priority = .info
+
+    public static func error(_ message: @autoclosure () -> String) { write(.error, message()) }
+    public static func warning(_ message: @autoclosure () -> String) { write(.warning, message()) }
+    public static func notice(_ message: @autoclosure () -> String) { write(.notice, message()) }
+    public static func info(_ message: @autoclosure () -> String) { write(.info, message()) }
+    public static func debug(_ message: @autoclosure () -> String) {
+        if threshold.rawValue >= Priority.debug.rawValue { write(.debug, message()) }
+    }
+
+    public static func write(_ priority: Priority, _ message: String) {
+        guard priority.rawValue <= threshold.rawValue else { return }
+        let line: String
+        if underJournal {
+            line = "<\(priority.rawValue)>\(message)\n"
+        } else {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            var parts = tm()
+            var seconds = now.tv_sec
+            localtime_r(&seconds, &parts)
+            let stamp = String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec,
+                               Int(now.tv_nsec / 1_000_000))
+            let label = ["", "", "", "error: ", "warning: ", "", "", "debug: "][Int(priority.rawValue)]
+            line = "\(stamp) \(label)\(message)\n"
+        }
+        lock.withLock { _ in
+            var bytes = Array(line.utf8)
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes.withUnsafeMutableBytes { Glibc.write(STDERR_FILENO, $0.baseAddress! + offset, $0.count - offset) }
+                if n <= 0 { if n < 0 && errno == EINTR { continue } else { break } }
+                offset += n
+            }
+            bytes.removeAll()
+        }
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import Synchronization
+
+/// The station's pipeline thread: pulls the upstream, runs the stages synchronously, publishes pages, and keeps
+/// the stream's clock. Confined to its thread.
+final class Pipeline {
+    private let station: Station
+    private let configuration: StationConfiguration
+    private let encoder: Encoder
+    private let broadcaster: Broadcaster
+    private let shared: LockedBox<StationState>
+    private var local = StationState()
+
+    private var downloader: Downloader?
+    private var icy: ICYDemuxer?
+    private let parser = Parser()
+    private var reader: Reader
+    private var retryAt = 0.0
+    private var retryDelay: Double
+    private var lastByteAt = 0.0
+    private var clockStart = 0.0
+    /// Seconds of audio the stream may run ahead of the wall clock when the input is paced.
+    private let paceLead = 0.25
+    private var pcmHandlingError: Error?
+
+    init(station: Station, encoder: Encoder, state: LockedBox<StationState>) {
+        self.station = station
+        self.configuration = station.configuration
+        self.encoder = encoder
+        self.broadcaster = station.broadcaster
+        self.shared = state
+        self.retryDelay = configuration.reconnectDelay.lowerBound
+        // The configuration was validated, so the Reader's only failure (an unsupported rate) cannot happen here.
+        self.reader = try! Reader(commonRate: configuration.commonRate)
+    }
+
+    private var mediaTime: Double { Double(encoder.samplesIn) / 48_000 }
+
+    func run(until stopping: borrowing Atomic<Bool>) {
+        clockStart = monotonicNow()
+        var lastPublishedState = monotonicNow()
+        while !stopping.load(ordering: .acquiring) {
+            let now = monotonicNow()
+            if downloader == nil && now >= retryAt { connect(now: now) }
+            if let downloader {
+                let wall = now - clockStart
+                if configuration.isPaced && mediaTime > wall + paceLead {
+                    usleep(UInt32(min(0.02, mediaTime - wall - paceLead) * 1_000_000) + 1000)
+                } else {
+                    pull(downloader, now: now)
+                }
+            } else {
+                usleep(10_000)
+            }
+            fillSilence()
+            if monotonicNow() - lastPublishedState > 0.1 {
+                publishState()
+                lastPublishedState = monotonicNow()
+            }
+        }
+        publishState()
+    }
+
+    // MARK: Upstream
+
+    private func connect(now: Double) {
+        var options = Downloader.Options()
+        options.connectTimeout = configuration.connectTimeout
+        options.stallTimeout = configuration.stallTimeout
+        options.requestICYMetadata = true
+        options.chunkSize = 16 * 1024
+        local.upstream = .connecting
+        do {
+            downloader = try Downloader(url: configuration.upstream, options: options)
+            lastByteAt = now
+            icy = nil
+            parser.reset()
+            if configuration.isFileUpstream { local.upstream = .connected }
+        } catch {
+            fail(error, now: now)
+        }
+    }
+
+    private func fail(_ error: Error, now: Double) {
+        downloader = nil
+        icy = nil
+        local.reconnects += 1
+        local.upstream = .retrying(reason: "\(error)")
+        retryAt = now + retryDelay
+        Log.warning("\(configuration.name): upstream \(error); retrying in \(String(format: "%.0f", retryDelay)) s")
+        retryDelay = min(retryDelay * 2, configuration.reconnectDelay.upperBound)
+    }
+
+    private func pull(_ downloader: Downloader, now: Double) {
+        do {
+            var sawHeaders = icy != nil || configuration.isFileUpstream
+            let more = try downloader.poll(timeout: 20) { chunk in
+                if !sawHeaders {
+                    sawHeaders = true
+                    connected(downloader)
+                }
+                local.bytesIn += chunk.count
+                lastByteAt = monotonicNow()
+                if var demuxer = icy {
+                    demuxer.demux(chunk, audio: { self.feed($0) }, metadata: { self.metadata($0) })
+                    icy = demuxer
+                } else {
+                    feed(chunk)
+                }
+            }
+            if let error = pcmHandlingError {
+                pcmHandlingError = nil
+                throw error
+            }
+            if !more {
+                // The upstream ended. A file loops; a network stream that ends is an outage, not the end of ours.
+                self.downloader = nil
+                if configuration.isFileUpstream && configuration.loop {
+                    retryAt = 0
+                    retryDelay = configuration.reconnectDelay.lowerBound
+                } else {
+                    fail(DownloadError(.transfer, url: configuration.upstream, "the upstream ended the stream"),
+                         now: now)
+                }
+            }
+        } catch {
+            fail(error, now: now)
+        }
+    }
+
+    private func connected(_ downloader: Downloader) {
+        if let interval = downloader.icyMetaInterval { icy = ICYDemuxer(interval: interval) }
+        local.upstream = .connected
+        retryDelay = configuration.reconnectDelay.lowerBound
+        let headers = downloader.responseHeaders
+        let station = headers["icy-name"].map { " \"\($0)\"" } ?? ""
+        Log.info("\(configuration.name): upstream connected: \(configuration.upstream)\(station)"
+                 + (icy.map { ", ICY metadata every \($0.interval) bytes" } ?? ""))
+    }
+
+    private func metadata(_ fields: [String: String]) {
+        guard let title = fields["StreamTitle"], title != local.title else { return }
+        local.title = title
+        Log.info("\(configuration.name): now playing: \(title)")
+        publishState()
+    }
+
+    // MARK: Stages
+
+    private func feed(_ bytes: UnsafeRawBufferPointer) {
+        parser.parse(bytes) { event in
+            switch event {
+            case .format(let format):
+                if local.format != nil { Log.info("\(configuration.name): upstream format now \(format)") }
+                else { Log.info("\(configuration.name): upstream format \(format)") }
+                local.format = format
+            case .packet(let packet):
+                local.packets += 1
+                do {
+                    let pcm = try reader.read(packet)
+                    if !pcm.isEmpty { publish(try encoder.encode(pcm)) }
+                } catch {
+                    pcmHandlingError = error
+                }
+            }
+        }
+        local.skippedBytes = parser.statistics.bytesSkipped
+        local.decodeErrors = reader.statistics.decodeErrors
+    }
+
+    /// Keeps the stream at real-time pace while the upstream is away or behind.
+    private func fillSilence() {
+        let wall = monotonicNow() - clockStart
+        let behind = wall - mediaTime
+        guard behind > configuration.silenceAfter else { return }
+        let frames = Int((behind - configuration.silenceAfter / 2) * Double(configuration.commonRate))
+        guard frames > 0 else { return }
+        do {
+            publish(try encoder.encodeSilence(frames: frames))
+            local.silenceSeconds += Double(frames) / Double(configuration.commonRate)
+        } catch {
+            Log.error("\(configuration.name): encoding silence failed: \(error)")
+        }
+    }
+
+    private func publish(_ pages: [OggPage]) {
+        guard !pages.isEmpty else { return }
+        for page in pages { broadcaster.ring.publish(page) }
+        broadcaster.counters.pagesPublished.add(pages.count, ordering: .relaxed)
+        broadcaster.wake()
+    }
+
+    private func publishState() {
+        local.encodedSeconds = mediaTime
+        let snapshot = local
+        shared.withLock { $0 = snapshot }
+    }
+}
+
+@available(*, unavailable) extension Pipeline: Sendable {}

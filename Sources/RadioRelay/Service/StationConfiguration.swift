@@ -1,0 +1,39 @@
+/// Everything one station needs: where its audio comes from, how it is encoded, and how listeners are served.
+public struct StationConfiguration: Sendable, Equatable {
+    public var name = "main"
+    /// http(s) URL of the upstream, a file: URL or a path.
+    public var upstream = ""
+    public var encoder = EncoderConfiguration()
+    public var broadcaster = BroadcasterConfiguration()
+    public var commonRate = 48_000
+    /// Read the upstream at real time from the packets' durations. nil: yes for files, no for network streams
+    /// (which arrive at real time by themselves).
+    public var paced: Bool?
+    /// Start a file upstream again when it ends (how the bundled sample serves as a live station).
+    public var loop = true
+    public var connectTimeout = 10
+    /// Seconds without a byte from the upstream before the connection is dropped and retried.
+    public var stallTimeout = 10
+    /// Reconnect delays: doubling from the first to the last.
+    public var reconnectDelay: ClosedRange<Double> = 1...30
+    /// Seconds the audio may fall behind the wall clock before silence fills in for the missing upstream.
+    public var silenceAfter = 0.5
+
+    public init() {}
+
+    public var isFileUpstream: Bool {
+        let lower = upstream.lowercased()
+        return !(lower.hasPrefix("http://") || lower.hasPrefix("https://"))
+    }
+
+    public var isPaced: Bool { paced ?? isFileUpstream }
+
+    public func validate() throws {
+        guard !upstream.isEmpty else { throw ConfigurationError("station \(name): no upstream URL") }
+        try encoder.validate()
+        try broadcaster.validate()
+        guard Reader.supportedCommonRates.contains(commonRate) else {
+            throw ConfigurationError("station \(name): common rate \(commonRate) Hz: use 48000 or 44100")
+        }
+    }
+}

@@ -1,0 +1,24 @@
+/// What a station shows the outside (status endpoint, logs, sd_notify STATUS, tests). Written by the pipeline
+/// thread, read from anywhere through `Station.state`.
+public struct StationState: Sendable, Equatable {
+    public enum Upstream: Sendable, Equatable {
+        case connecting
+        case connected
+        /// Waiting before the next attempt, with the reason of the last failure.
+        case retrying(reason: String)
+    }
+
+    public var upstream: Upstream = .connecting
+    /// The last `StreamTitle` from the upstream's ICY metadata.
+    public var title: String?
+    public var format: DataFormat?
+    public var packets = 0
+    public var bytesIn = 0
+    public var reconnects = 0
+    /// Seconds of silence encoded while the upstream was away or behind.
+    public var silenceSeconds = 0.0
+    public var skippedBytes = 0
+    public var decodeErrors = 0
+    /// Seconds of audio encoded (the stream's clock).
+    public var encodedSeconds = 0.0
+}

@@ -1,0 +1,134 @@
+import Foundation
+import Glibc
+@testable import RadioRelay
+
+/// A raw-TCP listener for the tests: connects to 127.0.0.1, reads what the server sends for a while.
+struct ListenerClient {
+    let fd: Int32
+    let connectedAt = Date()
+
+    init(port: UInt16) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            let error = SystemError("connect")
+            Glibc.close(fd)
+            throw error
+        }
+        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Reads for `seconds` (or until the server closes); returns the bytes and whether the server closed.
+    func read(for seconds: Double) -> (bytes: [UInt8], closed: Bool) {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 { bytes += buffer[0..<n] } else if n == 0 { return (bytes, true) }
+            else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { return (bytes, true) }
+        }
+        return (bytes, false)
+    }
+
+    func send(_ text: String) {
+        _ = Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    func close() { Glibc.close(fd) }
+}
+
+/// What a listener received, checked page by page: CRC, one serial, headers first, page sequence contiguous after
+/// the one join gap, granules never going back. Audio is decoded with libopus.
+struct LiveCapture {
+    var left: [Float] = []
+    var right: [Float] = []
+    var pages = 0
+    var sequenceGaps = 0
+    var granuleRegressions = 0
+    var firstAudioGranule: Int64?
+    var lastGranule: Int64 = 0
+    var headerOK = false
+
+    init(_ bytes: [UInt8]) throws {
+        var reader = OggPageReader()
+        reader.append(bytes)
+        let decoder = try OpusDecoderHandle()
+        var previousSequence: UInt32?
+        var packetIndex = 0
+        var serial: UInt32?
+        while let page = try reader.next() {
+            pages += 1
+            if serial == nil { serial = page.header.serial }
+            precondition(page.header.serial == serial, "two serials in one stream")
+            if let previous = previousSequence, page.header.sequence != previous + 1 {
+                // The one allowed gap: from OpusTags (sequence 1) to the first audio page of the burst.
+                if !(previous == 1 && packetIndex == 2) { sequenceGaps += 1 }
+            }
+            previousSequence = page.header.sequence
+            for packet in page.packets {
+                defer { packetIndex += 1 }
+                if packetIndex == 0 { headerOK = packet.starts(with: Array("OpusHead".utf8)); continue }
+                if packetIndex == 1 { headerOK = headerOK && packet.starts(with: Array("OpusTags".utf8)); continue }
+                try decoder.decode(packet, left: &left, right: &right)
+            }
+            if packetIndex > 2 && page.header.granulePosition >= 0 {
+                if firstAudioGranule == nil { firstAudioGranule = page.header.granulePosition }
+                if page.header.granulePosition < lastGranule { granuleRegressions += 1 }
+                lastGranule = page.header.granulePosition
+            }
+        }
+    }
+
+    func amplitudes(left isLeft: Bool, frequency: Double) -> [String] {
+        let samples = isLeft ? left : right
+        return stride(from: 0, to: samples.count - 9_600, by: 9_600).map {
+            String(format: "%.2f", toneAmplitude(samples, frequency: frequency, rate: 48_000, range: $0 ..< $0 + 9_600))
+        }
+    }
+
+    /// Median tone amplitude over consecutive 0.2 s windows (robust to a phase jump where a looped input restarts).
+    func medianAmplitude(left isLeft: Bool, frequency: Double, skip: Int = 4_800) -> Double {
+        let samples = isLeft ? left : right
+        var values: [Double] = []
+        var start = skip
+        while start + 9_600 <= samples.count {
+            values.append(toneAmplitude(samples, frequency: frequency, rate: 48_000, range: start ..< start + 9_600))
+            start += 9_600
+        }
+        guard !values.isEmpty else { return 0 }
+        return values.sorted()[values.count / 2]
+    }
+}
+
+/// An MP3 body with ICY metadata every `interval` bytes (the title in the first block, empty blocks after).
+func icyStream(_ audio: [UInt8], interval: Int, title: String) -> [UInt8] {
+    var out: [UInt8] = []
+    var offset = 0
+    var first = true
+    while offset < audio.count {
+        let end = min(audio.count, offset + interval)
+        out += audio[offset..<end]
+        offset = end
+        if end - (end - interval) == interval && (end % interval == 0) {
+            if first {
+                var text = Array("StreamTitle='\(title)';".utf8)
+                let blocks = (text.count + 15) / 16
+                text += Array(repeating: 0, count: blocks * 16 - text.count)
+                out.append(UInt8(blocks))
+                out += text
+                first = false
+            } else {
+                out.append(0)
+            }
+        }
+    }
+    return out
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@testable import RadioRelay
+
+@Suite(.timeLimit(.minutes(1))) struct StationTests {
+    static func station(upstream: String, configure: (inout StationConfiguration) -> Void = { _ in }) throws -> Station {
+        var configuration = StationConfiguration()
+        configuration.name = "test"
+        configuration.upstream = upstream
+        configuration.broadcaster.bind = "127.0.0.1"
+        configuration.broadcaster.port = 0
+        configure(&configuration)
+        return try Station(configuration)
+    }
+
+    /// The acceptance test: a real HTTP server on 127.0.0.1 serves a fixture with ICY metadata at real time; the
+    /// station relays it; three listeners join at different moments and each decodes to the fixture's tones.
+    @Test func relaysAnICYUpstreamToThreeListeners() throws {
+        let audio = try Fixture.bytes("stereo-44k-128k.mp3")
+        let interval = 8192
+        // The file four times over, as one ICY stream (metadata positions count from the start of the response).
+        let body = icyStream(audio + audio + audio + audio, interval: interval, title: "Test Artist – Test Title")
+        let server = try HTTPTestServer { _ in
+            .init(headers: ["Content-Type": "audio/mpeg", "icy-metaint": "\(interval)", "icy-name": "Fixture FM"],
+                  body: body, pace: 16_400)
+        }
+        defer { server.stop() }
+        let station = try Self.station(upstream: server.baseURL + "/live.mp3")
+        try station.start()
+        defer { station.stop() }
+        let port = station.broadcaster.address.port
+
+        final class Results: @unchecked Sendable { var captures: [Int: [UInt8]] = [:]; let lock = NSLock() }
+        let results = Results()
+        let group = DispatchGroup()
+        for (index, delay) in [0.5, 2.0, 3.5].enumerated() {
+            group.enter()
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
+                defer { group.leave() }
+                guard let client = try? ListenerClient(port: port) else { return }
+                let (bytes, _) = client.read(for: 3.0)
+                client.close()
+                results.lock.lock()
+                results.captures[index] = bytes
+                results.lock.unlock()
+            }
+        }
+        group.wait()
+        #expect(results.captures.count == 3)
+        for index in 0..<3 {
+            let bytes = try #require(results.captures[index])
+            let capture = try LiveCapture(bytes)
+            #expect(capture.headerOK, "listener \(index): no OpusHead/OpusTags first")
+            #expect(capture.sequenceGaps == 0 && capture.granuleRegressions == 0, "listener \(index)")
+            // Burst plus 3 s of live audio: at least 3 s decoded.
+            #expect(Double(capture.left.count) / 48_000 > 3.0, "listener \(index): \(capture.left.count) samples")
+            #expect(abs(capture.medianAmplitude(left: true, frequency: 440) - 0.475) < 0.05,
+                    "listener \(index): \(capture.amplitudes(left: true, frequency: 440))")
+            #expect(abs(capture.medianAmplitude(left: false, frequency: 1000) - 0.475) < 0.05, "listener \(index)")
+            #expect(capture.medianAmplitude(left: true, frequency: 1000) < 0.02)
+        }
+        let state = station.state
+        #expect(state.title == "Test Artist – Test Title")
+        #expect(state.upstream == .connected)
+        #expect(state.format?.sampleRate == 44_100)
+        #expect(station.broadcaster.counters.snapshot.connections == 3)
+    }
+
+    /// The upstream goes away: listeners keep receiving a valid stream (silence) with continuous granules.
+    @Test func silenceFillsAnOutage() throws {
+        let audio = try Fixture.bytes("stereo-44k-128k.mp3")
+        let server = try HTTPTestServer { _ in .init(body: audio, pace: 16_000, repeats: 1) }
+        let station = try Self.station(upstream: server.baseURL + "/x.mp3") {
+            $0.reconnectDelay = 0.2...0.5
+        }
+        try station.start()
+        defer { station.stop() }
+        let client = try ListenerClient(port: station.broadcaster.address.port)
+        defer { client.close() }
+        server.stop()  // the 3 s body is served once; later reconnects are refused
+        let (bytes, closed) = client.read(for: 5.0)
+        #expect(!closed)
+        let capture = try LiveCapture(bytes)
+        #expect(capture.sequenceGaps == 0 && capture.granuleRegressions == 0)
+        #expect(Double(capture.left.count) / 48_000 > 4.0, "\(capture.left.count)")
+        let state = station.state
+        #expect(state.silenceSeconds > 1)
+        #expect(state.reconnects >= 1)
+        if case .retrying = state.upstream {} else { Issue.record("upstream state \(state.upstream)") }
+    }
+}
