@@ -7,8 +7,11 @@ struct ListenerClient {
     let fd: Int32
     let connectedAt = Date()
 
-    init(port: UInt16) throws {
+    init(port: UInt16, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -26,12 +29,16 @@ struct ListenerClient {
     }
 
     /// Reads for `seconds` (or until the server closes); returns the bytes and whether the server closed.
-    func read(for seconds: Double) -> (bytes: [UInt8], closed: Bool) {
+    func read(for seconds: Double, limit: Int = .max) -> (bytes: [UInt8], closed: Bool) {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if bytes.count >= limit {
+                usleep(UInt32(max(0, deadline.timeIntervalSinceNow) * 1_000_000))
+                break
+            }
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, min($0.count, limit - bytes.count), 0) }
             if n > 0 { bytes += buffer[0..<n] } else if n == 0 { return (bytes, true) }
             else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { return (bytes, true) }
         }

@@ -179,17 +179,24 @@ final class NetworkLoop {
             listener.cursor = burstStart()
         }
         let lag = lag(of: listener)
+        // Too far behind: moved to the live edge once, at a page boundary (the partly sent page is finished first,
+        // so the listener's Ogg stream stays valid); disconnected when it falls behind again, or when it does not
+        // even finish its page before twice the allowance.
+        var finishPageOnly = false
         if lag > configuration.maxLag {
-            if listener.offset == 0 && listener.headersSent == headers.count && !listener.moved {
+            if listener.moved || lag > 2 * configuration.maxLag {
+                counters.droppedSlow.add(1, ordering: .relaxed)
+                disconnect(listener, reason: "too slow (\(Int(lag)) s behind\(listener.moved ? " after a move" : ""))")
+                return
+            }
+            if listener.offset == 0 && listener.headersSent == headers.count {
                 listener.moved = true
                 listener.cursor = liveEdge()
                 listener.partial = nil
                 counters.moved.add(1, ordering: .relaxed)
                 Log.notice("\(name): listener \(listener.peer) fell \(Int(lag)) s behind, moved to the live edge")
-            } else if listener.moved || lag > 2 * configuration.maxLag {
-                counters.droppedSlow.add(1, ordering: .relaxed)
-                disconnect(listener, reason: "too slow (\(Int(lag)) s behind)")
-                return
+            } else {
+                finishPageOnly = true
             }
         }
         var count = 0
@@ -204,7 +211,8 @@ final class NetworkLoop {
             count += 1
         }
         if var index = listener.cursor {
-            while index < head && count < Self.maxIOV {
+            let limit = finishPageOnly ? min(head, index + 1) : head
+            while index < limit && count < Self.maxIOV {
                 guard let page = page(index, for: listener) else { break }
                 let bytes = page.bytes
                 iov[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + offset),
