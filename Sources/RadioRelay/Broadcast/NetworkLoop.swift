@@ -335,6 +335,7 @@ final class NetworkLoop {
         perHost[host, default: 0] += 1
         counters.listeners.store(active.count, ordering: .relaxed)
         Log.info("\(name): listener \(peer) connected (\(active.count) listening)")
+        refresh()  // the newest pages, even if their wake-up is still queued
         flush(listener, now: monotonicNow())  // headers and burst right away
     }
 

@@ -3,20 +3,27 @@ import Glibc
 /// A value behind a pthread mutex. `Synchronization.Mutex` locks through a raw futex that ThreadSanitizer does not
 /// see, which makes it report races that are not there; this box is what the TSan-checked code uses.
 public final class LockedBox<Value>: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
+    /// Allocated, not a stored `pthread_mutex_t`: `&storedProperty` would be a Swift inout access on every lock,
+    /// itself a data race between threads (and the mutex must not move).
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
     public init(_ value: Value) {
         self.value = value
-        pthread_mutex_init(&mutex, nil)
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
     }
 
-    deinit { pthread_mutex_destroy(&mutex) }
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
 
     @discardableResult
     public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
 
