@@ -79,6 +79,7 @@ public final class Parser {
 
     /// Forgets sync and carry-over, for a new connection to the upstream. Format and statistics stay.
     public func reset() {
+        statistics.bytesSkipped += buffer.count - start
         buffer.removeAll()
         start = 0
         skipRemaining = 0
@@ -111,6 +112,13 @@ public final class Parser {
                     break loop  // wait for the full tag header
                 }
                 discardGarbage()
+                continue
+            }
+            if locked != nil, buffer[start] == 0x54, buffer[start + 1] == 0x41, buffer[start + 2] == 0x47 {
+                // "TAG" right after a frame: an ID3v1 tag (128 bytes), the usual end of an MP3 file.
+                statistics.id3TagsSkipped += 1
+                skipRemaining = 128
+                locked = nil
                 continue
             }
             guard let header = header(at: start) else {
