@@ -27,6 +27,8 @@ let package = Package(
             resources: [.copy("Resources/demo.mp3")]
         ),
         .executableTarget(name: "radio-relay", dependencies: ["RadioRelay"]),
+        // Load tool for bench/: N raw-TCP (or HTTP) listeners that validate every byte as Ogg and time it.
+        .executableTarget(name: "radio-relay-load", dependencies: ["RadioRelay", "CLinux"]),
         // libFuzzer entry point for the Parser; without -DFUZZING it replays a corpus (see STYLE.md).
         .executableTarget(name: "ParserFuzz", dependencies: ["RadioRelay"]),
         .testTarget(

@@ -53,6 +53,8 @@ final class NetworkLoop {
     private var headers: [SharedPage] = []
     private var window: [SharedPage] = []
     private var oldest: Int64 = 0
+    /// When the earliest deferred flush is due (monotonic seconds), if any listener has pages waiting.
+    private var nextDue: Double?
     private var iov: UnsafeMutablePointer<iovec>
     private var scratch = [UInt8](repeating: 0, count: 4096)
     private var events = [UInt32](repeating: 0, count: 256)
@@ -82,9 +84,11 @@ final class NetworkLoop {
         Log.info("\(name): listening on \(broadcaster.address)")
         refresh()
         while !stopping.load(ordering: .acquiring) {
+            // Sleep until the next deferred flush is due, or half a second.
+            let wait = nextDue.map { Int32(max(0, min(500, (($0 - monotonicNow()) * 1000).rounded(.up)))) } ?? 500
             let count = events.withUnsafeMutableBufferPointer { e in
                 tags.withUnsafeMutableBufferPointer { t in
-                    rr_epoll_wait(epoll, e.baseAddress, t.baseAddress, Int32(e.count), 500)
+                    rr_epoll_wait(epoll, e.baseAddress, t.baseAddress, Int32(e.count), wait)
                 }
             }
             if count < 0 {
@@ -114,7 +118,12 @@ final class NetworkLoop {
                     if mask & EPOLLOUT.rawValue != 0 { flush(listener, now: monotonicNow()) }
                 }
             }
-            if published { onPublish() }
+            if published {
+                refresh()
+                flushDue()
+            } else if let due = nextDue, monotonicNow() >= due {
+                flushDue()
+            }
         }
         for listener in active { disconnect(listener, reason: "server stopping", quiet: true) }
         Log.info("\(name): stopped listening")
@@ -150,18 +159,31 @@ final class NetworkLoop {
         return head
     }
 
-    private func onPublish() {
-        refresh()
+    /// Writes to every listener whose flush interval has passed (or whose socket is backed up, to check its lag),
+    /// and notes when the earliest of the others with pages waiting is due.
+    private func flushDue() {
         let now = monotonicNow()
-        // Iterate over a copy of the count: flush may disconnect (swap-remove) the current listener.
+        let interval = configuration.flushInterval
+        // Three quarters of the interval: a page published a little early must not push a flush a whole page later.
+        let threshold = interval * 0.75
+        var earliest: Double?
         var i = 0
         while i < active.count {
             let listener = active[i]
-            if listener.backedUp || now - listener.lastFlush >= configuration.flushInterval - 0.002 {
+            if listener.backedUp || now - listener.lastFlush >= threshold {
                 flush(listener, now: now)
+            } else if hasPending(listener) {
+                let due = listener.lastFlush + interval
+                earliest = min(earliest ?? due, due)
             }
+            // flush may disconnect (swap-remove) the current listener: then the same index holds the next one.
             if i < active.count && active[i] === listener { i += 1 }
         }
+        nextDue = earliest
+    }
+
+    private func hasPending(_ listener: Listener) -> Bool {
+        listener.headersSent < headers.count || (listener.cursor.map { $0 < head } ?? !window.isEmpty)
     }
 
     // MARK: Writing

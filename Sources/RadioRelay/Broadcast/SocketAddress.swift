@@ -10,7 +10,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
             v4.sin_family = sa_family_t(AF_INET)
             v4.sin_port = port.bigEndian
-            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: withUnsafeBytes(of: v4) { $0 }) }
+            withUnsafeBytes(of: v4) { source in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) } }
             length = socklen_t(MemoryLayout<sockaddr_in>.size)
             return
         }
@@ -18,7 +18,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = port.bigEndian
-            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: withUnsafeBytes(of: v6) { $0 }) }
+            withUnsafeBytes(of: v6) { source in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) } }
             length = socklen_t(MemoryLayout<sockaddr_in6>.size)
             return
         }

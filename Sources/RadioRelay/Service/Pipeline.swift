@@ -68,7 +68,9 @@ final class Pipeline {
         options.connectTimeout = configuration.connectTimeout
         options.stallTimeout = configuration.stallTimeout
         options.requestICYMetadata = true
-        options.chunkSize = 16 * 1024
+        // A paced file is read in small pieces (about 60 ms at 128 kb/s), so pages are published as the clock
+        // reaches them rather than a second's worth at once.
+        options.chunkSize = configuration.isPaced ? 1024 : 16 * 1024
         local.upstream = .connecting
         do {
             downloader = try Downloader(url: configuration.upstream, options: options)

@@ -1,0 +1,370 @@
+import CLinux
+import Glibc
+import RadioRelay
+
+/// The load loop: opens the connections on a ramp, reads and checks everything they receive, throttles the slow
+/// ones, and stops after the duration. One thread, one epoll set, level-triggered; connection i's epoll tag is i.
+final class LoadRun {
+    private static let bufferSize = 64 * 1024
+    private static let maxEvents = 256
+
+    let options: LoadOptions
+    private let address: LoopbackAddress
+    let connections: UnsafeMutablePointer<Connection>
+    let count: Int
+    /// One `OggStreamCheck.slabSize` header slab per connection (also holds the start of an HTTP response).
+    private let slabs: UnsafeMutablePointer<UInt8>
+    private let buffer: UnsafeMutablePointer<UInt8>
+    private let crc = OggCRC()
+    private let epoll: Int32
+    private let request: [UInt8]
+    private var events = [UInt32](repeating: 0, count: LoadRun.maxEvents)
+    private var tags = [UInt64](repeating: 0, count: LoadRun.maxEvents)
+    private var paused: [Int] = []
+    private var started = 0
+    private var connecting = 0
+    private let slowRate: Double
+    private let slowCapacity: Double
+    private let slowResume: Double
+    private(set) var startTime = 0.0
+    private(set) var endTime = 0.0
+
+    init(options: LoadOptions) throws {
+        self.options = options
+        address = LoopbackAddress(host: options.host, port: UInt16(options.port))!
+        count = options.count
+        connections = .allocate(capacity: count)
+        for i in 0..<count {
+            // Slow listeners are spread evenly over the ramp rather than bunched at one end.
+            let slow = (i + 1) * options.slowCount / count != i * options.slowCount / count
+            (connections + i).initialize(to: Connection(slow: slow, checkStart: options.checkStart))
+        }
+        slabs = .allocate(capacity: count * OggStreamCheck.slabSize)
+        buffer = .allocate(capacity: Self.bufferSize)
+        epoll = rr_epoll_create()
+        guard epoll >= 0 else { throw SystemError("epoll_create1") }
+        if let path = options.httpPath {
+            request = Array("GET \(path) HTTP/1.0\r\nHost: \(address.hostHeader)\r\nUser-Agent: radio-relay-load\r\n\r\n".utf8)
+        } else {
+            request = []
+        }
+        slowRate = options.slowReadRate
+        slowCapacity = max(slowRate / 8, 1024)
+        slowResume = min(slowCapacity, 512)
+    }
+
+    deinit {
+        for i in 0..<count where connections[i].fd >= 0 { close(connections[i].fd) }
+        connections.deinitialize(count: count)
+        connections.deallocate()
+        slabs.deallocate()
+        buffer.deallocate()
+        close(epoll)
+    }
+
+    func run() {
+        startTime = now()
+        let end = startTime + options.duration
+        let rate = options.ramp.map { $0 > 0 ? Double(count) / $0 : .infinity } ?? LoadOptions.maxConnectRate
+        var lastRefill = startTime
+        var lastTimeoutScan = startTime
+        var t = startTime
+        while t < end {
+            if started < count {
+                let due = rate.isInfinite ? count : min(count, Int((t - startTime) * rate) + 1)
+                var budget = 256  // keep serving events while a big ramp runs
+                while started < due && budget > 0 {
+                    start(started, now: t)
+                    started += 1
+                    budget -= 1
+                }
+            }
+            var timeout = started < count ? 1 : (paused.isEmpty ? 100 : 10)
+            timeout = max(0, min(timeout, Int(((end - t) * 1000).rounded(.up))))
+            let n = events.withUnsafeMutableBufferPointer { e in
+                tags.withUnsafeMutableBufferPointer { g in
+                    rr_epoll_wait(epoll, e.baseAddress, g.baseAddress, Int32(e.count), Int32(timeout))
+                }
+            }
+            if n < 0 && errno != EINTR {
+                printError("radio-relay-load: epoll_wait: \(SystemError("epoll_wait"))")
+                break
+            }
+            t = now()
+            for k in 0..<max(0, Int(n)) { handle(Int(tags[k]), mask: events[k], now: t) }
+            if !paused.isEmpty && t - lastRefill >= 0.01 {
+                resumePaused(now: t)
+                lastRefill = t
+            }
+            if connecting > 0 && t - lastTimeoutScan >= 0.1 {
+                expireConnects(now: t)
+                lastTimeoutScan = t
+            }
+        }
+        endTime = min(t, end)
+        for i in 0..<count where connections[i].fd >= 0 {
+            close(connections[i].fd)
+            connections[i].fd = -1
+            if connections[i].state == .connecting { connections[i].outcome = .connectFailed; fail(i, "connect not done at the end") }
+            connections[i].state = .closed
+        }
+    }
+
+    // MARK: Connecting
+
+    private func start(_ i: Int, now t: Double) {
+        let c = connections + i
+        c.pointee.startedAt = t
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        let fd = socket(address.family, type, 0)
+        guard fd >= 0 else {
+            c.pointee.outcome = .connectFailed
+            c.pointee.state = .closed
+            return fail(i, "socket: \(String(cString: strerror(errno)))")
+        }
+        c.pointee.fd = fd
+        if c.pointee.slow && options.slowReceiveBuffer > 0 {
+            var size = Int32(options.slowReceiveBuffer)
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var storage = address.storage
+        let result = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, address.length) }
+        }
+        if result == 0 {
+            guard register(i, EPOLL_CTL_ADD, EPOLLOUT.rawValue) else { return }
+            connected(i, now: t)
+        } else if errno == EINPROGRESS {
+            guard register(i, EPOLL_CTL_ADD, EPOLLOUT.rawValue) else { return }
+            c.pointee.state = .connecting
+            connecting += 1
+        } else {
+            connectFailed(i, "connect: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private func connected(_ i: Int, now t: Double) {
+        let c = connections + i
+        if c.pointee.state == .connecting { connecting -= 1 }
+        c.pointee.connectedAt = t
+        c.pointee.tokens = slowCapacity
+        c.pointee.refilledAt = t
+        if request.isEmpty {
+            c.pointee.state = .open
+            c.pointee.httpMatch = 4
+            _ = register(i, EPOLL_CTL_MOD, EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
+        } else {
+            c.pointee.state = .requesting
+            sendRequest(i, now: t)
+        }
+    }
+
+    private func sendRequest(_ i: Int, now t: Double) {
+        let c = connections + i
+        while c.pointee.requestSent < request.count {
+            let n = request.withUnsafeBytes {
+                write(c.pointee.fd, $0.baseAddress! + c.pointee.requestSent, $0.count - c.pointee.requestSent)
+            }
+            if n > 0 { c.pointee.requestSent += n; continue }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }  // EPOLLOUT stays armed
+            return disconnected(i, now: t, "request write failed: \(String(cString: strerror(errno)))")
+        }
+        c.pointee.state = .open
+        _ = register(i, EPOLL_CTL_MOD, EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
+    }
+
+    private func expireConnects(now t: Double) {
+        for i in 0..<started where connections[i].state == .connecting {
+            if t - connections[i].startedAt > options.connectTimeout {
+                connectFailed(i, "connect timed out after \(options.connectTimeout) s")
+            }
+        }
+    }
+
+    private func connectFailed(_ i: Int, _ reason: String) {
+        let c = connections + i
+        if c.pointee.state == .connecting { connecting -= 1 }
+        c.pointee.outcome = .connectFailed
+        closeConnection(i)
+        fail(i, reason)
+    }
+
+    @discardableResult
+    private func register(_ i: Int, _ op: Int32, _ mask: UInt32) -> Bool {
+        guard rr_epoll_ctl(epoll, op, connections[i].fd, mask, UInt64(i)) == 0 else {
+            let reason = "epoll_ctl: \(String(cString: strerror(errno)))"
+            if connections[i].state == .open { disconnected(i, now: now(), reason) } else { connectFailed(i, reason) }
+            return false
+        }
+        return true
+    }
+
+    // MARK: Events
+
+    private func handle(_ i: Int, mask: UInt32, now t: Double) {
+        guard i < count else { return }
+        let c = connections + i
+        switch c.pointee.state {
+        case .waiting, .closed:
+            return
+        case .connecting:
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(c.pointee.fd, SOL_SOCKET, SO_ERROR, &error, &length)
+            if error != 0 { return connectFailed(i, "connect: \(String(cString: strerror(error)))") }
+            if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { return connectFailed(i, "connect: hung up") }
+            if mask & EPOLLOUT.rawValue != 0 { connected(i, now: t) }
+        case .requesting:
+            if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { return disconnected(i, now: t, "reset while requesting") }
+            sendRequest(i, now: t)
+        case .open:
+            if c.pointee.slow && mask & EPOLLRDHUP.rawValue != 0 {
+                // Note when the server gave up on a slow listener rather than when it would have drained its buffer.
+                return disconnected(i, now: t, "closed by the server")
+            }
+            if c.pointee.paused {
+                if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { disconnected(i, now: t, "reset by the server") }
+                return
+            }
+            readable(i, now: t)
+        }
+    }
+
+    private func readable(_ i: Int, now t: Double) {
+        let c = connections + i
+        for _ in 0..<4 {
+            var want = Self.bufferSize
+            if c.pointee.slow {
+                refill(c, now: t)
+                want = min(want, Int(c.pointee.tokens))
+                if want < 1 { return pause(i) }
+            }
+            let n = read(c.pointee.fd, buffer, want)
+            if n > 0 {
+                if c.pointee.slow { c.pointee.tokens -= Double(n) }
+                received(i, n, now: t)
+                if c.pointee.state != .open || n < want { return }
+                continue
+            }
+            if n == 0 { return disconnected(i, now: t, "closed by the server") }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK { return }
+            return disconnected(i, now: t, "read: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private func received(_ i: Int, _ n: Int, now t: Double) {
+        let c = connections + i
+        let slab = slabs + i * OggStreamCheck.slabSize
+        c.pointee.bytes += n
+        if c.pointee.firstByteAt.isNaN { c.pointee.firstByteAt = t }
+        if !c.pointee.firstAudioAt.isNaN { c.pointee.maxStall = max(c.pointee.maxStall, t - c.pointee.lastDataAt) }
+        c.pointee.lastDataAt = t
+        var p = UnsafePointer(buffer)
+        var left = n
+        if c.pointee.httpMatch < 4 {
+            let used = skipHTTPHeaders(c, slab: slab, p, left)
+            p += used
+            left -= used
+            if c.pointee.httpMatch < 4 { return }
+            guard statusIsOK(slab, c.pointee.httpStatusBytes) else {
+                let line = String(decoding: UnsafeBufferPointer(start: slab, count: c.pointee.httpStatusBytes), as: UTF8.self)
+                c.pointee.outcome = .refused
+                closeConnection(i)
+                return fail(i, "HTTP response: \(line.prefix { $0 != "\r" && $0 != "\n" })")
+            }
+        }
+        guard left > 0 else { return }
+        c.pointee.check.feed(p, left, slab: slab, crc: crc)
+        if c.pointee.firstAudioAt.isNaN && c.pointee.check.audioPages > 0 { c.pointee.firstAudioAt = t }
+    }
+
+    /// Consumes response header bytes up to and including the blank line; keeps the first 32 in the slab.
+    private func skipHTTPHeaders(_ c: UnsafeMutablePointer<Connection>, slab: UnsafeMutablePointer<UInt8>,
+                                 _ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
+        var match = c.pointee.httpMatch
+        var i = 0
+        while i < n && match < 4 {
+            let b = p[i]
+            if c.pointee.httpStatusBytes < 32 {
+                slab[c.pointee.httpStatusBytes] = b
+                c.pointee.httpStatusBytes += 1
+            }
+            if b == 13 { match = match == 2 ? 3 : 1 } else if b == 10 { match = match == 1 || match == 3 ? match + 1 : 0 } else { match = 0 }
+            i += 1
+        }
+        c.pointee.httpMatch = match
+        return i
+    }
+
+    private func statusIsOK(_ slab: UnsafeMutablePointer<UInt8>, _ length: Int) -> Bool {
+        let line = Array(UnsafeBufferPointer(start: slab, count: length))
+        let http = Array("HTTP/1.".utf8)
+        if line.count >= 12 && Array(line[0..<7]) == http && Array(line[9..<12]) == Array("200".utf8) { return true }
+        return line.count >= 7 && Array(line[0..<7]) == Array("ICY 200".utf8)
+    }
+
+    // MARK: Slow listeners
+
+    private func refill(_ c: UnsafeMutablePointer<Connection>, now t: Double) {
+        c.pointee.tokens = min(slowCapacity, c.pointee.tokens + (t - c.pointee.refilledAt) * slowRate)
+        c.pointee.refilledAt = t
+    }
+
+    private func pause(_ i: Int) {
+        connections[i].paused = true
+        paused.append(i)
+        _ = register(i, EPOLL_CTL_MOD, EPOLLRDHUP.rawValue)
+    }
+
+    private func resumePaused(now t: Double) {
+        var k = 0
+        while k < paused.count {
+            let i = paused[k]
+            let c = connections + i
+            guard c.pointee.state == .open, c.pointee.paused else {
+                paused.swapAt(k, paused.count - 1)
+                paused.removeLast()
+                continue
+            }
+            refill(c, now: t)
+            if c.pointee.tokens >= slowResume {
+                c.pointee.paused = false
+                paused.swapAt(k, paused.count - 1)
+                paused.removeLast()
+                _ = register(i, EPOLL_CTL_MOD, EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
+            } else {
+                k += 1
+            }
+        }
+    }
+
+    // MARK: Ending
+
+    private func disconnected(_ i: Int, now t: Double, _ reason: String) {
+        connections[i].outcome = .disconnected
+        connections[i].endedAt = t
+        closeConnection(i)
+        fail(i, reason)
+    }
+
+    private func closeConnection(_ i: Int) {
+        let c = connections + i
+        if c.pointee.fd >= 0 { close(c.pointee.fd) }  // also leaves the epoll set
+        c.pointee.fd = -1
+        c.pointee.state = .closed
+        c.pointee.paused = false
+    }
+
+    private func fail(_ i: Int, _ reason: String) {
+        if connections[i].failure == nil { connections[i].failure = reason }
+    }
+
+    /// Seconds on the monotonic clock.
+    func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,341 @@
+#!/usr/bin/env bash
+# Fan-out benchmark: radio-relay vs Icecast 2 serving the same Ogg Opus stream to N listeners on loopback.
+#
+#   bench/fanout.sh                          # N=10000 listeners for 60 s each side
+#   N=2000 DURATION=20 bench/fanout.sh       # a quick check
+#   FLUSH_MS=300 PAGE_MS=100 bench/fanout.sh # radio-relay's --flush-ms / --page-ms (default: the server's)
+#
+# Environment:
+#   N, DURATION          listeners, and seconds each load run lasts (ramp included)        (10000, 60)
+#   FLUSH_MS, PAGE_MS    passed to radio-relay as --flush-ms / --page-ms when set; PAGE_MS also sets the page
+#                        duration of ffmpeg's Ogg muxer feeding Icecast (default 100 ms, radio-relay's default)
+#   BURST                radio-relay --burst seconds (default: the server's, 2 s)
+#   UPSTREAM             sample: radio-relay plays its bundled demo sample at real time (default);
+#                        paced: ffmpeg -re serves the same demo MP3 over HTTP on PORT_U, paced frame by frame like a
+#                        live station, and radio-relay relays that (--upstream http://127.0.0.1:PORT_U/stream.mp3)
+#   RAMP                 seconds over which the load tool opens the N connections (default: 2000 connects/s)
+#   ICECAST_BURST_BYTES, ICECAST_QUEUE_BYTES   Icecast's burst-size / queue-size (default 65535 / 524288)
+#   PORT_A, PORT_B       radio-relay's and Icecast's ports on 127.0.0.1 (18123, 18124); PORT_U the paced upstream's
+#                        (18125)
+#   WARMUP               seconds each server runs before its load starts (default 4)
+#   RADIO_RELAY, LOAD    binaries (default .build/release/radio-relay, .build/release/radio-relay-load)
+#   KEEP_TMP=1           keep the temp dir (configs, logs, JSON reports)
+#
+# Phase 1 loads radio-relay (bundled demo sample, looped at real time) with raw-TCP listeners; phase 2 feeds the
+# same stream from radio-relay through ffmpeg (-c copy) into Icecast and loads Icecast with HTTP listeners. Each
+# server's CPU seconds are read from /proc/PID/stat around its load window, its peak RSS from VmHWM.
+set -euo pipefail
+export LC_ALL=C
+
+START_DIR=$PWD
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+abs_path() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$START_DIR/$1" ;; esac; }
+die() { echo "fanout: error: $*" >&2; exit 1; }
+say() { echo "fanout: $*" >&2; }
+
+N=${N:-10000}
+DURATION=${DURATION:-60}
+PORT_A=${PORT_A:-18123}
+PORT_B=${PORT_B:-18124}
+PORT_U=${PORT_U:-18125}
+UPSTREAM=${UPSTREAM:-sample}
+WARMUP=${WARMUP:-4}
+ICECAST_BURST_BYTES=${ICECAST_BURST_BYTES:-65535}
+ICECAST_QUEUE_BYTES=${ICECAST_QUEUE_BYTES:-524288}
+FEED_PAGE_MS=${PAGE_MS:-100}
+RR=$(abs_path "${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}")
+LOAD=$(abs_path "${LOAD:-$REPO_ROOT/.build/release/radio-relay-load}")
+
+[[ $N =~ ^[1-9][0-9]*$ ]] || die "N must be a positive integer (got '$N')"
+[[ $DURATION =~ ^[1-9][0-9]*$ ]] || die "DURATION must be a whole number of seconds (got '$DURATION')"
+for v in PORT_A PORT_B PORT_U WARMUP ICECAST_BURST_BYTES ICECAST_QUEUE_BYTES FEED_PAGE_MS; do
+    [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number (got '${!v}')"
+done
+[[ -z ${FLUSH_MS:-} || $FLUSH_MS =~ ^[0-9]+$ ]] || die "FLUSH_MS must be a whole number of ms"
+[[ -z ${PAGE_MS:-} || $PAGE_MS =~ ^[0-9]+$ ]] || die "PAGE_MS must be a whole number of ms"
+[[ $UPSTREAM == sample || $UPSTREAM == paced ]] || die "UPSTREAM must be sample or paced (got '$UPSTREAM')"
+
+missing=0
+for pair in "radio-relay:$RR" "radio-relay-load:$LOAD"; do
+    product=${pair%%:*} path=${pair#*:}
+    if [[ ! -x $path ]]; then
+        echo "fanout: error: $product not found or not executable: $path" >&2
+        echo "    build it (from $REPO_ROOT): swift build -c release --product $product" >&2
+        missing=1
+    fi
+done
+((missing == 0)) || exit 1
+
+# ---------------------------------------------------------------- tools
+need=()
+command -v icecast2 >/dev/null 2>&1 || need+=(icecast2)
+command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v jq >/dev/null 2>&1 || need+=(jq)
+if ((${#need[@]})); then
+    [[ $(id -u) -eq 0 ]] || die "need root to apt-get install ${need[*]}"
+    say "installing ${need[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-get install -y --no-install-recommends "${need[@]}" >/dev/null; then
+        apt-get update >/dev/null
+        apt-get install -y --no-install-recommends "${need[@]}" >/dev/null
+    fi
+fi
+id icecast2 >/dev/null 2>&1 || die "no icecast2 user (Debian's icecast2 package creates it)"
+
+# Every listener is a file descriptor, on both ends.
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+if (($(ulimit -n) < N + 100)); then
+    die "open-file limit $(ulimit -n) is below N+100; raise it (ulimit -Hn) or lower N"
+fi
+
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+for port in "$PORT_A" "$PORT_B" "$PORT_U"; do
+    port_busy "$port" && die "port $port on 127.0.0.1 is already in use (set PORT_A / PORT_B)"
+done
+
+# ---------------------------------------------------------------- processes and cleanup
+TMP=$(mktemp -d /tmp/fanout.XXXXXX)
+chmod 755 "$TMP"
+PIDS=()
+stop_pid() {
+    local pid=$1
+    kill -0 "$pid" 2>/dev/null || return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+}
+cleanup() {
+    local status=$?
+    local i
+    for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do stop_pid "${PIDS[i]}"; done
+    wait 2>/dev/null || true
+    if [[ ${KEEP_TMP:-0} == 1 ]]; then say "kept $TMP"; else rm -rf "$TMP"; fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+wait_port() {  # PORT SECONDS PID
+    local deadline=$((SECONDS + $2))
+    while ((SECONDS < deadline)); do
+        kill -0 "$3" 2>/dev/null || return 1
+        port_busy "$1" && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+clk_tck=$(getconf CLK_TCK)
+# utime + stime of all threads, in clock ticks (fields 14 and 15; the name in field 2 may hold spaces).
+cpu_ticks() { awk '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print f[12] + f[13] }' "/proc/$1/stat"; }
+sys_ticks() { awk '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print f[13] }' "/proc/$1/stat"; }
+status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+now() { date +%s.%N; }
+calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
+
+# Runs the load tool against PORT (extra args after it); sets CPU_S, SYS_S, WINDOW_S, LOAD_RC; keeps the JSON in $3.
+measure() {
+    local pid=$1 port=$2 json=$3 report=$4
+    shift 4
+    local t0 t1 c0 c1 s0 s1
+    c0=$(cpu_ticks "$pid")
+    s0=$(sys_ticks "$pid")
+    t0=$(now)
+    set +e
+    timeout --kill-after=10 $((DURATION + 120)) "$LOAD" --port "$port" -n "$N" --duration "$DURATION" \
+        ${RAMP:+--ramp "$RAMP"} --json "$json" "$@" >"$report" 2>&1
+    LOAD_RC=$?
+    set -e
+    t1=$(now)
+    kill -0 "$pid" 2>/dev/null || { cat "$report"; die "the server (pid $pid) died during the load run"; }
+    c1=$(cpu_ticks "$pid")
+    s1=$(sys_ticks "$pid")
+    CPU_S=$(calc "($c1 - $c0) / $clk_tck")
+    SYS_S=$(calc "($s1 - $s0) / $clk_tck")
+    WINDOW_S=$(calc "$t1 - $t0")
+}
+
+echo "== fan-out benchmark: N=$N listeners, ${DURATION} s per run, loopback, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "   $(uname -sr), $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
+echo "   $("$RR" --version 2>&1 | head -1); $(icecast2 -v 2>&1 | head -1); $(ffmpeg -version | head -1 | cut -d' ' -f1-3)"
+echo "   ulimit -n $(ulimit -n)"
+
+# ---------------------------------------------------------------- phase 1: radio-relay
+rr_args=(serve --bind 127.0.0.1 --port "$PORT_A" --max-listeners 0)
+if [[ $UPSTREAM == paced ]]; then
+    demo=$(dirname "$RR")/radio-relay_RadioRelay.resources/demo.mp3
+    [[ -f $demo ]] || demo=$REPO_ROOT/Sources/RadioRelay/Resources/demo.mp3
+    [[ -f $demo ]] || die "cannot find the bundled demo.mp3 for UPSTREAM=paced"
+    echo
+    echo "== paced upstream: ffmpeg -re loops $demo as HTTP MP3 on 127.0.0.1:$PORT_U"
+    ffmpeg -nostdin -v error -re -stream_loop -1 -i "$demo" -c copy -f mp3 -listen 1 \
+        "http://127.0.0.1:$PORT_U/stream.mp3" >"$TMP/upstream.log" 2>&1 &
+    UP_PID=$!
+    PIDS+=("$UP_PID")
+    sleep 0.5
+    kill -0 "$UP_PID" 2>/dev/null || { cat "$TMP/upstream.log" >&2; die "the paced upstream did not start"; }
+    rr_args+=(--upstream "http://127.0.0.1:$PORT_U/stream.mp3")
+fi
+[[ -n ${FLUSH_MS:-} ]] && rr_args+=(--flush-ms "$FLUSH_MS")
+[[ -n ${PAGE_MS:-} ]] && rr_args+=(--page-ms "$PAGE_MS")
+[[ -n ${BURST:-} ]] && rr_args+=(--burst "$BURST")
+echo
+echo "== phase 1: radio-relay ${rr_args[*]}"
+"$RR" "${rr_args[@]}" >"$TMP/radio-relay.log" 2>&1 &
+RR_PID=$!
+PIDS+=("$RR_PID")
+wait_port "$PORT_A" 15 "$RR_PID" || { cat "$TMP/radio-relay.log" >&2; die "radio-relay did not start listening on $PORT_A"; }
+sleep "$WARMUP"
+RR_RSS_BEFORE_KB=$(status_kb "$RR_PID" VmRSS)
+measure "$RR_PID" "$PORT_A" "$TMP/radio-relay.json" "$TMP/radio-relay.txt"
+RR_CPU=$CPU_S RR_SYS=$SYS_S RR_WINDOW=$WINDOW_S RR_RC=$LOAD_RC
+RR_HWM_KB=$(status_kb "$RR_PID" VmHWM)
+RR_RSS_AFTER_KB=$(status_kb "$RR_PID" VmRSS)
+cat "$TMP/radio-relay.txt"
+echo "   radio-relay: CPU $RR_CPU s (kernel $RR_SYS s) in a $RR_WINDOW s window; RSS before load $(calc "$RR_RSS_BEFORE_KB / 1024" 1) MB," \
+     "peak $(calc "$RR_HWM_KB / 1024" 1) MB, after $(calc "$RR_RSS_AFTER_KB / 1024" 1) MB; load tool exit $RR_RC"
+
+# ---------------------------------------------------------------- phase 2: Icecast fed the same stream
+PASSWORD=bench$RANDOM$RANDOM
+mkdir -p "$TMP/icecast-log"
+chown icecast2:icecast "$TMP/icecast-log"
+cat >"$TMP/icecast.xml" <<EOF
+<icecast>
+    <location>loopback bench</location>
+    <admin>bench@localhost</admin>
+    <limits>
+        <clients>$((N + 10))</clients>
+        <sources>2</sources>
+        <queue-size>$ICECAST_QUEUE_BYTES</queue-size>
+        <client-timeout>30</client-timeout>
+        <header-timeout>15</header-timeout>
+        <source-timeout>10</source-timeout>
+        <burst-on-connect>1</burst-on-connect>
+        <burst-size>$ICECAST_BURST_BYTES</burst-size>
+    </limits>
+    <authentication>
+        <source-password>$PASSWORD</source-password>
+        <relay-password>$PASSWORD</relay-password>
+        <admin-user>admin</admin-user>
+        <admin-password>$PASSWORD</admin-password>
+    </authentication>
+    <hostname>127.0.0.1</hostname>
+    <listen-socket>
+        <port>$PORT_B</port>
+        <bind-address>127.0.0.1</bind-address>
+    </listen-socket>
+    <fileserve>1</fileserve>
+    <paths>
+        <basedir>/usr/share/icecast2</basedir>
+        <logdir>$TMP/icecast-log</logdir>
+        <webroot>/usr/share/icecast2/web</webroot>
+        <adminroot>/usr/share/icecast2/admin</adminroot>
+        <alias source="/" destination="/status.xsl"/>
+    </paths>
+    <logging>
+        <accesslog>access.log</accesslog>
+        <errorlog>error.log</errorlog>
+        <loglevel>2</loglevel>
+        <logsize>100000</logsize>
+    </logging>
+    <security>
+        <chroot>0</chroot>
+        <!-- Icecast refuses to run as root: it binds, then switches to Debian's icecast2 user. -->
+        <changeowner>
+            <user>icecast2</user>
+            <group>icecast</group>
+        </changeowner>
+    </security>
+</icecast>
+EOF
+chmod 644 "$TMP/icecast.xml"
+echo
+echo "== phase 2: Icecast 2 on 127.0.0.1:$PORT_B (clients $((N + 10)), burst-size $ICECAST_BURST_BYTES," \
+     "queue-size $ICECAST_QUEUE_BYTES), fed by ffmpeg -c copy from radio-relay"
+icecast2 -c "$TMP/icecast.xml" >"$TMP/icecast.out" 2>&1 &
+ICE_PID=$!
+PIDS+=("$ICE_PID")
+wait_port "$PORT_B" 15 "$ICE_PID" || {
+    cat "$TMP/icecast.out" "$TMP/icecast-log/error.log" >&2 2>/dev/null
+    die "Icecast did not start listening on $PORT_B"
+}
+# ffmpeg's Ogg muxer writes 1 s pages by default and buffers its output; keep radio-relay's page duration and
+# flush every page, so that Icecast gets the same page cadence as radio-relay's listeners.
+ffmpeg -nostdin -v error -i "tcp://127.0.0.1:$PORT_A" -c copy -f ogg -page_duration $((FEED_PAGE_MS * 1000)) \
+    -flush_packets 1 -content_type application/ogg \
+    "icecast://source:$PASSWORD@127.0.0.1:$PORT_B/relay.opus" >"$TMP/ffmpeg.log" 2>&1 &
+FF_PID=$!
+PIDS+=("$FF_PID")
+mounted=0
+for _ in $(seq 100); do
+    kill -0 "$FF_PID" 2>/dev/null || break
+    if curl -fsS -m 2 -u "admin:$PASSWORD" "http://127.0.0.1:$PORT_B/admin/listmounts" 2>/dev/null \
+        | grep -q 'mount="/relay.opus"'; then
+        mounted=1
+        break
+    fi
+    sleep 0.2
+done
+if ((mounted == 0)); then
+    cat "$TMP/ffmpeg.log" "$TMP/icecast-log/error.log" >&2 2>/dev/null
+    die "the /relay.opus mount did not appear on Icecast"
+fi
+echo "   mount /relay.opus is up (ffmpeg pid $FF_PID)"
+sleep "$WARMUP"
+ICE_RSS_BEFORE_KB=$(status_kb "$ICE_PID" VmRSS)
+measure "$ICE_PID" "$PORT_B" "$TMP/icecast.json" "$TMP/icecast.txt" --http /relay.opus
+ICE_CPU=$CPU_S ICE_SYS=$SYS_S ICE_WINDOW=$WINDOW_S ICE_RC=$LOAD_RC
+ICE_HWM_KB=$(status_kb "$ICE_PID" VmHWM)
+ICE_RSS_AFTER_KB=$(status_kb "$ICE_PID" VmRSS)
+cat "$TMP/icecast.txt"
+echo "   Icecast: CPU $ICE_CPU s (kernel $ICE_SYS s) in a $ICE_WINDOW s window; RSS before load $(calc "$ICE_RSS_BEFORE_KB / 1024" 1) MB," \
+     "peak $(calc "$ICE_HWM_KB / 1024" 1) MB, after $(calc "$ICE_RSS_AFTER_KB / 1024" 1) MB; load tool exit $ICE_RC"
+kill -0 "$FF_PID" 2>/dev/null || { echo "   warning: ffmpeg (the Icecast source) exited during the run:"; cat "$TMP/ffmpeg.log"; }
+
+# ---------------------------------------------------------------- table
+# A figure from a load report, numbers rounded to 0.1; "-" when absent.
+field() { jq -r "$2 | if . == null then \"-\" elif type == \"number\" then ((. * 10 | round) / 10) else . end" "$1"; }
+errors() { jq -r '[.ogg.crc_errors, .ogg.framing_errors, .ogg.start_errors, .ogg.serial_changes,
+                   .ogg.gaps_beyond_join, .ogg.granule_regressions, .slow.ogg.crc_errors,
+                   .slow.ogg.framing_errors] | add' "$1"; }
+RJ=$TMP/radio-relay.json IJ=$TMP/icecast.json
+RR_PCT=$(calc "100 * $RR_CPU / $RR_WINDOW" 1) ICE_PCT=$(calc "100 * $ICE_CPU / $ICE_WINDOW" 1)
+RR_MB=$(calc "$RR_HWM_KB / 1024" 1) ICE_MB=$(calc "$ICE_HWM_KB / 1024" 1)
+CPU_RATIO=$(awk "BEGIN { if ($ICE_CPU > 0) printf \"%.2f\", $RR_CPU / $ICE_CPU; else print \"-\" }")
+RSS_RATIO=$(calc "$RR_HWM_KB / $ICE_HWM_KB")
+RR_ERR=$(errors "$RJ") ICE_ERR=$(errors "$IJ")
+RR_DISC=$(field "$RJ" .unexpected_disconnects_normal) ICE_DISC=$(field "$IJ" .unexpected_disconnects_normal)
+RR_STALL=$(field "$RJ" .stall_ms.p99) ICE_STALL=$(field "$IJ" .stall_ms.p99)
+verdict() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "MISSED"; fi; }
+
+echo
+echo "== summary: N=$N, ${DURATION} s, upstream $UPSTREAM, radio-relay ${rr_args[*]:1}"
+printf '%-28s %16s %16s %12s   %s\n' "" "radio-relay" "Icecast 2" "rr/Icecast" "target (radio-relay)"
+printf '%-28s %16s %16s %12s   %s\n' "CPU s in the load window" "$RR_CPU" "$ICE_CPU" "$CPU_RATIO" \
+    "<= 0.5x Icecast: $(verdict "$RR_CPU <= 0.5 * $ICE_CPU")"
+printf '%-28s %15s%% %15s%% %12s\n' "  % of one core" "$RR_PCT" "$ICE_PCT" ""
+printf '%-28s %16s %16s\n' "  of which kernel s" "$RR_SYS" "$ICE_SYS"
+SERVED_RR=$(jq '.first_audio_ms.count' "$RJ") SERVED_ICE=$(jq '.first_audio_ms.count' "$IJ")
+if ((SERVED_RR > 0 && SERVED_ICE > 0)); then
+    RR_PER=$(calc "1000 * $RR_CPU / $SERVED_RR" 3) ICE_PER=$(calc "1000 * $ICE_CPU / $SERVED_ICE" 3)
+    printf '%-28s %16s %16s %12s   %s\n' "  CPU ms per served listener" "$RR_PER" "$ICE_PER" \
+        "$(awk "BEGIN { if ($ICE_PER > 0) printf \"%.2f\", $RR_PER / $ICE_PER }")" \
+        "(served: got audio; fairer when Icecast leaves listeners waiting)"
+fi
+printf '%-28s %16s %16s %12s   %s\n' "peak RSS MB (VmHWM)" "$RR_MB" "$ICE_MB" "$RSS_RATIO" \
+    "<= 100 MB: $(verdict "$RR_HWM_KB <= 100 * 1024")"
+printf '%-28s %16s %16s\n' "RSS before load MB" "$(calc "$RR_RSS_BEFORE_KB / 1024" 1)" "$(calc "$ICE_RSS_BEFORE_KB / 1024" 1)"
+printf '%-28s %16s %16s\n' "connected" "$(field "$RJ" .connected)" "$(field "$IJ" .connected)"
+printf '%-28s %16s %16s\n' "connect failures" "$(field "$RJ" .connect_failures)" "$(field "$IJ" .connect_failures)"
+printf '%-28s %16s %16s\n' "TTFB p50 ms" "$(field "$RJ" .ttfb_ms.p50)" "$(field "$IJ" .ttfb_ms.p50)"
+printf '%-28s %16s %16s\n' "first audio page p50 ms" "$(field "$RJ" .first_audio_ms.p50)" "$(field "$IJ" .first_audio_ms.p50)"
+printf '%-28s %16s %16s\n' "first audio page p99 ms" "$(field "$RJ" .first_audio_ms.p99)" "$(field "$IJ" .first_audio_ms.p99)"
+printf '%-28s %16s %16s %12s   %s\n' "stall p99 ms" "$RR_STALL" "$ICE_STALL" "" \
+    "< 500 ms: $([[ $RR_STALL == - ]] && echo "no figure" || verdict "$RR_STALL < 500")"
+printf '%-28s %16s %16s %12s   %s\n' "errors (Ogg + extra gaps)" "$RR_ERR" "$ICE_ERR" "" "0: $(verdict "$RR_ERR == 0")"
+printf '%-28s %16s %16s %12s   %s\n' "unexpected disconnects" "$RR_DISC" "$ICE_DISC" "" "0: $(verdict "$RR_DISC == 0")"
+printf '%-28s %16s %16s\n' "stuck at the end" "$(field "$RJ" .stuck_at_end)" "$(field "$IJ" .stuck_at_end)"
+printf '%-28s %16s %16s\n' "received MB/s" "$(field "$RJ" .megabytes_per_second)" "$(field "$IJ" .megabytes_per_second)"
+printf '%-28s %16s %16s\n' "load tool CPU s" "$(field "$RJ" .cpu_seconds)" "$(field "$IJ" .cpu_seconds)"
+printf '%-28s %16s %16s\n' "load tool exit code" "$RR_RC" "$ICE_RC"
