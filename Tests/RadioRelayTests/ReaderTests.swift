@@ -76,3 +76,17 @@ import Testing
         #expect(throws: ConfigurationError.self) { try Reader(commonRate: 32_000) }
     }
 }
+
+@Suite struct LiveParsingTests {
+    /// Live relaying hands frames on unconfirmed: the two damaged frames of the garbage fixture reach the decoder.
+    /// They must cost at most their own 26 ms each, not a burst of noise.
+    @Test func damagedFramesPassedOnUnconfirmedStayQuiet() throws {
+        let (packets, _, _) = parseAll(try Fixture.bytes("garbage-spliced.mp3"), confirmsFrames: false)
+        let reader = try Reader()
+        var pcm = PCMBuffer(sampleRate: 48_000)
+        for packet in packets { pcm.append(try reader.read(packet)) }
+        pcm.append(try reader.finish())
+        let peak = max(pcm.left.map(abs).max() ?? 0, pcm.right.map(abs).max() ?? 0)
+        #expect(peak < 0.6, "peak \(peak)")
+    }
+}

@@ -22,8 +22,9 @@ func temporaryPath(_ suffix: String) -> String {
 }
 
 /// Runs the whole Parser over `bytes` in chunks of `chunk` bytes and collects what it emits.
-func parseAll(_ bytes: [UInt8], chunk: Int = 1 << 20) -> (packets: [AudioPacket], formats: [DataFormat], parser: Parser) {
-    let parser = Parser()
+func parseAll(_ bytes: [UInt8], chunk: Int = 1 << 20, confirmsFrames: Bool = true)
+    -> (packets: [AudioPacket], formats: [DataFormat], parser: Parser) {
+    let parser = Parser(confirmsFrames: confirmsFrames)
     var packets: [AudioPacket] = []
     var formats: [DataFormat] = []
     let handle: (Parser.Event) -> Void = { event in

@@ -25,7 +25,16 @@ public final class Parser {
         /// Times a synced stream lost sync (garbage or a truncated frame).
         public var syncLosses = 0
 
-        public init() {}
+        /// Whether a synced frame waits for the next header before it is handed on (see `init`).
+    public let confirmsFrames: Bool
+
+    /// - Parameter confirmsFrames: true (for files): a synced frame is handed on only once the next header confirms
+    ///   it, so a frame cut short by garbage never reaches the decoder. false (for live relaying): handed on as soon
+    ///   as it is complete, one frame (26 ms) sooner; a damaged frame may then pass before sync is lost. Searching
+    ///   for sync needs three consecutive headers either way.
+    public init(confirmsFrames: Bool = true) {
+        self.confirmsFrames = confirmsFrames
+    }
     }
 
     public private(set) var dataFormat: DataFormat?
@@ -46,7 +55,16 @@ public final class Parser {
     /// A frame at the largest legal size: MPEG-2.5 layer III at 160 kb/s, 8 kHz is 2 880 bytes (+1 padding).
     static let maxFrameLength = 2881
 
-    public init() {}
+    /// Whether a synced frame waits for the next header before it is handed on (see `init`).
+    public let confirmsFrames: Bool
+
+    /// - Parameter confirmsFrames: true (for files): a synced frame is handed on only once the next header confirms
+    ///   it, so a frame cut short by garbage never reaches the decoder. false (for live relaying): handed on as soon
+    ///   as it is complete, one frame (26 ms) sooner; a damaged frame may then pass before sync is lost. Searching
+    ///   for sync needs three consecutive headers either way.
+    public init(confirmsFrames: Bool = true) {
+        self.confirmsFrames = confirmsFrames
+    }
 
     /// Bytes held while waiting for more input (bounded by a few frame lengths).
     public var carryOverCount: Int { buffer.count - start }
@@ -122,12 +140,16 @@ public final class Parser {
                 continue
             }
             guard let header = header(at: start) else {
+                if locked != nil {
+                    statistics.syncLosses += 1
+                    locked = nil
+                }
                 discardGarbage()
                 continue
             }
             let confirmations: Int
             if let locked, locked.isCompatible(with: header) {
-                confirmations = 1
+                confirmations = confirmsFrames ? 1 : 0
             } else {
                 confirmations = Self.confirmationsWhileSearching
             }
@@ -150,6 +172,10 @@ public final class Parser {
     private func check(_ first: MP3FrameHeader, at origin: Int? = nil, confirmations: Int, final: Bool) -> Check {
         var position = origin ?? start
         var current = first
+        if confirmations == 0 {
+            let end = position + first.frameLength
+            return end <= buffer.count ? .accept : (final ? .reject : .wait)
+        }
         // While searching, the end of the stream or a tag only ends a chain that already has a confirmed header.
         let minimum = confirmations > 1 ? 1 : 0
         for confirmed in 0..<confirmations {

@@ -13,7 +13,8 @@ final class Pipeline {
 
     private var downloader: Downloader?
     private var icy: ICYDemuxer?
-    private let parser = Parser()
+    /// Frames go on as soon as they are complete: a live listener should not wait a frame for the next header.
+    private let parser = Parser(confirmsFrames: false)
     private var reader: Reader
     private var retryAt = 0.0
     private var retryDelay: Double
