@@ -23,6 +23,8 @@ final class Pipeline {
     /// Seconds of audio the stream may run ahead of the wall clock when the input is paced.
     private let paceLead = 0.25
     private var pcmHandlingError: Error?
+    /// The current connection's first bytes were seen (and logged).
+    private var announced = false
 
     init(station: Station, encoder: Encoder, state: LockedBox<StationState>) {
         self.station = station
@@ -77,6 +79,8 @@ final class Pipeline {
             downloader = try Downloader(url: configuration.upstream, options: options)
             lastByteAt = now
             icy = nil
+            // A looping file announces itself once; a network upstream on every (re)connection.
+            announced = configuration.isFileUpstream && local.packets > 0
             parser.reset()
             if configuration.isFileUpstream { local.upstream = .connected }
         } catch {
@@ -96,10 +100,9 @@ final class Pipeline {
 
     private func pull(_ downloader: Downloader, now: Double) {
         do {
-            var sawHeaders = icy != nil || configuration.isFileUpstream
             let more = try downloader.poll(timeout: 20) { chunk in
-                if !sawHeaders {
-                    sawHeaders = true
+                if !announced {
+                    announced = true
                     connected(downloader)
                 }
                 local.bytesIn += chunk.count
@@ -137,7 +140,8 @@ final class Pipeline {
         retryDelay = configuration.reconnectDelay.lowerBound
         let headers = downloader.responseHeaders
         let station = headers["icy-name"].map { " \"\($0)\"" } ?? ""
-        Log.info("\(configuration.name): upstream connected: \(configuration.upstream)\(station)"
+        let what = configuration.isFileUpstream ? "upstream file opened" : "upstream connected"
+        Log.info("\(configuration.name): \(what): \(configuration.upstream)\(station)"
                  + (icy.map { ", ICY metadata every \($0.interval) bytes" } ?? ""))
     }
 
