@@ -13,7 +13,7 @@ public struct BroadcasterConfiguration: Sendable, Equatable {
     public var maxPerIP = 0
     /// Seconds between writes to one listener: several pages go out in one `writev`. Larger saves kernel time per
     /// listener, smaller lowers latency; 0 writes every page as it is published.
-    public var flushInterval = 0.25
+    public var flushInterval = 0.3
     /// Bytes a listener may send (a stray HTTP request) before it is disconnected.
     public var readCap = 8192
     /// Kernel send buffer per listener: how much the kernel queues for a slow reader beyond `maxLag`.

@@ -173,7 +173,10 @@ final class NetworkLoop {
             if listener.backedUp || now - listener.lastFlush >= threshold {
                 flush(listener, now: now)
             } else if hasPending(listener) {
-                let due = listener.lastFlush + interval
+                // Normally the next publish brings the next flush, keeping each listener's writes in step with the
+                // pages (a write right after a page completes). The timer is the fallback for an upstream that
+                // delivers in bursts: no page waits more than two intervals.
+                let due = listener.lastFlush + 2 * interval
                 earliest = min(earliest ?? due, due)
             }
             // flush may disconnect (swap-remove) the current listener: then the same index holds the next one.
