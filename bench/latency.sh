@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# End-to-end latency benchmark: upstream sends an MP3 frame -> a raw-TCP listener receives the Ogg page holding it.
+#
+#   bench/latency.sh                        # 60 s per configuration, about 3.5 minutes in all
+#   DURATION=120 bench/latency.sh           # seconds measured per configuration
+#   EXTRA=1 bench/latency.sh                # also 100 ms pages with flush-ms 0 (separates page size from flushing)
+#   RADIO_RELAY=/path/to/radio-relay bench/latency.sh
+#   BENCH_OUT=/tmp/bench bench/latency.sh   # cache/output dir (default bench/out/, git-ignored)
+#
+# Each configuration runs bench/latency.py once: one process that is both the upstream (an HTTP/1.0 server on
+# 127.0.0.1 sending a test MP3 at real time, frame by frame) and the listener (raw TCP; decodes the Ogg Opus with
+# libopus and finds marker bursts), on one clock. latency.py starts the server under test itself, with the
+# upstream URL and a free port, and stops it by PID. Loopback only. The method and its error are described at the
+# top of bench/latency.py.
+set -euo pipefail
+export LC_ALL=C
+
+START_DIR=$PWD
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+abs_path() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$START_DIR/$1" ;; esac; }
+
+DURATION=${DURATION:-60}
+EXTRA=${EXTRA:-0}
+CONNECT_DELAY=${CONNECT_DELAY:-2}   # seconds between the relay's upstream connection and the listener's
+RR=$(abs_path "${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}")
+OUT=$(abs_path "${BENCH_OUT:-$REPO_ROOT/bench/out}")
+PY=${PYTHON:-python3}
+LATENCY_PY=$REPO_ROOT/bench/latency.py
+
+die() { echo "error: $*" >&2; exit 1; }
+[[ $DURATION =~ ^[0-9]+([.][0-9]+)?$ ]] && [[ ${DURATION%.*} -ge 5 ]] || die "DURATION must be a number of seconds >= 5"
+[[ $CONNECT_DELAY =~ ^[0-9]+([.][0-9]+)?$ ]] || die "CONNECT_DELAY must be a number of seconds"
+
+if [[ ! -x $RR ]]; then
+    cat >&2 <<EOF
+error: radio-relay binary not found or not executable: $RR
+Build the release binary first (from $REPO_ROOT):
+    swift build -c release --product radio-relay
+or point RADIO_RELAY at a binary:
+    RADIO_RELAY=/path/to/radio-relay $0
+EOF
+    exit 1
+fi
+
+# ---------------------------------------------------------------- tools
+need_pkgs=()
+command -v lame   >/dev/null 2>&1 || need_pkgs+=(lame)
+command -v mpg123 >/dev/null 2>&1 || need_pkgs+=(mpg123)
+command -v ffmpeg >/dev/null 2>&1 || need_pkgs+=(ffmpeg)
+"$PY" -c 'import ctypes; ctypes.CDLL("libopus.so.0")' 2>/dev/null || need_pkgs+=(libopus0)
+if ((${#need_pkgs[@]})); then
+    echo "installing missing tools: ${need_pkgs[*]}"
+    SUDO=()
+    if [[ $(id -u) -ne 0 ]]; then
+        command -v sudo >/dev/null 2>&1 || die "need root (or sudo) to apt-get install ${need_pkgs[*]}"
+        SUDO=(sudo)
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    if ! "${SUDO[@]}" apt-get install -y --no-install-recommends "${need_pkgs[@]}"; then
+        "${SUDO[@]}" apt-get update
+        "${SUDO[@]}" apt-get install -y --no-install-recommends "${need_pkgs[@]}"
+    fi
+fi
+"$PY" -c 'import sys; sys.exit(sys.version_info < (3, 9))' || die "$PY must be Python 3.9 or newer"
+
+RUN_DIR=$OUT/logs/latency-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$RUN_DIR"
+
+# ---------------------------------------------------------------- cleanup: only our own processes, by PID
+CURRENT_PID=""
+CURRENT_CHILD_FILE=""
+cleanup() {
+    local status=$?
+    trap - EXIT INT TERM
+    if [[ -n $CURRENT_PID ]] && kill -0 "$CURRENT_PID" 2>/dev/null; then
+        kill -TERM "$CURRENT_PID" 2>/dev/null || true
+        for _ in $(seq 50); do kill -0 "$CURRENT_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$CURRENT_PID" 2>/dev/null || true
+    fi
+    # The server under test, in case latency.py itself died before stopping it.
+    if [[ -n $CURRENT_CHILD_FILE && -s $CURRENT_CHILD_FILE ]]; then
+        local child
+        child=$(cat "$CURRENT_CHILD_FILE")
+        if [[ $child =~ ^[0-9]+$ ]] && kill -0 "$child" 2>/dev/null \
+            && [[ $(cat "/proc/$child/comm" 2>/dev/null) =~ ^(radio-relay|ffmpeg)$ ]]; then
+            kill -TERM "$child" 2>/dev/null || true
+            sleep 0.5
+            kill -KILL "$child" 2>/dev/null || true
+        fi
+    fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------- context and test signal
+echo "latency benchmark: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(uname -sr), $(nproc) cores"
+echo "radio-relay: $RR ($("$RR" --version 2>&1 | head -1))"
+echo "ffmpeg: $(ffmpeg -hide_banner -version | head -1)"
+echo "libopus: $(dpkg-query -W -f '${Version}' libopus0 2>/dev/null || echo '?'); python: $("$PY" --version 2>&1)"
+load_note() {  # latency is a real-time measurement: other CPU load on the machine adds to it
+    local load
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    if awk -v l="$load" -v n="$(nproc)" 'BEGIN { exit !(l > n / 2) }'; then
+        echo "warning: load average $load on $(nproc) cores $1: other processes compete for the CPU and add latency"
+    else
+        echo "load average $load $1"
+    fi
+}
+load_note "before the runs"
+MP3=$("$PY" "$LATENCY_PY" gen --out "$OUT")
+echo "measuring ${DURATION} s per configuration; logs in $RUN_DIR"
+echo
+
+# ---------------------------------------------------------------- runs
+JSONS=()
+run() {  # name label connect-delay -- command...
+    local name=$1 label=$2 delay=$3
+    shift 4
+    local json=$RUN_DIR/$name.json
+    CURRENT_CHILD_FILE=$RUN_DIR/$name.pid
+    "$PY" "$LATENCY_PY" run --out "$OUT" --name "$name" --label "$label" --duration "$DURATION" \
+        --connect-delay "$delay" --json "$json" --log "$RUN_DIR/$name.log" --pidfile "$CURRENT_CHILD_FILE" \
+        --dump "$RUN_DIR/$name.dump" \
+        -- "$@" &
+    CURRENT_PID=$!
+    # latency.py bounds its own run (startup <= 30 s, then DURATION, then the analysis); this is a backstop.
+    local limit=$(( ${DURATION%.*} + 120 )) waited=0
+    while kill -0 "$CURRENT_PID" 2>/dev/null; do
+        if ((waited >= limit * 10)); then
+            echo "error: $name did not finish within $limit s; stopping it" >&2
+            kill -TERM "$CURRENT_PID" 2>/dev/null || true
+            break
+        fi
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    wait "$CURRENT_PID" || echo "($name failed; see $RUN_DIR/$name.log)"
+    CURRENT_PID=""
+    CURRENT_CHILD_FILE=""
+    JSONS+=("$json")
+    echo
+}
+
+DEFAULT_FLUSH=$("$RR" --help 2>&1 | sed -n 's/.*--flush-ms MS.*(default \([0-9]*\).*/\1/p' | head -1)
+DEFAULT_PAGE=$("$RR" --help 2>&1 | sed -n 's/.*--page-ms MS.*(default \([0-9]*\).*/\1/p' | head -1)
+run default "defaults (pages ${DEFAULT_PAGE:-?} ms, flush ${DEFAULT_FLUSH:-?} ms)" "$CONNECT_DELAY" -- \
+    "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}'
+run low-latency "--page-ms 20 --flush-ms 0" "$CONNECT_DELAY" -- \
+    "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' --page-ms 20 --flush-ms 0
+if [[ $EXTRA == 1 ]]; then
+    run page100-flush0 "--page-ms 100 --flush-ms 0" "$CONNECT_DELAY" -- \
+        "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' --flush-ms 0
+fi
+# ffmpeg accepts one listener and opens its output only after probing the input; latency.py connects as soon as it
+# listens (retrying every 2 ms). Audio that queued up before that is excluded like the relay's burst.
+run ffmpeg "libopus 96k, -page_duration 100000" 0 -- \
+    ffmpeg -nostdin -v error -i '{upstream}' -c:a libopus -b:a 96k -page_duration 100000 -f ogg \
+    'tcp://127.0.0.1:{port}?listen=1'
+
+"$PY" "$LATENCY_PY" table "${JSONS[@]}"
+load_note "after the runs"
