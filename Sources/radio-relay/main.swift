@@ -172,7 +172,7 @@ case "serve":
     guard arguments.positional.isEmpty else { fail("serve takes only options\n\n\(usage)", code: 2) }
     serve(stationConfiguration(arguments))
 case "--version":
-    print("radio-relay \(RadioRelayVersion.string) (\(Encoder.vendor))")
+    print("radio-relay \(RadioRelayVersion.string) (\(RadioRelayVersion.libraries))")
 case "--help", "-h", "help":
     print(usage)
 case "transcode":

@@ -38,6 +38,9 @@ final class MPG123Decoder {
 
     deinit { mpg123_delete(handle) }
 
+    /// libmpg123 1.31 has no run-time version call; its API version is what the build was made against.
+    static var libraryVersion: String { "libmpg123 API \(MPG123_API_VERSION)" }
+
     /// Forgets all decoder state, the bit reservoir included (`mpg123_open_feed` again): after a gap in the
     /// stream, decoding on would fill the next frames from stale reservoir bytes, which is loud noise.
     func restart() throws {

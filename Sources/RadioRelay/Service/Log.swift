@@ -7,7 +7,8 @@ public enum Log {
     public enum Priority: Int32, Sendable { case error = 3, warning = 4, notice = 5, info = 6, debug = 7 }
 
     private static let underJournal = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
-    private static let lock = LockedBox(())
+    /// Lines written so far, behind the lock that keeps lines from different threads whole.
+    private static let written = LockedBox(0)
     /// Lines below this priority are dropped (set once at start-up).
     nonisolated(unsafe) public static var threshold: Priority = .info
 
@@ -35,7 +36,8 @@ public enum Log {
             let label = ["", "", "", "error: ", "warning: ", "", "", "debug: "][Int(priority.rawValue)]
             line = "\(stamp) \(label)\(message)\n"
         }
-        lock.withLock { _ in
+        written.withLock { count in
+            count += 1
             var bytes = Array(line.utf8)
             var offset = 0
             while offset < bytes.count {

@@ -27,6 +27,8 @@ final class CurlTransfer {
     private(set) var isDone = false
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
+    static var libraryVersion: String { String(cString: curl_version()).split(separator: " ").first.map(String.init) ?? "libcurl" }
+
     private static let globalInit: Bool = {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))  // not thread-safe: once per process, before any handle
         return true
