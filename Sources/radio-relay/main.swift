@@ -20,6 +20,7 @@ let usage = """
           --max-listeners N   listeners per station (default 20000; 0 = no limit)
           --max-per-ip N      listeners per client address (default 0 = no limit)
           --complexity N      libopus complexity 0-10 (default 10)
+          --pace auto|yes|no  read the upstream at real time from its packets' durations (auto: files only)
           --name NAME         station name in logs (default main)
       radio-relay transcode INPUT OUTPUT  INPUT: a path or an http(s)/file URL; OUTPUT: a .opus path or - (stdout)
           --bitrate B     Opus bitrate: 96k (default), 128000, …
@@ -131,6 +132,12 @@ func stationConfiguration(_ arguments: Arguments) -> StationConfiguration {
         station.upstream = sample
     }
     if let name = arguments.flags["name"] { station.name = name }
+    switch arguments.flags["pace"] {
+    case nil, "auto": station.paced = nil
+    case "yes": station.paced = true
+    case "no": station.paced = false
+    case let other?: fail("--pace \(other): use auto, yes or no", code: 2)
+    }
     if let bind = arguments.flags["bind"] { station.broadcaster.bind = bind }
     if let port = number("port", 1...65535) { station.broadcaster.port = port }
     if let text = arguments.flags["bitrate"] {
@@ -162,7 +169,7 @@ func serve(_ configuration: StationConfiguration) -> Never {
 }
 
 let serveFlags: Set<String> = ["upstream", "port", "bind", "bitrate", "page-ms", "flush-ms", "burst", "max-lag",
-                               "max-listeners", "max-per-ip", "complexity", "name"]
+                               "max-listeners", "max-per-ip", "complexity", "name", "pace"]
 let all = CommandLine.arguments
 switch all.dropFirst().first {
 case nil:

@@ -12,6 +12,8 @@ final class HTTPTestServer: @unchecked Sendable {
         var pace: Int? = nil
         /// Send the body this many times (a looping live stream).
         var repeats = 1
+        /// Seconds to keep the connection open, silent, after the body (a stalled upstream).
+        var holdOpen = 0.0
     }
 
     let port: UInt16
@@ -80,7 +82,9 @@ final class HTTPTestServer: @unchecked Sendable {
         let response = route(path)
         var head = "HTTP/1.0 \(response.status) X\r\n"
         for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
-        if response.pace == nil && response.repeats == 1 { head += "Content-Length: \(response.body.count)\r\n" }
+        if response.pace == nil && response.repeats == 1 && response.holdOpen == 0 {
+            head += "Content-Length: \(response.body.count)\r\n"
+        }
         head += "\r\n"
         guard writeAll(fd, Array(head.utf8)) else { return }
         let started = Date()
@@ -99,6 +103,8 @@ final class HTTPTestServer: @unchecked Sendable {
                 }
             }
         }
+        let until = Date().addingTimeInterval(response.holdOpen)
+        while Date() < until && !stopped.isSet { usleep(50_000) }
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {

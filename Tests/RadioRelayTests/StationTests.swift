@@ -88,4 +88,19 @@ import Testing
         #expect(state.reconnects >= 1)
         if case .retrying = state.upstream {} else { Issue.record("upstream state \(state.upstream)") }
     }
+
+    /// An upstream that sends faster than real time is read at real time when paced (files by default; any
+    /// upstream on request).
+    @Test func pacingHoldsAFastUpstreamToRealTime() throws {
+        let audio = try Fixture.bytes("stereo-44k-128k.mp3")
+        let server = try HTTPTestServer { _ in .init(body: audio + audio) }
+        defer { server.stop() }
+        let station = try Self.station(upstream: server.baseURL + "/fast.mp3") { $0.paced = true }
+        try station.start()
+        defer { station.stop() }
+        usleep(1_500_000)
+        let encoded = station.state.encodedSeconds
+        #expect(encoded > 1.0 && encoded < 2.2, "\(encoded) s encoded after 1.5 s")
+        #expect(station.state.silenceSeconds < 0.6)
+    }
 }

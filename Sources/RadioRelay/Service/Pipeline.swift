@@ -42,18 +42,22 @@ final class Pipeline {
     func run(until stopping: borrowing Atomic<Bool>) {
         clockStart = monotonicNow()
         var lastPublishedState = monotonicNow()
+        let paced = configuration.isPaced
         while !stopping.load(ordering: .acquiring) {
             let now = monotonicNow()
-            if downloader == nil && now >= retryAt { connect(now: now) }
-            if let downloader {
-                let wall = now - clockStart
-                if configuration.isPaced && mediaTime > wall + paceLead {
-                    usleep(UInt32(min(0.02, mediaTime - wall - paceLead) * 1_000_000) + 1000)
-                } else {
-                    pull(downloader, now: now)
-                }
-            } else {
+            // A paced upstream's next connection (a file's next loop) starts once the last one has played out.
+            if downloader == nil && now >= retryAt && backlogCount == 0 { connect(now: now) }
+            if let downloader, !paced || backlogCount < Self.backlogLimit {
+                pull(downloader, now: now)
+            } else if !paced || backlogCount == 0 {
                 usleep(10_000)
+            }
+            if paced {
+                drainBacklog()
+                let ahead = mediaTime - (monotonicNow() - clockStart) - paceLead
+                if ahead > 0 && (backlogCount >= Self.backlogLimit || downloader == nil) {
+                    usleep(UInt32(min(0.02, ahead) * 1_000_000) + 1000)
+                }
             }
             fillSilence()
             if monotonicNow() - lastPublishedState > 0.1 {
@@ -71,9 +75,7 @@ final class Pipeline {
         options.connectTimeout = configuration.connectTimeout
         options.stallTimeout = configuration.stallTimeout
         options.requestICYMetadata = true
-        // A paced file is read in small pieces (about 60 ms at 128 kb/s), so pages are published as the clock
-        // reaches them rather than a second's worth at once.
-        options.chunkSize = configuration.isPaced ? 1024 : 16 * 1024
+        options.chunkSize = 16 * 1024
         local.upstream = .connecting
         do {
             downloader = try Downloader(url: configuration.upstream, options: options)
@@ -107,11 +109,10 @@ final class Pipeline {
                 }
                 local.bytesIn += chunk.count
                 lastByteAt = monotonicNow()
-                if var demuxer = icy {
-                    demuxer.demux(chunk, audio: { self.feed($0) }, metadata: { self.metadata($0) })
-                    icy = demuxer
+                if configuration.isPaced {
+                    backlog.append(contentsOf: chunk)
                 } else {
-                    feed(chunk)
+                    demuxAndFeed(chunk)
                 }
             }
             if let error = pcmHandlingError {
@@ -152,7 +153,46 @@ final class Pipeline {
         publishState()
     }
 
+    // MARK: Pacing
+
+    /// Bytes held for a paced upstream: read ahead of the clock, fed to the stages as the clock reaches them.
+    private var backlog: [UInt8] = []
+    private var backlogStart = 0
+    /// At most this much is read ahead; then the upstream is not read (TCP holds the rest back).
+    static let backlogLimit = 64 * 1024
+
+    private var backlogCount: Int { backlog.count - backlogStart }
+
+    /// Feeds the backlog in 1 KB pieces (about 60 ms at 128 kb/s) while the stream is not ahead of the clock.
+    private func drainBacklog() {
+        while backlogCount > 0 && mediaTime <= monotonicNow() - clockStart + paceLead {
+            let n = min(1024, backlogCount)
+            backlog.withUnsafeBytes { demuxAndFeed(UnsafeRawBufferPointer(rebasing: $0[backlogStart..<backlogStart + n])) }
+            backlogStart += n
+        }
+        if backlogStart == backlog.count {
+            backlog.removeAll(keepingCapacity: true)
+            backlogStart = 0
+        } else if backlogStart > Self.backlogLimit {
+            backlog.removeFirst(backlogStart)
+            backlogStart = 0
+        }
+        if let error = pcmHandlingError {
+            pcmHandlingError = nil
+            Log.error("\(configuration.name): \(error)")
+        }
+    }
+
     // MARK: Stages
+
+    private func demuxAndFeed(_ chunk: UnsafeRawBufferPointer) {
+        if var demuxer = icy {
+            demuxer.demux(chunk, audio: { self.feed($0) }, metadata: { self.metadata($0) })
+            icy = demuxer
+        } else {
+            feed(chunk)
+        }
+    }
 
     private func feed(_ bytes: UnsafeRawBufferPointer) {
         parser.parse(bytes) { event in
