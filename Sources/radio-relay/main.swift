@@ -14,7 +14,7 @@ let usage = """
           --bind ADDR         listening address (default 0.0.0.0; :: for IPv6)
           --bitrate B         Opus bitrate (default 96k)
           --page-ms MS        Ogg page duration, multiple of 20 (default 100; 20 for low latency)
-          --flush-ms MS       how often each listener is written to (default 250; 0 = every page)
+          --flush-ms MS       how often each listener is written to (default 300; 0 = every page)
           --burst SECONDS     audio sent at once to a new listener (default 2)
           --max-lag SECONDS   how far behind a listener may fall before it is moved, then dropped (default 10)
           --max-listeners N   listeners per station (default 20000; 0 = no limit)
