@@ -55,32 +55,9 @@ done
 [[ -z ${PAGE_MS:-} || $PAGE_MS =~ ^[0-9]+$ ]] || die "PAGE_MS must be a whole number of ms"
 [[ $UPSTREAM == sample || $UPSTREAM == paced ]] || die "UPSTREAM must be sample or paced (got '$UPSTREAM')"
 
-missing=0
-for pair in "radio-relay:$RR" "radio-relay-load:$LOAD"; do
-    product=${pair%%:*} path=${pair#*:}
-    if [[ ! -x $path ]]; then
-        echo "fanout: error: $product not found or not executable: $path" >&2
-        echo "    build it (from $REPO_ROOT): swift build -c release --product $product" >&2
-        missing=1
-    fi
-done
-((missing == 0)) || exit 1
-
-# ---------------------------------------------------------------- tools
-need=()
-command -v icecast2 >/dev/null 2>&1 || need+=(icecast2)
-command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
-command -v curl >/dev/null 2>&1 || need+=(curl)
-command -v jq >/dev/null 2>&1 || need+=(jq)
-if ((${#need[@]})); then
-    [[ $(id -u) -eq 0 ]] || die "need root to apt-get install ${need[*]}"
-    say "installing ${need[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    if ! apt-get install -y --no-install-recommends "${need[@]}" >/dev/null; then
-        apt-get update >/dev/null
-        apt-get install -y --no-install-recommends "${need[@]}" >/dev/null
-    fi
-fi
+source "$REPO_ROOT/bench/lib.sh"
+require_binaries "radio-relay:$RR" "radio-relay-load:$LOAD"
+install_bench_tools
 id icecast2 >/dev/null 2>&1 || die "no icecast2 user (Debian's icecast2 package creates it)"
 
 # Every listener is a file descriptor, on both ends.

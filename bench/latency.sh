@@ -31,36 +31,9 @@ die() { echo "error: $*" >&2; exit 1; }
 [[ $DURATION =~ ^[0-9]+([.][0-9]+)?$ ]] && [[ ${DURATION%.*} -ge 5 ]] || die "DURATION must be a number of seconds >= 5"
 [[ $CONNECT_DELAY =~ ^[0-9]+([.][0-9]+)?$ ]] || die "CONNECT_DELAY must be a number of seconds"
 
-if [[ ! -x $RR ]]; then
-    cat >&2 <<EOF
-error: radio-relay binary not found or not executable: $RR
-Build the release binary first (from $REPO_ROOT):
-    swift build -c release --product radio-relay
-or point RADIO_RELAY at a binary:
-    RADIO_RELAY=/path/to/radio-relay $0
-EOF
-    exit 1
-fi
-
-# ---------------------------------------------------------------- tools
-need_pkgs=()
-command -v lame   >/dev/null 2>&1 || need_pkgs+=(lame)
-command -v mpg123 >/dev/null 2>&1 || need_pkgs+=(mpg123)
-command -v ffmpeg >/dev/null 2>&1 || need_pkgs+=(ffmpeg)
-"$PY" -c 'import ctypes; ctypes.CDLL("libopus.so.0")' 2>/dev/null || need_pkgs+=(libopus0)
-if ((${#need_pkgs[@]})); then
-    echo "installing missing tools: ${need_pkgs[*]}"
-    SUDO=()
-    if [[ $(id -u) -ne 0 ]]; then
-        command -v sudo >/dev/null 2>&1 || die "need root (or sudo) to apt-get install ${need_pkgs[*]}"
-        SUDO=(sudo)
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    if ! "${SUDO[@]}" apt-get install -y --no-install-recommends "${need_pkgs[@]}"; then
-        "${SUDO[@]}" apt-get update
-        "${SUDO[@]}" apt-get install -y --no-install-recommends "${need_pkgs[@]}"
-    fi
-fi
+source "$REPO_ROOT/bench/lib.sh"
+require_binaries "radio-relay:$RR"
+install_bench_tools
 "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 9))' || die "$PY must be Python 3.9 or newer"
 
 RUN_DIR=$OUT/logs/latency-$(date +%Y%m%d-%H%M%S)

@@ -32,37 +32,9 @@ die() { echo "error: $*" >&2; exit 1; }
 
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer (got '$RUNS')"
 
-if [[ ! -x $RR ]]; then
-    cat >&2 <<EOF
-error: radio-relay binary not found or not executable: $RR
-Build the release binary first (from $REPO_ROOT):
-    swift build -c release
-or point RADIO_RELAY at a binary:
-    RADIO_RELAY=/path/to/radio-relay $0
-EOF
-    exit 1
-fi
-
-# ---------------------------------------------------------------- tools
-need_pkgs=()
-command -v sox      >/dev/null 2>&1 || need_pkgs+=(sox)
-command -v lame     >/dev/null 2>&1 || need_pkgs+=(lame)
-command -v ffmpeg   >/dev/null 2>&1 || need_pkgs+=(ffmpeg)
-command -v opusinfo >/dev/null 2>&1 || need_pkgs+=(opus-tools)
-[[ -x /usr/bin/time ]]              || need_pkgs+=(time)
-if ((${#need_pkgs[@]})); then
-    echo "installing missing tools: ${need_pkgs[*]}"
-    SUDO=()
-    if [[ $(id -u) -ne 0 ]]; then
-        command -v sudo >/dev/null 2>&1 || die "need root (or sudo) to apt-get install ${need_pkgs[*]}"
-        SUDO=(sudo)
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    if ! "${SUDO[@]}" apt-get install -y --no-install-recommends "${need_pkgs[@]}"; then
-        "${SUDO[@]}" apt-get update
-        "${SUDO[@]}" apt-get install -y --no-install-recommends "${need_pkgs[@]}"
-    fi
-fi
+source "$REPO_ROOT/bench/lib.sh"
+require_binaries "radio-relay:$RR"
+install_bench_tools
 
 mkdir -p "$OUT/logs"
 
