@@ -4,7 +4,6 @@ import Synchronization
 /// The station's pipeline thread: pulls the upstream, runs the stages synchronously, publishes pages, and keeps
 /// the stream's clock. Confined to its thread.
 final class Pipeline {
-    private let station: Station
     private let configuration: StationConfiguration
     private let encoder: Encoder
     private let broadcaster: Broadcaster
@@ -18,7 +17,6 @@ final class Pipeline {
     private var reader: Reader
     private var retryAt = 0.0
     private var retryDelay: Double
-    private var lastByteAt = 0.0
     private var clockStart = 0.0
     /// Seconds of audio the stream may run ahead of the wall clock when the input is paced.
     private let paceLead = 0.25
@@ -27,7 +25,6 @@ final class Pipeline {
     private var announced = false
 
     init(station: Station, encoder: Encoder, state: LockedBox<StationState>) {
-        self.station = station
         self.configuration = station.configuration
         self.encoder = encoder
         self.broadcaster = station.broadcaster
@@ -79,7 +76,6 @@ final class Pipeline {
         local.upstream = .connecting
         do {
             downloader = try Downloader(url: configuration.upstream, options: options)
-            lastByteAt = now
             icy = nil
             // A looping file announces itself once; a network upstream on every (re)connection.
             announced = configuration.isFileUpstream && local.packets > 0
@@ -108,7 +104,6 @@ final class Pipeline {
                     connected(downloader)
                 }
                 local.bytesIn += chunk.count
-                lastByteAt = monotonicNow()
                 if configuration.isPaced {
                     backlog.append(contentsOf: chunk)
                 } else {
