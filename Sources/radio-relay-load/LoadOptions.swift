@@ -1,4 +1,5 @@
 import Glibc
+import RadioRelay
 
 /// What one run of the load tool does, from the command line.
 struct LoadOptions {
@@ -124,40 +125,17 @@ struct LoadOptions {
 
 /// A loopback IPv4 or IPv6 socket address; nil for anything else, so the tool cannot load another machine.
 struct LoopbackAddress {
-    var storage = sockaddr_storage()
-    var length: socklen_t = 0
-    var family: Int32 = AF_INET
+    let address: SocketAddress
     /// For the Host header.
     let hostHeader: String
 
     init?(host: String, port: UInt16) {
         let name = host == "localhost" ? "127.0.0.1" : host
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        if inet_pton(AF_INET, name, &v4) == 1 {
-            guard UInt32(bigEndian: v4.s_addr) >> 24 == 127 else { return nil }
-            hostHeader = "\(name):\(port)"
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = port.bigEndian
-            address.sin_addr = v4
-            withUnsafeBytes(of: address) { source in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) } }
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            family = AF_INET
-        } else if inet_pton(AF_INET6, name.trimmingBrackets, &v6) == 1 {
-            var loopback = in6addr_loopback
-            guard memcmp(&v6, &loopback, MemoryLayout<in6_addr>.size) == 0 else { return nil }
-            hostHeader = "[::1]:\(port)"
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = port.bigEndian
-            address.sin6_addr = v6
-            withUnsafeBytes(of: address) { source in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) } }
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            family = AF_INET6
-        } else {
+        guard let address = SocketAddress(host: name.trimmingBrackets, port: port), address.isLoopback else {
             return nil
         }
+        self.address = address
+        hostHeader = address.description
     }
 }
 

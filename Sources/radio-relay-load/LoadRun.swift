@@ -116,7 +116,7 @@ final class LoadRun {
         let c = connections + i
         c.pointee.startedAt = t
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        let fd = socket(address.family, type, 0)
+        let fd = socket(address.address.family, type, 0)
         guard fd >= 0 else {
             c.pointee.outcome = .connectFailed
             c.pointee.state = .closed
@@ -127,10 +127,7 @@ final class LoadRun {
             var size = Int32(options.slowReceiveBuffer)
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        var storage = address.storage
-        let result = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, address.length) }
-        }
+        let result = address.address.withSockaddr { connect(fd, $0, $1) }
         if result == 0 {
             guard register(i, EPOLL_CTL_ADD, EPOLLOUT.rawValue) else { return }
             connected(i, now: t)

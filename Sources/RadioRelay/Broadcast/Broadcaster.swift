@@ -38,12 +38,12 @@ public final class Broadcaster: Sendable {
         } else {
             fd = try Self.listen(configuration)
         }
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
+        guard let local = SocketAddress(localOf: fd) else {
+            let error = SystemError("getsockname")
+            close(fd)
+            throw error
         }
-        address = SocketAddress(storage: storage, length: length)
+        address = local
         listenFD = fd
         wakeFD = rr_eventfd()
         guard wakeFD >= 0 else {
@@ -58,7 +58,7 @@ public final class Broadcaster: Sendable {
     }
 
     private static func listen(_ configuration: BroadcasterConfiguration) throws -> Int32 {
-        guard var address = SocketAddress(host: configuration.bind, port: UInt16(configuration.port)) else {
+        guard let address = SocketAddress(host: configuration.bind, port: UInt16(configuration.port)) else {
             throw ConfigurationError("bind address \(configuration.bind) is not an IPv4 or IPv6 address")
         }
         let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
@@ -66,9 +66,7 @@ public final class Broadcaster: Sendable {
         guard fd >= 0 else { throw SystemError("socket") }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        let bound = withUnsafePointer(to: &address.storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, address.length) }
-        }
+        let bound = address.withSockaddr { bind(fd, $0, $1) }
         guard bound == 0 else {
             let error = SystemError("bind \(address)")
             close(fd)
@@ -99,15 +97,16 @@ public final class Broadcaster: Sendable {
         thread.start()
     }
 
-    /// Tells the loop that pages were published (from the pipeline thread).
-    public func wake() {
+    /// Tells the loop that pages were published.
+    func wake() {
         _ = rr_eventfd_signal(wakeFD)
     }
 
-    /// Publishes a page and wakes the loop.
-    public func publish(_ page: OggPage) {
-        ring.publish(page)
-        counters.pagesPublished.add(1, ordering: .relaxed)
+    /// Publishes pages and wakes the loop once for all of them (from the pipeline thread).
+    public func publish(_ pages: [OggPage]) {
+        guard !pages.isEmpty else { return }
+        for page in pages { ring.publish(page) }
+        counters.pagesPublished.add(pages.count, ordering: .relaxed)
         wake()
     }
 

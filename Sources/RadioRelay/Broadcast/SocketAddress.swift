@@ -5,29 +5,56 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     var storage = sockaddr_storage()
     var length: socklen_t = 0
 
+    /// Parses an IPv4 or IPv6 literal (no names, no brackets); nil for anything else.
     public init?(host: String, port: UInt16) {
         var v4 = sockaddr_in()
+        var v6 = sockaddr_in6()
         if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
             v4.sin_family = sa_family_t(AF_INET)
             v4.sin_port = port.bigEndian
-            withUnsafeBytes(of: v4) { source in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) } }
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            return
-        }
-        var v6 = sockaddr_in6()
-        if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
+            self.init(copying: v4)
+        } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = port.bigEndian
-            withUnsafeBytes(of: v6) { source in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) } }
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            return
+            self.init(copying: v6)
+        } else {
+            return nil
         }
-        return nil
+    }
+
+    /// The address a socket is bound to (`getsockname`), nil when the call fails.
+    public init?(localOf fd: Int32) {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard result == 0 else { return nil }
+        self.init(storage: storage, length: length)
     }
 
     init(storage: sockaddr_storage, length: socklen_t) {
         self.storage = storage
         self.length = length
+    }
+
+    private init<Address>(copying address: Address) {
+        withUnsafeBytes(of: address) { source in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) } }
+        length = socklen_t(MemoryLayout<Address>.size)
+    }
+
+    /// Calls `body` with the address as the C socket calls take it (`bind`, `connect`).
+    public func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) rethrows -> R {
+        var copy = storage
+        return try withUnsafePointer(to: &copy) {
+            try $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { try body($0, length) }
+        }
+    }
+
+    /// 127.0.0.0/8 or ::1.
+    public var isLoopback: Bool {
+        if family == AF_INET { return host.hasPrefix("127.") }
+        return host == "::1"
     }
 
     public var family: Int32 { Int32(storage.ss_family) }

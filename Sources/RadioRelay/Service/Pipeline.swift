@@ -200,7 +200,7 @@ final class Pipeline {
                 local.packets += 1
                 do {
                     let pcm = try reader.read(packet)
-                    if !pcm.isEmpty { publish(try encoder.encode(pcm)) }
+                    if !pcm.isEmpty { broadcaster.publish(try encoder.encode(pcm)) }
                 } catch {
                     pcmHandlingError = error
                 }
@@ -218,18 +218,11 @@ final class Pipeline {
         let frames = Int((behind - configuration.silenceAfter / 2) * Double(configuration.commonRate))
         guard frames > 0 else { return }
         do {
-            publish(try encoder.encodeSilence(frames: frames))
+            broadcaster.publish(try encoder.encodeSilence(frames: frames))
             local.silenceSeconds += Double(frames) / Double(configuration.commonRate)
         } catch {
             Log.error("\(configuration.name): encoding silence failed: \(error)")
         }
-    }
-
-    private func publish(_ pages: [OggPage]) {
-        guard !pages.isEmpty else { return }
-        for page in pages { broadcaster.ring.publish(page) }
-        broadcaster.counters.pagesPublished.add(pages.count, ordering: .relaxed)
-        broadcaster.wake()
     }
 
     private func publishState() {

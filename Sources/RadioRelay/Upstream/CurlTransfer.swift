@@ -1,5 +1,4 @@
 import CCurl
-import Foundation
 
 /// One HTTP(S) transfer on libcurl's multi interface: owns the `CURL` easy handle, the `CURLM` multi handle and the
 /// header list (`curl_easy_init`/`curl_multi_init`/`curl_slist_append`, freed in `deinit`).
@@ -86,14 +85,14 @@ final class CurlTransfer {
     }
 
     private func header(_ line: UnsafeRawBufferPointer) {
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: line, as: UTF8.self).trimmingWhitespace()
         if text.hasPrefix("HTTP/") || text.hasPrefix("ICY ") {
             headers.removeAll()  // a new response (after a redirect or a 100 Continue)
             return
         }
         guard let colon = text.firstIndex(of: ":") else { return }
         let name = text[..<colon].lowercased()
-        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let value = String(text[text.index(after: colon)...]).trimmingWhitespace()
         headers[name] = value
     }
 
