@@ -31,9 +31,7 @@ import Testing
             let left = EncoderTests.sine(440, frames: n, offset: frames)
             let right = EncoderTests.sine(1000, frames: n, offset: frames)
             frames += n
-            for page in try encoder.encode(PCMBuffer(left: left, right: right, sampleRate: 48_000)) {
-                broadcaster.publish(page)
-            }
+            broadcaster.publish(try encoder.encode(PCMBuffer(left: left, right: right, sampleRate: 48_000)))
         }
 
         func stop() { broadcaster.stop() }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+@testable import RadioRelay
 
 /// A real HTTP/1.0 server on 127.0.0.1 for the tests: one thread, one response per connection, chosen by a route
 /// function of the request path. Bodies can be sent at a limited pace (bytes per second) to act as a live upstream.
@@ -26,20 +27,10 @@ final class HTTPTestServer: @unchecked Sendable {
         precondition(fd >= 0)
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        let bound = SocketAddress(host: "127.0.0.1", port: 0)!.withSockaddr { bind(fd, $0, $1) }
         precondition(bound == 0, "bind: \(errno)")
         listen(fd, 64)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
-        }
-        port = UInt16(bigEndian: address.sin_port)
+        port = SocketAddress(localOf: fd)!.port
         listener = fd
         self.route = route
         let thread = Thread { [self] in acceptLoop() }

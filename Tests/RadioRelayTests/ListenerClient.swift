@@ -12,13 +12,7 @@ struct ListenerClient {
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = port.bigEndian
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        let result = SocketAddress(host: "127.0.0.1", port: port)!.withSockaddr { connect(fd, $0, $1) }
         guard result == 0 else {
             let error = SystemError("connect")
             Glibc.close(fd)
@@ -57,7 +51,9 @@ struct ListenerClient {
 struct LiveCapture {
     var left: [Float] = []
     var right: [Float] = []
-    var pages = 0
+    var pages: [OggPageReader.Page] = []
+    /// From OpusHead.
+    var preSkip = 0
     var sequenceGaps = 0
     var granuleRegressions = 0
     var firstAudioGranule: Int64?
@@ -72,7 +68,7 @@ struct LiveCapture {
         var packetIndex = 0
         var serial: UInt32?
         while let page = try reader.next() {
-            pages += 1
+            pages.append(page)
             if serial == nil { serial = page.header.serial }
             precondition(page.header.serial == serial, "two serials in one stream")
             if let previous = previousSequence, page.header.sequence != previous + 1 {
@@ -82,7 +78,11 @@ struct LiveCapture {
             previousSequence = page.header.sequence
             for packet in page.packets {
                 defer { packetIndex += 1 }
-                if packetIndex == 0 { headerOK = packet.starts(with: Array("OpusHead".utf8)); continue }
+                if packetIndex == 0 {
+                    headerOK = packet.starts(with: Array("OpusHead".utf8))
+                    if packet.count >= 12 { preSkip = Int(packet[10]) | Int(packet[11]) << 8 }
+                    continue
+                }
                 if packetIndex == 1 { headerOK = headerOK && packet.starts(with: Array("OpusTags".utf8)); continue }
                 try decoder.decode(packet, left: &left, right: &right)
             }

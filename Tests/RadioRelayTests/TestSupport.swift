@@ -70,43 +70,21 @@ func toneAmplitude(_ samples: [Float], frequency: Double, rate: Int, range: Rang
     return 2 * sqrt(max(power, 0)) / Double(n)
 }
 
-/// Decodes an Ogg Opus byte stream with libopus, checking every page on the way. Returns the PCM (pre-skip removed
-/// and end-trimmed as RFC 7845 says) and the pages.
+/// An Ogg Opus file decoded with libopus (through `LiveCapture`, which checks every page on the way), with the
+/// pre-skip removed and the end trimmed to the final granule as RFC 7845 says.
 struct DecodedOpus {
-    var left: [Float] = []
-    var right: [Float] = []
-    var pages: [OggPageReader.Page] = []
-    var preSkip = 0
-    var finalGranule: Int64 = 0
+    var left: [Float]
+    var right: [Float]
+    var pages: [OggPageReader.Page]
     var duration: Double { Double(left.count) / 48_000 }
 }
 
 func decodeOpus(_ bytes: [UInt8]) throws -> DecodedOpus {
-    var reader = OggPageReader()
-    reader.append(bytes)
-    let decoder = try OpusDecoderHandle()
-    var result = DecodedOpus()
-    var left: [Float] = []
-    var right: [Float] = []
-    var packetIndex = 0
-    while let page = try reader.next() {
-        result.pages.append(page)
-        for packet in page.packets {
-            defer { packetIndex += 1 }
-            if packetIndex == 0 {
-                result.preSkip = Int(packet[10]) | Int(packet[11]) << 8
-                continue
-            }
-            if packetIndex == 1 { continue }
-            try decoder.decode(packet, left: &left, right: &right)
-        }
-        if page.header.granulePosition >= 0 { result.finalGranule = page.header.granulePosition }
-    }
-    let end = min(left.count, Int(result.finalGranule))
-    let start = min(result.preSkip, end)
-    result.left = Array(left[start..<end])
-    result.right = Array(right[start..<end])
-    return result
+    let capture = try LiveCapture(bytes)
+    let end = min(capture.left.count, Int(capture.lastGranule))
+    let start = min(capture.preSkip, end)
+    return DecodedOpus(left: Array(capture.left[start..<end]), right: Array(capture.right[start..<end]),
+                       pages: capture.pages)
 }
 
 /// A tool from the system, when installed.
