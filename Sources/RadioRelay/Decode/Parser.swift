@@ -25,16 +25,7 @@ public final class Parser {
         /// Times a synced stream lost sync (garbage or a truncated frame).
         public var syncLosses = 0
 
-        /// Whether a synced frame waits for the next header before it is handed on (see `init`).
-    public let confirmsFrames: Bool
-
-    /// - Parameter confirmsFrames: true (for files): a synced frame is handed on only once the next header confirms
-    ///   it, so a frame cut short by garbage never reaches the decoder. false (for live relaying): handed on as soon
-    ///   as it is complete, one frame (26 ms) sooner; a damaged frame may then pass before sync is lost. Searching
-    ///   for sync needs three consecutive headers either way.
-    public init(confirmsFrames: Bool = true) {
-        self.confirmsFrames = confirmsFrames
-    }
+        public init() {}
     }
 
     public private(set) var dataFormat: DataFormat?
@@ -69,8 +60,9 @@ public final class Parser {
     /// Bytes held while waiting for more input (bounded by a few frame lengths).
     public var carryOverCount: Int { buffer.count - start }
 
-    /// Feeds the next chunk of the stream.
-    public func parse(_ bytes: UnsafeRawBufferPointer, _ handle: (Event) -> Void) {
+    /// Feeds the next chunk of the stream. An error thrown by `handle` ends this call and reaches the caller; the
+    /// packet it was handling is consumed, everything after it stays in the carry-over for the next call.
+    public func parse(_ bytes: UnsafeRawBufferPointer, _ handle: (Event) throws -> Void) rethrows {
         guard !bytes.isEmpty else { return }
         var input = bytes[...]
         if skipRemaining > 0 {
@@ -80,16 +72,16 @@ public final class Parser {
             input = input.dropFirst(n)
         }
         buffer.append(contentsOf: input)
-        process(final: false, handle)
+        try process(final: false, handle)
     }
 
-    public func parse(_ bytes: [UInt8], _ handle: (Event) -> Void) {
-        bytes.withUnsafeBytes { parse($0, handle) }
+    public func parse(_ bytes: [UInt8], _ handle: (Event) throws -> Void) rethrows {
+        try bytes.withUnsafeBytes { try parse($0, handle) }
     }
 
     /// Ends the stream: decides on the bytes still held (a complete last frame is emitted, a truncated one dropped).
-    public func finish(_ handle: (Event) -> Void) {
-        process(final: true, handle)
+    public func finish(_ handle: (Event) throws -> Void) rethrows {
+        try process(final: true, handle)
         statistics.bytesSkipped += buffer.count - start
         buffer.removeAll()
         start = 0
@@ -107,7 +99,8 @@ public final class Parser {
 
     private enum Check { case accept, reject, wait }
 
-    private func process(final: Bool, _ handle: (Event) -> Void) {
+    private func process(final: Bool, _ handle: (Event) throws -> Void) rethrows {
+        defer { compact() }
         loop: while true {
             if skipRemaining > 0 {
                 let n = min(skipRemaining, buffer.count - start)
@@ -161,10 +154,9 @@ public final class Parser {
                 locked = nil
                 discardGarbage()
             case .accept:
-                emit(header, handle)
+                try emit(header, handle)
             }
         }
-        compact()
     }
 
     /// Follows the chain of frame lengths from a candidate; each next position must hold a compatible header (or a
@@ -198,7 +190,7 @@ public final class Parser {
         return .accept
     }
 
-    private func emit(_ header: MP3FrameHeader, _ handle: (Event) -> Void) {
+    private func emit(_ header: MP3FrameHeader, _ handle: (Event) throws -> Void) rethrows {
         let length = header.frameLength
         let frame = Array(buffer[start..<start + length])
         start += length
@@ -211,14 +203,14 @@ public final class Parser {
         let format = DataFormat(header)
         if dataFormat.map({ !$0.hasSameShape(as: format) }) ?? true {
             dataFormat = format
-            handle(.format(format))
+            try handle(.format(format))
         }
         emittedAudio = true
         statistics.packets += 1
         let gap = statistics.bytesSkipped != skippedAtLastPacket || afterReset
         skippedAtLastPacket = statistics.bytesSkipped
         afterReset = false
-        handle(.packet(AudioPacket(bytes: frame, header: header, followsGap: gap)))
+        try handle(.packet(AudioPacket(bytes: frame, header: header, followsGap: gap)))
     }
 
     /// Skips the byte at `start` and everything up to the next byte that could begin a header or a tag.

@@ -16,15 +16,17 @@ public struct ICYDemuxer {
     }
 
     /// Hands audio runs to `audio` and each complete metadata block's fields to `metadata`.
-    public mutating func demux(_ bytes: UnsafeRawBufferPointer, audio: (UnsafeRawBufferPointer) -> Void,
-                               metadata onMetadata: ([String: String]) -> Void) {
+    public mutating func demux(
+        _ bytes: UnsafeRawBufferPointer, audio: (UnsafeRawBufferPointer) throws -> Void,
+        metadata onMetadata: ([String: String]) throws -> Void
+    ) rethrows {
         var index = 0
         while index < bytes.count {
             if audioRemaining > 0 {
                 let n = min(audioRemaining, bytes.count - index)
-                audio(UnsafeRawBufferPointer(rebasing: bytes[index..<index + n]))
                 audioRemaining -= n
                 index += n
+                try audio(UnsafeRawBufferPointer(rebasing: bytes[index - n..<index]))
                 continue
             }
             if metadataRemaining < 0 {
@@ -39,11 +41,9 @@ public struct ICYDemuxer {
             }
             if metadataRemaining == 0 {
                 let fields = Self.parse(metadata)
-                if !fields.isEmpty { onMetadata(fields) }
-            }
-            if metadataRemaining == 0 {
                 metadataRemaining = -1
                 audioRemaining = interval
+                if !fields.isEmpty { try onMetadata(fields) }
             }
         }
     }

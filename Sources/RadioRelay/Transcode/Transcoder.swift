@@ -51,60 +51,37 @@ public struct Transcoder {
 
     private func pump(_ downloader: Downloader, into sink: OutputFile, input: String,
                       progress: ((Progress) -> Void)?) throws -> Summary {
-        let parser = Parser()
-        var reader: Reader?
-        var encoder: Encoder?
+        var settings = StageChain.Configuration()
+        settings.encoder = options.encoder
+        settings.commonRate = options.commonRate
+        let chain = StageChain(settings)
         var pages = 0
         var bytesIn = 0
-        var failure: Error?
 
-        func write(_ out: [OggPage]) throws {
+        func write() throws {
+            let out = chain.takePages()
             for page in out { try sink.write(page.bytes) }
             pages += out.count
-        }
-        func handle(_ event: Parser.Event) {
-            guard failure == nil else { return }
-            do {
-                switch event {
-                case .format(let format):
-                    if encoder == nil {
-                        var configuration = options.encoder
-                        configuration.inputRate = options.commonRate
-                        configuration.originalRate = format.sampleRate
-                        let created = try Encoder(configuration)
-                        try write(created.headerPages)
-                        encoder = created
-                    }
-                case .packet(let packet):
-                    if reader == nil { reader = try Reader(commonRate: options.commonRate, gapless: parser.gapless) }
-                    let pcm = try reader!.read(packet)
-                    if !pcm.isEmpty { try write(try encoder!.encode(pcm)) }
-                }
-            } catch {
-                failure = error
-            }
         }
 
         while try downloader.poll(timeout: 1000, { chunk in
             bytesIn += chunk.count
-            parser.parse(chunk, handle)
+            try chain.feedAudio(chunk)
+            try write()
         }) {
-            if let failure { throw failure }
-            if encoder == nil && bytesIn >= options.giveUpWithoutAudioAfter {
+            if chain.encoder == nil && bytesIn >= options.giveUpWithoutAudioAfter {
                 throw TranscodeError.notMP3(input: input, bytes: bytesIn)
             }
-            if let progress, let encoder {
-                progress(Progress(bytesIn: bytesIn, secondsOut: Double(encoder.samplesIn) / 48_000))
+            if let progress, chain.encoder != nil {
+                progress(Progress(bytesIn: bytesIn, secondsOut: chain.secondsEncoded))
             }
         }
-        parser.finish(handle)
-        if let failure { throw failure }
-        guard let reader, let encoder else { throw TranscodeError.notMP3(input: input, bytes: bytesIn) }
-        let tail = try reader.finish()
-        if !tail.isEmpty { try write(try encoder.encode(tail)) }
-        try write(try encoder.finish())
-        return Summary(format: parser.dataFormat, parser: parser.statistics, reader: reader.statistics,
-                       secondsOut: Double(encoder.samplesIn) / 48_000, bytesOut: encoder.bytesOut, pages: pages)
+        guard try chain.finish(), let encoder = chain.encoder, let reader = chain.reader else {
+            throw TranscodeError.notMP3(input: input, bytes: bytesIn)
+        }
+        try write()
+        return Summary(format: chain.parser.dataFormat, parser: chain.parser.statistics, reader: reader.statistics,
+                       secondsOut: chain.secondsEncoded, bytesOut: encoder.bytesOut, pages: pages)
     }
 }
 

@@ -10,6 +10,8 @@ public final class Station: Sendable {
     private let shared = LockedBox(StationState())
     private let stopping = Atomic<Bool>(false)
     private let finished = LockedBox<Bool>(true)
+    /// Advanced by every iteration of the pipeline thread (for the watchdog).
+    let heartbeat = Atomic<Int>(0)
 
     public var name: String { configuration.name }
     public var state: StationState { shared.snapshot }
@@ -35,7 +37,7 @@ public final class Station: Sendable {
         let handoff = Handoff(value: encoder)
         let thread = Thread { [self] in
             let pipeline = Pipeline(station: self, encoder: handoff.value, state: shared)
-            pipeline.run(until: stopping)
+            pipeline.run(until: stopping, heartbeat: heartbeat)
             finished.withLock { $0 = true }
         }
         thread.name = "pipe-\(name)"

@@ -1,0 +1,127 @@
+/// The stage chain: ICY demux → Parser → Reader → Encoder, bytes in, Ogg pages out.
+///
+/// One value used by both the live station (`Pipeline`) and `transcode` (`Transcoder`). Every method is synchronous
+/// and throws what a stage threw; nothing is stashed for later. The two paths differ only in configuration (frame
+/// confirmation, gapless trimming, when the Encoder is made) and in what surrounds the chain: end of stream offline;
+/// pacing, silence fill and reconnects live.
+///
+/// The Reader is made at the first packet (so it can take the LAME tag the Parser found before it); the Encoder is
+/// either given (live: its header pages must exist before any audio) or made at the first format (offline: OpusHead
+/// then names the upstream's own rate).
+final class StageChain {
+    struct Configuration {
+        var encoder = EncoderConfiguration()
+        /// The common rate of the Reader's buffers (48 000 or 44 100 Hz).
+        var commonRate = OpusClock.rate
+        /// See `Parser.init(confirmsFrames:)`: true for files, false for live relaying (one frame sooner).
+        var confirmsFrames = true
+        /// Trim the encoder delay and padding a LAME tag announces (files; a live stream has no meaningful end).
+        var gapless = true
+    }
+
+    /// What one call produced besides pages.
+    enum Event: Equatable {
+        /// The upstream's format: the first, and every change.
+        case format(DataFormat)
+        /// A complete ICY metadata block's fields (`StreamTitle`, …).
+        case metadata([String: String])
+    }
+
+    let configuration: Configuration
+    let parser: Parser
+    private(set) var reader: Reader?
+    private(set) var encoder: Encoder?
+    private var icy: ICYDemuxer?
+    /// Pages completed since the last `take`, in order.
+    private var pages: [OggPage] = []
+    private var events: [Event] = []
+
+    init(_ configuration: Configuration, encoder: Encoder? = nil) {
+        self.configuration = configuration
+        self.parser = Parser(confirmsFrames: configuration.confirmsFrames)
+        self.encoder = encoder
+    }
+
+    /// Samples (per channel, 48 kHz) the Encoder has taken: the stream's clock.
+    var samplesEncoded: Int64 { encoder?.samplesIn ?? 0 }
+    var secondsEncoded: Double { OpusClock.seconds(samplesEncoded) }
+
+    /// A new connection to the upstream: forgets sync and the carry-over; `metaInterval` is its `icy-metaint`.
+    func restart(metaInterval: Int?) {
+        parser.reset()
+        icy = metaInterval.map { ICYDemuxer(interval: $0) }
+    }
+
+    /// Feeds upstream bytes (ICY-framed when the connection announced a metadata interval).
+    func feed(_ bytes: UnsafeRawBufferPointer) throws {
+        if var demuxer = icy {
+            defer { icy = demuxer }
+            try demuxer.demux(bytes, audio: { try feedAudio($0) }, metadata: { events.append(.metadata($0)) })
+        } else {
+            try feedAudio(bytes)
+        }
+    }
+
+    /// Feeds MP3 bytes to the Parser and each packet through the Reader and the Encoder.
+    func feedAudio(_ bytes: UnsafeRawBufferPointer) throws {
+        try parser.parse(bytes) { try handle($0) }
+    }
+
+    /// Encodes `frames` samples of silence at the common rate (an outage, live).
+    func encodeSilence(frames: Int) throws {
+        guard frames > 0, let encoder else { return }
+        pages += try encoder.encodeSilence(frames: frames)
+    }
+
+    /// Ends the stream: the Parser's last frame, the Reader's tail, the Encoder's end-trimmed last page.
+    /// Returns false when no audio frame was ever found (the encoder was never made).
+    func finish() throws -> Bool {
+        try parser.finish { try handle($0) }
+        guard let encoder, let reader else { return false }
+        let tail = try reader.finish()
+        if !tail.isEmpty { pages += try encoder.encode(tail) }
+        pages += try encoder.finish()
+        return true
+    }
+
+    /// The pages completed so far, handed over once.
+    func takePages() -> [OggPage] {
+        guard !pages.isEmpty else { return [] }
+        defer { pages.removeAll(keepingCapacity: true) }
+        return pages
+    }
+
+    /// The events seen so far, handed over once.
+    func takeEvents() -> [Event] {
+        guard !events.isEmpty else { return [] }
+        defer { events.removeAll() }
+        return events
+    }
+
+    private func handle(_ event: Parser.Event) throws {
+        switch event {
+        case .format(let format):
+            events.append(.format(format))
+            if encoder == nil {
+                var settings = configuration.encoder
+                settings.inputRate = configuration.commonRate
+                settings.originalRate = format.sampleRate
+                let made = try Encoder(settings)
+                pages += made.headerPages
+                encoder = made
+            }
+        case .packet(let packet):
+            let reader = try self.reader ?? makeReader()
+            let pcm = try reader.read(packet)
+            if !pcm.isEmpty, let encoder { pages += try encoder.encode(pcm) }
+        }
+    }
+
+    private func makeReader() throws -> Reader {
+        let made = try Reader(commonRate: configuration.commonRate, gapless: configuration.gapless ? parser.gapless : nil)
+        reader = made
+        return made
+    }
+}
+
+@available(*, unavailable) extension StageChain: Sendable {}

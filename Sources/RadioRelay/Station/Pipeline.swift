@@ -1,0 +1,206 @@
+import Foundation
+import Synchronization
+
+/// The station's pipeline thread: pulls the upstream, runs the stage chain, publishes pages, and carries out the
+/// stream clock's and the reconnect schedule's decisions. Confined to its thread.
+final class Pipeline {
+    private let configuration: StationConfiguration
+    private let broadcaster: Broadcaster
+    private let shared: LockedBox<StationState>
+    private var local = StationState()
+    private let chain: StageChain
+    private var clock: StreamClock
+    private var reconnect: ReconnectSchedule
+
+    private var downloader: Downloader?
+    /// The current connection's first bytes were seen (and logged).
+    private var announced = false
+    /// Bytes held for a paced upstream: read ahead of the clock, fed to the stages as the clock reaches them.
+    private var backlog = Backlog(limit: 64 * 1024)
+
+    init(station: Station, encoder: Encoder, state: LockedBox<StationState>) {
+        self.configuration = station.configuration
+        self.broadcaster = station.broadcaster
+        self.shared = state
+        var settings = StageChain.Configuration()
+        settings.encoder = encoder.configuration
+        settings.commonRate = configuration.commonRate
+        // Live: a frame goes on as soon as it is complete (a listener should not wait a frame for the next header),
+        // and a live stream's LAME tag says nothing about where our stream ends.
+        settings.confirmsFrames = false
+        settings.gapless = false
+        chain = StageChain(settings, encoder: encoder)
+        var clockSettings = StreamClock.Settings()
+        clockSettings.silenceAfter = configuration.silenceAfter
+        clock = StreamClock(settings: clockSettings, now: monotonicNow())
+        reconnect = ReconnectSchedule(delays: configuration.reconnectDelay)
+    }
+
+    private var encoded: Double { chain.secondsEncoded }
+
+    /// Runs until `stopping` is set; `heartbeat` is advanced by every iteration, whatever the upstream does.
+    func run(until stopping: borrowing Atomic<Bool>, heartbeat: borrowing Atomic<Int>) {
+        clock = StreamClock(settings: clock.settings, now: monotonicNow())
+        var lastPublishedState = monotonicNow()
+        let paced = configuration.isPaced
+        while !stopping.load(ordering: .acquiring) {
+            heartbeat.add(1, ordering: .relaxed)
+            let now = monotonicNow()
+            // A paced upstream's next connection (a file's next loop) starts once the last one has played out.
+            if downloader == nil && reconnect.isDue(now: now) && backlog.isEmpty { connect(now: now) }
+            if let downloader, !paced || !backlog.isFull {
+                pull(downloader, now: now)
+            } else if !paced || backlog.isEmpty {
+                usleep(10_000)
+            }
+            if paced {
+                drainBacklog()
+                if backlog.isFull || downloader == nil, let nap = clock.nap(now: monotonicNow(), encoded: encoded) {
+                    usleep(UInt32(nap * 1_000_000))
+                }
+            }
+            fillSilence()
+            publish()
+            if monotonicNow() - lastPublishedState > 0.1 {
+                publishState()
+                lastPublishedState = monotonicNow()
+            }
+        }
+        publishState()
+    }
+
+    // MARK: Upstream
+
+    private func connect(now: Double) {
+        var options = Downloader.Options()
+        options.connectTimeout = configuration.connectTimeout
+        options.stallTimeout = configuration.stallTimeout
+        options.requestICYMetadata = true
+        options.chunkSize = 16 * 1024
+        local.upstream = .connecting
+        do {
+            downloader = try Downloader(url: configuration.upstream, options: options)
+            // A looping file announces itself once; a network upstream on every (re)connection.
+            announced = configuration.isFileUpstream && local.packets > 0
+            chain.restart(metaInterval: nil)
+            if configuration.isFileUpstream { local.upstream = .connected }
+        } catch {
+            fail(error, now: now)
+        }
+    }
+
+    private func fail(_ error: any Error, now: Double) {
+        downloader = nil
+        local.reconnects += 1
+        local.upstream = .retrying(reason: "\(error)")
+        let wait = reconnect.failed(now: now)
+        Log.warning("\(configuration.name): upstream \(error); retrying in \(String(format: "%.0f", wait)) s")
+    }
+
+    private func pull(_ downloader: Downloader, now: Double) {
+        do {
+            let more = try downloader.poll(timeout: 20) { chunk in
+                if !announced {
+                    announced = true
+                    connected(downloader)
+                }
+                local.bytesIn += chunk.count
+                if configuration.isPaced {
+                    backlog.append(chunk)
+                } else {
+                    try chain.feed(chunk)
+                    takeEvents()
+                }
+            }
+            if !more {
+                // The upstream ended. A file loops; a network stream that ends is an outage, not the end of ours.
+                self.downloader = nil
+                if configuration.isFileUpstream && configuration.loop {
+                    reconnect.again()
+                } else {
+                    fail(DownloadError(.transfer, url: configuration.upstream, "the upstream ended the stream"),
+                         now: now)
+                }
+            }
+        } catch {
+            takeEvents()
+            fail(error, now: now)
+        }
+    }
+
+    private func connected(_ downloader: Downloader) {
+        let interval = downloader.icyMetaInterval
+        chain.restart(metaInterval: interval)
+        local.upstream = .connected
+        reconnect.connected()
+        let headers = downloader.responseHeaders
+        let station = headers["icy-name"].map { " \"\($0)\"" } ?? ""
+        let what = configuration.isFileUpstream ? "upstream file opened" : "upstream connected"
+        Log.info("\(configuration.name): \(what): \(configuration.upstream)\(station)"
+                 + (interval.map { ", ICY metadata every \($0) bytes" } ?? ""))
+    }
+
+    // MARK: Pacing
+
+    /// Feeds the backlog in 1 KB pieces (about 60 ms at 128 kb/s) while the stream is not ahead of the clock.
+    private func drainBacklog() {
+        do {
+            while !backlog.isEmpty && clock.mayFeed(now: monotonicNow(), encoded: encoded) {
+                try backlog.consume(upTo: 1024) { try chain.feed($0) }
+                takeEvents()
+            }
+        } catch {
+            // A stage failed on this piece: it is dropped, the next goes on (the upstream connection is fine).
+            takeEvents()
+            Log.error("\(configuration.name): \(error)")
+        }
+        backlog.compact()
+    }
+
+    // MARK: Stages
+
+    private func takeEvents() {
+        for event in chain.takeEvents() {
+            switch event {
+            case .format(let format):
+                let now = local.format == nil ? "" : " now"
+                Log.info("\(configuration.name): upstream format\(now) \(format)")
+                local.format = format
+            case .metadata(let fields):
+                guard let title = fields["StreamTitle"], title != local.title else { continue }
+                local.title = title
+                Log.info("\(configuration.name): now playing: \(title)")
+                publishState()
+            }
+        }
+    }
+
+    /// Keeps the stream at real-time pace while the upstream is away or behind.
+    private func fillSilence() {
+        let seconds = clock.silence(now: monotonicNow(), encoded: encoded)
+        let frames = StreamClock.frames(seconds, rate: configuration.commonRate)
+        guard frames > 0 else { return }
+        do {
+            try chain.encodeSilence(frames: frames)
+            local.silenceSeconds += Double(frames) / Double(configuration.commonRate)
+        } catch {
+            Log.error("\(configuration.name): encoding silence failed: \(error)")
+        }
+    }
+
+    /// Hands the pages completed in this iteration to the Broadcaster, with one wake-up for all of them.
+    private func publish() {
+        broadcaster.publish(chain.takePages())
+    }
+
+    private func publishState() {
+        local.packets = chain.parser.statistics.packets
+        local.skippedBytes = chain.parser.statistics.bytesSkipped
+        local.decodeErrors = chain.reader?.statistics.decodeErrors ?? 0
+        local.encodedSeconds = encoded
+        let snapshot = local
+        shared.withLock { $0 = snapshot }
+    }
+}
+
+@available(*, unavailable) extension Pipeline: Sendable {}
