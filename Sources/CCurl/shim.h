@@ -15,5 +15,4 @@ static inline CURLcode rr_curl_setopt_callback(CURL *h, CURLoption o, rr_curl_da
     return curl_easy_setopt(h, o, v);
 }
 static inline CURLcode rr_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
-static inline CURLcode rr_curl_getinfo_string(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
 #endif

@@ -15,5 +15,4 @@ static inline int rr_opus_set_signal(OpusEncoder *e, opus_int32 v) { return opus
 static inline int rr_opus_get_lookahead(OpusEncoder *e, opus_int32 *v) {
     return opus_encoder_ctl(e, OPUS_GET_LOOKAHEAD(v));
 }
-static inline int rr_opus_get_bitrate(OpusEncoder *e, opus_int32 *v) { return opus_encoder_ctl(e, OPUS_GET_BITRATE(v)); }
 #endif

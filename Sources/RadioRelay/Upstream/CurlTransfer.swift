@@ -25,6 +25,8 @@ final class CurlTransfer {
     private(set) var status = 0
     private(set) var isDone = false
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    /// The easy handle is in the multi handle (so `deinit` takes it out first).
+    private var added = true
 
     static var libraryVersion: String { String(cString: curl_version()).split(separator: " ").first.map(String.init) ?? "libcurl" }
 
@@ -44,40 +46,62 @@ final class CurlTransfer {
         self.easy = easy
         self.multi = multi
         let context = Unmanaged.passUnretained(self).toOpaque()
-        rr_curl_setopt_string(easy, CURLOPT_URL, url)
-        rr_curl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
-        rr_curl_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        rr_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1)
-        rr_curl_setopt_long(easy, CURLOPT_MAXREDIRS, options.maxRedirects)
-        rr_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, options.connectTimeout)
-        rr_curl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
-        rr_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, options.stallTimeout)
-        rr_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        rr_curl_setopt_long(easy, CURLOPT_HTTP09_ALLOWED, 1)  // SHOUTcast v1 answers "ICY 200 OK"
-        rr_curl_setopt_string(easy, CURLOPT_USERAGENT, options.userAgent)
-        errorBuffer[0] = 0
-        rr_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
-        if options.requestICYMetadata { headerList = curl_slist_append(headerList, "Icy-MetaData: 1") }
-        if let headerList { rr_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList) }
-        rr_curl_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
-        rr_curl_setopt_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
-            let n = size * count
-            transfer.received.append(contentsOf: UnsafeRawBufferPointer(start: data, count: n))
-            return n
+        /// Every option must take: a libcurl without one of them (an old version, a build without a protocol)
+        /// is an error naming the option, not a transfer that silently behaves differently.
+        func check(_ code: CURLcode, _ option: String) throws {
+            guard code == CURLE_OK else {
+                let reason = String(cString: curl_easy_strerror(code))
+                throw DownloadError(.transfer, url: url, "libcurl refused \(option): \(reason)")
+            }
         }
-        rr_curl_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
-        rr_curl_setopt_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
-            let n = size * count
-            transfer.header(UnsafeRawBufferPointer(start: data, count: n))
-            return n
+        do {
+            try check(rr_curl_setopt_string(easy, CURLOPT_URL, url), "CURLOPT_URL")
+            try check(rr_curl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "CURLOPT_PROTOCOLS_STR")
+            try check(rr_curl_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
+                      "CURLOPT_REDIR_PROTOCOLS_STR")
+            try check(rr_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1), "CURLOPT_FOLLOWLOCATION")
+            try check(rr_curl_setopt_long(easy, CURLOPT_MAXREDIRS, options.maxRedirects), "CURLOPT_MAXREDIRS")
+            try check(rr_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, options.connectTimeout),
+                      "CURLOPT_CONNECTTIMEOUT")
+            try check(rr_curl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1), "CURLOPT_LOW_SPEED_LIMIT")
+            try check(rr_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, options.stallTimeout), "CURLOPT_LOW_SPEED_TIME")
+            try check(rr_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
+            // SHOUTcast v1 answers "ICY 200 OK".
+            try check(rr_curl_setopt_long(easy, CURLOPT_HTTP09_ALLOWED, 1), "CURLOPT_HTTP09_ALLOWED")
+            try check(rr_curl_setopt_string(easy, CURLOPT_USERAGENT, options.userAgent), "CURLOPT_USERAGENT")
+            errorBuffer[0] = 0
+            try check(rr_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
+            if options.requestICYMetadata { headerList = curl_slist_append(headerList, "Icy-MetaData: 1") }
+            if let headerList { try check(rr_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "CURLOPT_HTTPHEADER") }
+            try check(rr_curl_setopt_pointer(easy, CURLOPT_WRITEDATA, context), "CURLOPT_WRITEDATA")
+            try check(rr_curl_setopt_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+                guard let context else { return 0 }
+                let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+                let n = size * count
+                transfer.received.append(contentsOf: UnsafeRawBufferPointer(start: data, count: n))
+                return n
+            }, "CURLOPT_WRITEFUNCTION")
+            try check(rr_curl_setopt_pointer(easy, CURLOPT_HEADERDATA, context), "CURLOPT_HEADERDATA")
+            try check(rr_curl_setopt_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+                guard let context else { return 0 }
+                let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+                let n = size * count
+                transfer.header(UnsafeRawBufferPointer(start: data, count: n))
+                return n
+            }, "CURLOPT_HEADERFUNCTION")
+            let added = curl_multi_add_handle(multi, easy)
+            guard added == CURLM_OK else {
+                throw DownloadError(.transfer, url: url,
+                                    "curl_multi_add_handle: \(String(cString: curl_multi_strerror(added)))")
+            }
+        } catch {
+            added = false
+            throw error
         }
-        curl_multi_add_handle(multi, easy)
     }
 
     deinit {
-        curl_multi_remove_handle(multi, easy)
+        if added { curl_multi_remove_handle(multi, easy) }
         curl_easy_cleanup(easy)
         curl_multi_cleanup(multi)
         curl_slist_free_all(headerList)
@@ -96,20 +120,27 @@ final class CurlTransfer {
         headers[name] = value
     }
 
+    /// A multi-interface call failed (out of memory, a bad handle): the transfer cannot go on.
+    private func multiCheck(_ code: CURLMcode, _ call: String) throws {
+        guard code == CURLM_OK else {
+            isDone = true
+            throw DownloadError(.transfer, url: url, "\(call): \(String(cString: curl_multi_strerror(code)))")
+        }
+    }
+
     /// Runs the transfer for at most `timeout` ms; hands over what arrived. Returns false once the transfer ended
     /// well; throws when it failed.
     func poll(timeout: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         guard !isDone else { return false }
         var running: Int32 = 0
-        curl_multi_perform(multi, &running)
+        try multiCheck(curl_multi_perform(multi, &running), "curl_multi_perform")
         if received.isEmpty && running > 0 {
-            curl_multi_poll(multi, nil, 0, Int32(timeout), nil)
-            curl_multi_perform(multi, &running)
+            try multiCheck(curl_multi_poll(multi, nil, 0, Int32(clamping: timeout), nil), "curl_multi_poll")
+            try multiCheck(curl_multi_perform(multi, &running), "curl_multi_perform")
         }
         if status == 0 {
             var code = 0
-            rr_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
-            status = code
+            if rr_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK { status = code }
         }
         if status >= 400 {
             isDone = true
