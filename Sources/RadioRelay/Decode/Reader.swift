@@ -35,7 +35,7 @@ public final class Reader {
     private var decodedSamples = 0
     private var pending = PCMBuffer(sampleRate: 0)
 
-    public init(commonRate: Int = 48_000, gapless: GaplessInfo? = nil) throws {
+    public init(commonRate: Int = OpusClock.rate, gapless: GaplessInfo? = nil) throws {
         guard Self.supportedCommonRates.contains(commonRate) else {
             throw ConfigurationError("common rate \(commonRate) Hz is not supported; use 48000 or 44100")
         }

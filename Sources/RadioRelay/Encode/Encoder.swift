@@ -9,9 +9,9 @@ public struct EncoderConfiguration: Sendable, Equatable {
     /// Audio is flushed onto a page every `pageDuration` ms (a multiple of 20 ms): the latency floor for listeners.
     public var pageDuration = 100
     /// The rate of the common-format buffers the Encoder receives; resampled to 48 kHz when different.
-    public var inputRate = 48_000
+    public var inputRate = OpusClock.rate
     /// The upstream's own rate, announced in OpusHead (informational for players).
-    public var originalRate = 48_000
+    public var originalRate = OpusClock.rate
     public var serial: UInt32 = .random(in: 1...UInt32.max)
     /// User comments for OpusTags, `KEY=value`.
     public var comments: [String] = []
@@ -70,9 +70,9 @@ public final class Encoder {
         opus = try OpusEncoderHandle(bitrate: configuration.bitrate, complexity: configuration.complexity,
                                      constrainedVBR: configuration.constrainedVBR)
         ogg = try OggStream(serial: configuration.serial)
-        resampler = configuration.inputRate == OpusEncoderHandle.sampleRate
+        resampler = configuration.inputRate == OpusClock.rate
             ? nil
-            : try Resampler(inputRate: configuration.inputRate, outputRate: OpusEncoderHandle.sampleRate, channels: 2,
+            : try Resampler(inputRate: configuration.inputRate, outputRate: OpusClock.rate, channels: 2,
                             interleavedInput: false)
         preSkip = opus.lookahead
         packetsPerPage = configuration.pageDuration / 20

@@ -8,7 +8,7 @@ public final class OpusDecoderHandle {
 
     public init() throws {
         var error: Int32 = 0
-        guard let decoder = opus_decoder_create(48_000, 2, &error), error == OPUS_OK
+        guard let decoder = opus_decoder_create(Int32(OpusClock.rate), 2, &error), error == OPUS_OK
         else { throw OpusError(code: error, call: "opus_decoder_create") }
         self.decoder = decoder
     }

@@ -9,7 +9,6 @@ public struct OpusError: Error, CustomStringConvertible {
 
 /// Owns one `OpusEncoder` (`opus_encoder_create`/`opus_encoder_destroy`): 48 kHz stereo, 20 ms frames.
 final class OpusEncoderHandle {
-    static let sampleRate = 48_000
     static let frameSize = 960
     /// RFC 6716 caps a packet at 1275 bytes per frame; a little more room costs nothing.
     static let maxPacket = 1500
@@ -20,7 +19,7 @@ final class OpusEncoderHandle {
 
     init(bitrate: Int, complexity: Int, constrainedVBR: Bool) throws {
         var error: Int32 = 0
-        guard let encoder = opus_encoder_create(Int32(Self.sampleRate), 2, OPUS_APPLICATION_AUDIO, &error),
+        guard let encoder = opus_encoder_create(Int32(OpusClock.rate), 2, OPUS_APPLICATION_AUDIO, &error),
               error == OPUS_OK
         else { throw OpusError(code: error, call: "opus_encoder_create") }
         self.encoder = encoder

@@ -5,7 +5,7 @@ public struct StationConfiguration: Sendable, Equatable {
     public var upstream = ""
     public var encoder = EncoderConfiguration()
     public var broadcaster = BroadcasterConfiguration()
-    public var commonRate = 48_000
+    public var commonRate = OpusClock.rate
     /// Read the upstream at real time from the packets' durations. nil: yes for files, no for network streams
     /// (which arrive at real time by themselves).
     public var paced: Bool?

@@ -9,7 +9,7 @@ public struct Transcoder {
     public struct Options: Sendable {
         public var encoder = EncoderConfiguration()
         /// The common rate the Reader produces (48 000 or 44 100 Hz).
-        public var commonRate = 48_000
+        public var commonRate = OpusClock.rate
         /// Bytes of input without a single MP3 frame after which the input is declared not MP3.
         public var giveUpWithoutAudioAfter = 1 << 20
         public init() {}
