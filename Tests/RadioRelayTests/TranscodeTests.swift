@@ -141,24 +141,4 @@ import Testing
             ($0 as? DownloadError)?.kind == .badURL
         }
     }
-
-    /// The command line: one clear line on stderr and a non-zero exit for bad input; a file and a summary for good.
-    @Test func commandLine() throws {
-        let executable = try #require(radioRelayExecutable())
-        let output = temporaryPath("cli.opus")
-        defer { try? FileManager.default.removeItem(atPath: output) }
-        let good = try run(executable, ["transcode", Fixture.path("stereo-22k.mp3"), output, "--bitrate", "64k",
-                                        "--page-ms", "40", "--complexity", "5", "--rate", "44100"])
-        #expect(good.status == 0, "\(good.stderr)")
-        #expect(good.stderr.contains("2.000 s of Opus"))
-        #expect(FileManager.default.fileExists(atPath: output))
-
-        let bad = try run(executable, ["transcode", "/nonexistent.mp3", temporaryPath("x.opus")])
-        #expect(bad.status != 0)
-        #expect(bad.stderr.split(separator: "\n").count == 1)
-        #expect(bad.stderr.contains("/nonexistent.mp3"))
-
-        let flag = try run(executable, ["transcode", "a", "b", "--page-ms", "30"])
-        #expect(flag.status == 2 && flag.stderr.contains("multiple of 20"))
-    }
 }

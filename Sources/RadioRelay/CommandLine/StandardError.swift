@@ -1,0 +1,20 @@
+import Glibc
+
+/// Plain text to standard error, for the command line's own messages (usage errors, transcode progress and
+/// summary); the service's log lines go through `Log`.
+public enum StandardError {
+    /// Writes all of `text`, retrying interrupted and partial writes; gives up silently when stderr is gone.
+    public static func write(_ text: String) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { buffer -> Int in
+                guard let base = buffer.baseAddress else { return 0 }
+                return Glibc.write(STDERR_FILENO, base + offset, buffer.count - offset)
+            }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return }
+            offset += n
+        }
+    }
+}

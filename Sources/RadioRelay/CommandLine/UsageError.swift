@@ -1,0 +1,19 @@
+/// A command line that cannot be run as typed: an unknown command or option, a missing or out-of-range value.
+///
+/// `message` is one line that names the flag and what it accepts; `hint` points to the help of the command that was
+/// being parsed. Printed as `radio-relay: <message>` and the hint, with exit status 64 (`ExitCode.usage`).
+public struct UsageError: Error, Equatable, CustomStringConvertible, Sendable {
+    public let message: String
+    /// The help that lists what this command accepts.
+    public let topic: HelpTopic
+
+    public init(_ message: String, topic: HelpTopic) {
+        self.message = message
+        self.topic = topic
+    }
+
+    /// "try `radio-relay serve --help`", naming the help of the command being parsed.
+    public var hint: String { "try `\(topic.invocation)`" }
+
+    public var description: String { message }
+}

@@ -1,0 +1,58 @@
+/// Readers of flag values: text to a value, or nil when the text is not one the flag accepts.
+enum Values {
+    static func integer(_ range: ClosedRange<Int>) -> (String) -> Int? {
+        { Units.integer($0, in: range) }
+    }
+
+    static func seconds(_ range: ClosedRange<Double>) -> (String) -> Double? {
+        { Units.seconds($0, in: range) }
+    }
+
+    /// 6k to 510k, the range libopus accepts.
+    static func bitrate(_ text: String) -> Int? {
+        guard let bitrate = Units.bitrate(text), (6_000...510_000).contains(bitrate) else { return nil }
+        return bitrate
+    }
+
+    /// A multiple of 20 ms (one Opus frame) from 20 to 1000.
+    static func pageDuration(_ text: String) -> Int? {
+        guard let ms = Units.integer(text, in: 20...1000), ms % 20 == 0 else { return nil }
+        return ms
+    }
+
+    static func commonRate(_ text: String) -> Int? {
+        guard let rate = Units.integer(text, in: 1...1_000_000), Reader.supportedCommonRates.contains(rate) else {
+            return nil
+        }
+        return rate
+    }
+
+    /// nil inside: auto (pace files only).
+    static func pace(_ text: String) -> Bool?? {
+        switch text {
+        case "auto": return .some(nil)
+        case "yes": return true
+        case "no": return false
+        default: return nil
+        }
+    }
+
+    /// An IPv4 or IPv6 literal the listening socket can bind.
+    static func address(_ text: String) -> String? {
+        SocketAddress(host: text, port: 0) == nil ? nil : text
+    }
+}
+
+extension Log.Priority {
+    /// "error", "warning", "notice", "info" or "debug".
+    init?(name: String) {
+        switch name {
+        case "error": self = .error
+        case "warning": self = .warning
+        case "notice": self = .notice
+        case "info": self = .info
+        case "debug": self = .debug
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,295 @@
+import Foundation
+import Glibc
+import Testing
+@testable import RadioRelay
+
+/// The command line as a value: every flag in both forms, every usage error's message, help per command, and the
+/// exit status for each kind of error; then the real binary once for each status the parser and main produce.
+@Suite struct CommandLineTests {
+    // MARK: - Helpers
+
+    static func serve(_ arguments: [String]) throws -> ServeOptions {
+        guard case .serve(let options) = try Command.parse(arguments) else {
+            throw UsageError("not serve: \(arguments)", topic: .overall)
+        }
+        return options
+    }
+
+    static func transcode(_ arguments: [String]) throws -> (input: String, output: String, Transcoder.Options) {
+        guard case .transcode(let input, let output, let options) = try Command.parse(arguments) else {
+            throw UsageError("not transcode: \(arguments)", topic: .overall)
+        }
+        return (input, output, options)
+    }
+
+    static func help(_ arguments: [String]) throws -> HelpTopic? {
+        guard case .help(let topic) = try Command.parse(arguments) else { return nil }
+        return topic
+    }
+
+    /// `[--flag, value]` or `[--flag=value]`.
+    static func flags(_ pairs: [(String, String)], joined: Bool) -> [String] {
+        pairs.flatMap { joined ? ["--\($0.0)=\($0.1)"] : ["--\($0.0)", $0.1] }
+    }
+
+    // MARK: - serve and the demo
+
+    @Test func noArgumentsRunTheDemoWithEveryDefault() throws {
+        let demo = try Self.serve([])
+        let defaults = StationConfiguration()
+        #expect(demo.station.upstream.isEmpty)
+        #expect(demo.station.broadcaster == defaults.broadcaster)
+        #expect(demo.station.name == defaults.name && demo.station.paced == nil)
+        #expect(demo.station.encoder.bitrate == 96_000 && demo.station.encoder.pageDuration == 100)
+        #expect(demo.logLevel == .info)
+    }
+
+    @Test func serveWithoutOptionsHasTheDefaults() throws {
+        let serve = try Self.serve(["serve"])
+        let defaults = StationConfiguration()
+        #expect(serve.station.upstream.isEmpty)
+        #expect(serve.station.broadcaster == defaults.broadcaster)
+        #expect(serve.station.encoder.bitrate == defaults.encoder.bitrate)
+        #expect(serve.station.encoder.complexity == defaults.encoder.complexity)
+        #expect(serve.station.encoder.pageDuration == defaults.encoder.pageDuration)
+        #expect(serve.station.broadcaster.flushInterval == 0.3)
+        #expect(serve.logLevel == .info)
+    }
+
+    @Test(arguments: [false, true]) func serveReadsEveryFlag(joined: Bool) throws {
+        let pairs = [
+            ("upstream", "http://example.com/stream.mp3"), ("port", "9000"), ("bind", "::"), ("bitrate", "128k"),
+            ("page-ms", "20"), ("flush-ms", "0"), ("burst", "0.5"), ("max-lag", "30"), ("max-listeners", "5"),
+            ("max-per-ip", "2"), ("complexity", "3"), ("pace", "yes"), ("name", "jazz"), ("log-level", "debug"),
+        ]
+        #expect(Set(pairs.map(\.0)) == Set(OptionSpecification.serve.map(\.name)), "a flag is not tested")
+        let serve = try Self.serve(["serve"] + Self.flags(pairs, joined: joined))
+        let station = serve.station
+        #expect(station.upstream == "http://example.com/stream.mp3")
+        #expect(station.broadcaster.port == 9000 && station.broadcaster.bind == "::")
+        #expect(station.encoder.bitrate == 128_000 && station.encoder.pageDuration == 20)
+        #expect(station.broadcaster.flushInterval == 0)
+        #expect(station.broadcaster.burst == 0.5 && station.broadcaster.maxLag == 30)
+        #expect(station.broadcaster.maxListeners == 5 && station.broadcaster.maxPerIP == 2)
+        #expect(station.encoder.complexity == 3)
+        #expect(station.paced == true && station.name == "jazz")
+        #expect(serve.logLevel == .debug)
+    }
+
+    @Test func theLastOfARepeatedFlagWinsAndBothFormsMix() throws {
+        let serve = try Self.serve(["serve", "--port", "9000", "--port=9001", "--flush-ms=1500"])
+        #expect(serve.station.broadcaster.port == 9001)
+        #expect(serve.station.broadcaster.flushInterval == 1.5)
+    }
+
+    @Test(arguments: [("auto", nil), ("yes", true), ("no", false)] as [(String, Bool?)])
+    func pace(text: String, paced: Bool?) throws {
+        #expect(try Self.serve(["serve", "--pace", text]).station.paced == paced)
+    }
+
+    @Test(arguments: [("error", Log.Priority.error), ("warning", .warning), ("notice", .notice), ("info", .info),
+                      ("debug", .debug)])
+    func logLevels(name: String, priority: Log.Priority) throws {
+        #expect(try Self.serve(["serve", "--log-level", name]).logLevel == priority)
+        #expect(try Self.serve(["serve", "--log-level=\(name)"]).logLevel == priority)
+        #expect(try Self.serve(["--log-level", name]).logLevel == priority, "the demo")
+        #expect(try Self.serve(["--log-level=\(name)"]).logLevel == priority, "the demo")
+    }
+
+    @Test func theBundledSampleStandsInForAMissingUpstream() throws {
+        let demo = try Self.serve([])
+        #expect(try demo.resolvedStation(sample: "/opt/demo.mp3").upstream == "/opt/demo.mp3")
+        let given = try Self.serve(["serve", "--upstream", "/music/a.mp3"])
+        #expect(try given.resolvedStation(sample: "/opt/demo.mp3").upstream == "/music/a.mp3")
+        #expect(try given.resolvedStation(sample: nil).upstream == "/music/a.mp3")
+        #expect { try demo.resolvedStation(sample: nil) } throws: { error in
+            ExitCode(for: error) == .config && "\(error)".contains("--upstream")
+        }
+    }
+
+    // MARK: - transcode
+
+    @Test func transcodeDefaults() throws {
+        let (input, output, options) = try Self.transcode(["transcode", "in.mp3", "out.opus"])
+        #expect(input == "in.mp3" && output == "out.opus")
+        #expect(options.encoder.bitrate == 96_000 && options.encoder.complexity == 10)
+        #expect(options.encoder.pageDuration == 100 && options.commonRate == 48_000)
+    }
+
+    @Test(arguments: [false, true]) func transcodeReadsEveryFlag(joined: Bool) throws {
+        let pairs = [("bitrate", "64000"), ("rate", "44100"), ("complexity", "0"), ("page-ms", "1000")]
+        #expect(Set(pairs.map(\.0)) == Set(OptionSpecification.transcode.map(\.name)), "a flag is not tested")
+        let flags = Self.flags(pairs, joined: joined)
+        let (input, output, options) = try Self.transcode(["transcode"] + flags.prefix(2) + ["in.mp3"]
+                                                          + flags.dropFirst(2) + ["-"])
+        #expect(input == "in.mp3" && output == "-")
+        #expect(options.encoder.bitrate == 64_000 && options.commonRate == 44_100)
+        #expect(options.encoder.complexity == 0 && options.encoder.pageDuration == 1000)
+    }
+
+    @Test func aDoubleDashEndsTheOptions() throws {
+        let (input, output, _) = try Self.transcode(["transcode", "--", "--odd name.mp3", "-"])
+        #expect(input == "--odd name.mp3" && output == "-")
+    }
+
+    // MARK: - Usage errors
+
+    /// Each wrong command line: the one-line message, naming the flag and what it accepts, and the help it points to.
+    @Test(arguments: [
+        (["frob"], "unknown command frob: use serve or transcode", HelpTopic.overall),
+        (["--port", "9000"], "unknown option --port", .overall),
+        (["--log-level", "loud"], "--log-level loud: use error, warning, notice, info or debug", .overall),
+        (["--log-level"], "--log-level needs a value: error, warning, notice, info or debug", .overall),
+        (["--version", "x"], "--version takes no arguments", .overall),
+        (["help", "frob"], "no help for frob: use serve or transcode", .overall),
+        (["-x"], "unknown option -x", .overall),
+        (["serve", "--bogus", "1"], "unknown option --bogus", .serve),
+        (["serve", "--rate=44100"], "unknown option --rate", .serve),
+        (["serve", "extra"], "serve takes only options, not extra", .serve),
+        (["serve", "--upstream"], "--upstream needs a value: an http(s) URL, a file: URL or a path", .serve),
+        (["serve", "--name="], "--name needs a value: a non-empty name", .serve),
+        (["serve", "--port", "0"], "--port 0: use 1 to 65535", .serve),
+        (["serve", "--port=65536"], "--port 65536: use 1 to 65535", .serve),
+        (["serve", "--port", "eighty"], "--port eighty: use 1 to 65535", .serve),
+        (["serve", "--bind", "localhost"], "--bind localhost: use an IPv4 or IPv6 address such as 0.0.0.0 or ::",
+         .serve),
+        (["serve", "--bitrate", "5k"], "--bitrate 5k: use 6k to 510k, e.g. 96k or 96000", .serve),
+        (["serve", "--bitrate", "fast"], "--bitrate fast: use 6k to 510k, e.g. 96k or 96000", .serve),
+        (["serve", "--page-ms", "30"], "--page-ms 30: use a multiple of 20 from 20 to 1000", .serve),
+        (["serve", "--page-ms", "1020"], "--page-ms 1020: use a multiple of 20 from 20 to 1000", .serve),
+        (["serve", "--flush-ms", "2001"], "--flush-ms 2001: use 0 to 2000", .serve),
+        (["serve", "--burst", "61"], "--burst 61: use 0 to 60 seconds", .serve),
+        (["serve", "--burst", "inf"], "--burst inf: use 0 to 60 seconds", .serve),
+        (["serve", "--max-lag", "0.4"], "--max-lag 0.4: use 0.5 to 600 seconds", .serve),
+        (["serve", "--max-lag", "nan"], "--max-lag nan: use 0.5 to 600 seconds", .serve),
+        (["serve", "--max-listeners", "-1"], "--max-listeners -1: use 0 to 1000000", .serve),
+        (["serve", "--max-per-ip", "1000001"], "--max-per-ip 1000001: use 0 to 1000000", .serve),
+        (["serve", "--complexity", "11"], "--complexity 11: use 0 to 10", .serve),
+        (["serve", "--pace", "maybe"], "--pace maybe: use auto, yes or no", .serve),
+        (["serve", "--log-level", "trace"], "--log-level trace: use error, warning, notice, info or debug", .serve),
+        (["transcode"], "transcode needs 2 arguments, INPUT and OUTPUT; got 0", .transcode),
+        (["transcode", "a", "b", "c"], "transcode needs 2 arguments, INPUT and OUTPUT; got 3", .transcode),
+        (["transcode", "a", "b", "--upstream", "x"], "unknown option --upstream", .transcode),
+        (["transcode", "a", "b", "--bitrate", "600k"], "--bitrate 600k: use 6k to 510k, e.g. 96k or 96000",
+         .transcode),
+        (["transcode", "a", "b", "--rate", "22050"], "--rate 22050: use 48000 or 44100", .transcode),
+        (["transcode", "a", "b", "--complexity=-1"], "--complexity -1: use 0 to 10", .transcode),
+        (["transcode", "a", "b", "--page-ms", "30"], "--page-ms 30: use a multiple of 20 from 20 to 1000",
+         .transcode),
+        (["transcode", "a", "b", "--page-ms"], "--page-ms needs a value: a multiple of 20 from 20 to 1000",
+         .transcode),
+    ] as [([String], String, HelpTopic)])
+    func usageError(arguments: [String], message: String, topic: HelpTopic) {
+        #expect(throws: UsageError(message, topic: topic)) { try Command.parse(arguments) }
+    }
+
+    @Test func theHintNamesTheHelpOfTheCommand() {
+        #expect(UsageError("x", topic: .overall).hint == "try `radio-relay --help`")
+        #expect(UsageError("x", topic: .serve).hint == "try `radio-relay serve --help`")
+        #expect(UsageError("x", topic: .transcode).hint == "try `radio-relay transcode --help`")
+    }
+
+    // MARK: - Help and version
+
+    @Test(arguments: [
+        (["--help"], HelpTopic.overall), (["-h"], .overall), (["help"], .overall),
+        (["--log-level", "info", "-h"], .overall),
+        (["help", "serve"], .serve), (["serve", "--help"], .serve), (["serve", "-h"], .serve),
+        (["serve", "--port", "9000", "--help"], .serve), (["serve", "--help", "--bogus"], .serve),
+        (["help", "transcode"], .transcode), (["transcode", "--help"], .transcode),
+        (["transcode", "a", "-h"], .transcode),
+    ] as [([String], HelpTopic)])
+    func help(arguments: [String], topic: HelpTopic) throws {
+        #expect(try Self.help(arguments) == topic)
+    }
+
+    @Test func eachHelpShowsOnlyItsOwnOptions() {
+        let serve = HelpTopic.serve.text
+        let transcode = HelpTopic.transcode.text
+        for option in OptionSpecification.serve { #expect(serve.contains(option.synopsis)) }
+        for option in OptionSpecification.transcode { #expect(transcode.contains(option.synopsis)) }
+        #expect(!serve.contains("--rate") && !serve.contains("INPUT"))
+        #expect(!transcode.contains("--upstream") && !transcode.contains("--port"))
+        #expect(serve.hasPrefix("usage: radio-relay serve"))
+        #expect(transcode.hasPrefix("usage: radio-relay transcode"))
+        let overall = HelpTopic.overall.text
+        #expect(overall.contains("radio-relay serve [options]") && overall.contains("radio-relay transcode"))
+        #expect(overall.contains("serve --help") && overall.contains("--log-level"))
+        for code in ExitCode.allCases where code != .ok { #expect(overall.contains("\(code.rawValue) ")) }
+        for text in [serve, transcode, overall] {
+            #expect(text.split(separator: "\n").allSatisfy { $0.count <= 120 })
+        }
+    }
+
+    @Test func version() throws {
+        guard case .version = try Command.parse(["--version"]) else {
+            Issue.record("--version is not .version")
+            return
+        }
+    }
+
+    // MARK: - Exit codes
+
+    struct Unplanned: Error {}
+
+    @Test(arguments: [
+        (UsageError("x", topic: .serve) as any Error, ExitCode.usage),
+        (ConfigurationError("bind address x is not an IPv4 or IPv6 address"), .config),
+        (OutputError(path: "/x.opus", message: "cannot create: No such file or directory"), .cantCreate),
+        (TranscodeError.notMP3(input: "x", bytes: 1 << 20), .dataError),
+        (DownloadError(.file, url: "/x.mp3", "cannot open /x.mp3"), .noInput),
+        (DownloadError(.badURL, url: "gopher://x", "unsupported URL scheme"), .noInput),
+        (DownloadError(.httpStatus(404), url: "http://x", "the server answered HTTP 404"), .noInput),
+        (DownloadError(.httpStatus(503), url: "http://x", "the server answered HTTP 503"), .unavailable),
+        (DownloadError(.transfer, url: "http://x", "connection refused"), .unavailable),
+        (SystemError("bind 0.0.0.0:8000", errno: EADDRINUSE), .unavailable),
+        (SystemError("bind 192.0.2.1:8000", errno: EADDRNOTAVAIL), .unavailable),
+        (SystemError("bind 0.0.0.0:80", errno: EACCES), .noPermission),
+        (SystemError("eventfd", errno: EMFILE), .osError),
+        (Unplanned(), .software),
+    ])
+    func exitCode(error: any Error, code: ExitCode) {
+        #expect(ExitCode(for: error) == code)
+    }
+
+    @Test func exitCodesAreTheSysexitsValues() {
+        let values = Dictionary(uniqueKeysWithValues: ExitCode.allCases.map { ("\($0)", $0.rawValue) })
+        #expect(values == ["ok": 0, "usage": 64, "dataError": 65, "noInput": 66, "unavailable": 69, "software": 70,
+                           "osError": 71, "cantCreate": 73, "noPermission": 77, "config": 78])
+    }
+}
+
+/// The real binary: what a shell or systemd sees.
+@Suite(.timeLimit(.minutes(1))) struct CommandLineBinaryTests {
+    /// A good transcode writes the file and one summary line; each failure prints one line and its sysexits status:
+    /// 64 usage (with the hint), 66 input missing, 73 output cannot be created.
+    @Test func exitStatuses() throws {
+        let executable = try #require(radioRelayExecutable())
+        let output = temporaryPath("cli.opus")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let good = try run(executable, ["transcode", Fixture.path("stereo-22k.mp3"), output, "--bitrate", "64k",
+                                        "--page-ms=40", "--complexity", "5", "--rate", "44100"])
+        #expect(good.status == 0, "\(good.stderr)")
+        #expect(good.stderr.contains("2.000 s of Opus"))
+        #expect(FileManager.default.fileExists(atPath: output))
+
+        let usage = try run(executable, ["transcode", "a", "b", "--page-ms", "30"])
+        #expect(usage.status == 64)
+        #expect(usage.stderr == "radio-relay: --page-ms 30: use a multiple of 20 from 20 to 1000\n"
+                + "try `radio-relay transcode --help`\n")
+
+        let missing = try run(executable, ["transcode", "/nonexistent.mp3", temporaryPath("x.opus")])
+        #expect(missing.status == 66)
+        #expect(missing.stderr.split(separator: "\n").count == 1)
+        #expect(missing.stderr.contains("/nonexistent.mp3"))
+
+        let uncreatable = try run(executable, ["transcode", Fixture.path("stereo-22k.mp3"),
+                                               "/nonexistent-\(UUID().uuidString)/x.opus"])
+        #expect(uncreatable.status == 73)
+        #expect(uncreatable.stderr.split(separator: "\n").count == 1)
+        #expect(uncreatable.stderr.contains("cannot create"))
+
+        let help = try run(executable, ["serve", "--help"])
+        #expect(help.status == 0 && help.stdout.hasPrefix("usage: radio-relay serve"))
+    }
+}
