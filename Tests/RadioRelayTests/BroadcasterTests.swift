@@ -152,8 +152,9 @@ import Testing
         #expect(shared.slowClosed)
         // The slow listener's stream: valid throughout, with exactly one jump (the move) after the join.
         let slowCapture = try LiveCapture(shared.slowBytes)
+        let received = "\(shared.slowBytes.count) bytes, last granule \(slowCapture.lastGranule)"
         #expect(slowCapture.sequenceGaps == 1 && slowCapture.granuleRegressions == 0,
-                "gaps \(slowCapture.sequenceGaps), \(shared.slowBytes.count) bytes, last granule \(slowCapture.lastGranule)")
+                "gaps \(slowCapture.sequenceGaps), \(received)")
         let capture = try LiveCapture(shared.readerBytes)
         #expect(capture.sequenceGaps == 0 && capture.granuleRegressions == 0)
         #expect(capture.lastGranule >= Int64(seconds * 48_000))

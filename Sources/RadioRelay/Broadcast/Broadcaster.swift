@@ -41,7 +41,7 @@ public final class Broadcaster: Sendable {
             try configuration.validate()
             socket = try Self.listen(configuration)
         }
-        guard let local = SocketAddress(localOf: socket.rawValue) else { throw SystemError("getsockname") }
+        let local = try SocketAddress.local(of: socket.rawValue)
         self.name = name
         self.configuration = configuration
         self.ring = ring

@@ -19,7 +19,8 @@ struct EventFD: ~Copyable, Sendable {
 
     /// Reads the counter back to zero; false when it was zero already.
     func drain() throws(SystemError) -> Bool {
-        if case .done = try nonblockingSyscall("eventfd_read", { rr_eventfd_drain(descriptor.rawValue) }) { return true }
+        let result = try nonblockingSyscall("eventfd_read") { rr_eventfd_drain(descriptor.rawValue) }
+        if case .done = result { return true }
         return false
     }
 }
