@@ -5,11 +5,14 @@ import Testing
 
 /// The descriptor and syscall layer: EINTR retried, would-block a value, descriptors closed exactly once.
 @Suite(.timeLimit(.minutes(1))) struct SystemTests {
-    /// A descriptor number far above what other tests running in parallel are given (the kernel hands out the
-    /// lowest free number), so checking that it was closed cannot race with someone reopening it.
+    /// A descriptor number just under the limit (at most 4096), far above what other tests running in parallel are
+    /// given (the kernel hands out the lowest free number), so checking that it was closed cannot race with someone
+    /// reopening it.
     static func highDescriptor() throws -> FileDescriptor {
         let fd = try FileDescriptor.opening("eventfd") { rr_eventfd() }
-        let high = Int32(2000 + Int.random(in: 0..<1000))
+        var limit = rlimit()
+        _ = try syscall("getrlimit") { getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) }
+        let high = Int32(clamping: min(limit.rlim_cur, 4096)) - 1 - Int32.random(in: 0..<32)
         return try FileDescriptor.opening("fcntl F_DUPFD") { fcntl(fd.rawValue, F_DUPFD_CLOEXEC, high) }
     }
 

@@ -1,4 +1,3 @@
-import CLinux
 import Foundation
 import Glibc
 import Synchronization
