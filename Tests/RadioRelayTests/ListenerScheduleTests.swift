@@ -110,6 +110,7 @@ import Testing
         #expect(schedule.plan(&state, now: 1, window: ring) == .moved(from: .seconds(12), end: 200))
         #expect(state.cursor == 198 && state.moved && state.partialGranule == nil)
         #expect(schedule.plan(&state, now: 2, window: ring) == .write(end: 200))
+        #expect(state.lastFlush == 2)  // the write counts from now
     }
 
     @Test func aListenerMidPageFinishesThatPageBeforeItIsMoved() {

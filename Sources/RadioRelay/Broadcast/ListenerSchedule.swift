@@ -75,8 +75,9 @@ struct ListenerSchedule: Sendable, Equatable {
 
     // MARK: What to write
 
-    /// Decides one flush of one listener and updates its state for the decision (start, move); the loop then
-    /// writes the remaining headers and the pages `state.cursor..<end`, or closes the connection.
+    /// Decides one flush of one listener at `now` and updates its state for the decision (start, move, the time of
+    /// this write); the loop then writes the remaining headers and the pages `state.cursor..<end`, or closes the
+    /// connection.
     ///
     /// A listener more than `maxLag` behind is moved to the live edge once, at a page boundary: a partly sent page
     /// (or header) is finished first, so its Ogg stream stays valid. It is dropped when it falls behind again, or
@@ -86,6 +87,7 @@ struct ListenerSchedule: Sendable, Equatable {
         if state.cursor == nil, window.count > 0 || window.headerCount > 0 {
             state.cursor = burstStart(window)
         }
+        state.lastFlush = now
         let betweenPages = state.offset == 0 && state.headersSent >= window.headerCount
         switch lag(of: state, in: window) {
         case .overtaken:

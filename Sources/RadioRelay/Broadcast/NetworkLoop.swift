@@ -174,7 +174,6 @@ final class NetworkLoop {
                 index += 1
             }
         }
-        listener.state.lastFlush = now
         guard count > 0 else { return }
         let written: Int
         do {
