@@ -1,8 +1,6 @@
 #include "CLinux.h"
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 int rr_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
@@ -28,7 +26,3 @@ int rr_eventfd_drain(int fd) { eventfd_t v; return eventfd_read(fd, &v); }
 int rr_accept4(int fd, void *addr, uint32_t *addrlen) {
     return accept4(fd, (struct sockaddr *)addr, (socklen_t *)addrlen, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
-
-int rr_pipe2(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
-
-int rr_isatty(int fd) { return isatty(fd); }

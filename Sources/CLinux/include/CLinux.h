@@ -9,10 +9,10 @@ int rr_epoll_create(void);
 int rr_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
 /* Waits for events; fills parallel arrays of event masks and data words. Returns the count or -1 (errno set). */
 int rr_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int max, int timeout_ms);
+/* A nonblocking, close-on-exec eventfd; signal adds 1; drain reads it back to zero (-1 with EAGAIN if zero). */
 int rr_eventfd(void);
 int rr_eventfd_signal(int fd);
 int rr_eventfd_drain(int fd);
+/* accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC. */
 int rr_accept4(int fd, void *addr, uint32_t *addrlen);
-int rr_pipe2(int fds[2]);
-int rr_isatty(int fd);
 #endif

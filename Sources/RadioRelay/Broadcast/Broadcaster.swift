@@ -1,4 +1,3 @@
-import CLinux
 import Foundation
 import Glibc
 import Synchronization
@@ -17,68 +16,52 @@ public final class Broadcaster: Sendable {
     /// Where it listens (the port is the real one when 0 was asked for).
     public let address: SocketAddress
     let name: String
-    private let listenFD: Int32
-    private let wakeFD: Int32
+    /// The listening socket (bound here, or adopted from systemd) and the eventfd that wakes the loop: owned here,
+    /// each closed once when the Broadcaster goes, whatever failed on the way.
+    let listenSocket: FileDescriptor
+    let wakeEvent: EventFD
     private let stopping = Atomic<Bool>(false)
     /// True while no network thread runs.
     private let finished = LockedBox<Bool>(true)
 
     /// Binds and listens now, so that a taken port fails here; `start()` begins serving.
-    /// - Parameter adoptedSocket: an already listening socket (systemd socket activation) instead of binding.
-    public init(name: String, configuration: BroadcasterConfiguration, ring: PageRing, adoptedSocket: Int32? = nil) throws {
-        try configuration.validate()
+    /// - Parameter adoptedSocket: an already listening socket (systemd socket activation) instead of binding; the
+    ///   Broadcaster owns it from here on, and closes it even when this initializer throws.
+    public init(name: String, configuration: BroadcasterConfiguration, ring: PageRing, adoptedSocket: Int32? = nil)
+        throws
+    {
+        let socket: FileDescriptor
+        if let adoptedSocket {
+            guard adoptedSocket >= 0 else { throw SystemError("adopting socket \(adoptedSocket)", errno: EBADF) }
+            socket = FileDescriptor(owning: adoptedSocket)
+            try configuration.validate()
+            try setNonblocking(socket.rawValue)
+        } else {
+            try configuration.validate()
+            socket = try Self.listen(configuration)
+        }
+        let local = try SocketAddress.local(of: socket.rawValue)
         self.name = name
         self.configuration = configuration
         self.ring = ring
-        let fd: Int32
-        if let adoptedSocket {
-            fd = adoptedSocket
-            let flags = fcntl(fd, F_GETFL)
-            _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
-        } else {
-            fd = try Self.listen(configuration)
-        }
-        guard let local = SocketAddress(localOf: fd) else {
-            let error = SystemError("getsockname")
-            close(fd)
-            throw error
-        }
         address = local
-        listenFD = fd
-        wakeFD = rr_eventfd()
-        guard wakeFD >= 0 else {
-            close(fd)
-            throw SystemError("eventfd")
-        }
+        wakeEvent = try EventFD()
+        listenSocket = socket
     }
 
-    deinit {
-        close(listenFD)
-        close(wakeFD)
-    }
-
-    private static func listen(_ configuration: BroadcasterConfiguration) throws -> Int32 {
+    private static func listen(_ configuration: BroadcasterConfiguration) throws -> FileDescriptor {
         guard let address = SocketAddress(host: configuration.bind, port: UInt16(configuration.port)) else {
             throw ConfigurationError("bind address \(configuration.bind) is not an IPv4 or IPv6 address")
         }
-        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-                        | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SystemError("socket") }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        let bound = address.withSockaddr { bind(fd, $0, $1) }
-        guard bound == 0 else {
-            let error = SystemError("bind \(address)")
-            close(fd)
-            throw error
+        let socket = try FileDescriptor.opening("socket") {
+            Glibc.socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+                         | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
+        try setSocketOption(socket.rawValue, SOL_SOCKET, SO_REUSEADDR, 1, name: "SO_REUSEADDR")
+        _ = try syscall("bind \(address)") { address.withSockaddr { bind(socket.rawValue, $0, $1) } }
         // A large backlog: a crowd reconnecting at once must not wait on SYN retries (Icecast's backlog is 5).
-        guard Glibc.listen(fd, 4096) == 0 else {
-            let error = SystemError("listen \(address)")
-            close(fd)
-            throw error
-        }
-        return fd
+        _ = try syscall("listen \(address)") { Glibc.listen(socket.rawValue, 4096) }
+        return socket
     }
 
     /// Starts the network thread.
@@ -86,7 +69,7 @@ public final class Broadcaster: Sendable {
         finished.withLock { $0 = false }
         let thread = Thread { [self] in
             do {
-                let loop = try NetworkLoop(broadcaster: self, listenFD: listenFD, wakeFD: wakeFD)
+                let loop = try NetworkLoop(broadcaster: self)
                 loop.run(until: stopping)
             } catch {
                 Log.error("\(name): network loop failed: \(error)")
@@ -99,7 +82,11 @@ public final class Broadcaster: Sendable {
 
     /// Tells the loop that pages were published.
     func wake() {
-        _ = rr_eventfd_signal(wakeFD)
+        do {
+            try wakeEvent.signal()
+        } catch {
+            Log.warning("\(name): cannot wake the network loop: \(error)")
+        }
     }
 
     /// Publishes pages and wakes the loop once for all of them (from the pipeline thread).

@@ -24,7 +24,9 @@ public struct BroadcasterConfiguration: Sendable, Equatable {
     public init() {}
 
     public func validate() throws {
-        guard (0...65535).contains(port) else { throw ConfigurationError("port \(port) is out of range 1-65535 (0: any free port)") }
+        guard (0...65535).contains(port) else {
+            throw ConfigurationError("port \(port) is out of range 1-65535 (0: any free port)")
+        }
         guard burst >= 0, burst <= 60 else { throw ConfigurationError("burst \(burst) s: use 0 to 60 seconds") }
         guard maxLag >= 0.5, maxLag <= 600 else { throw ConfigurationError("max lag \(maxLag) s: use 0.5 to 600 s") }
         guard maxListeners >= 0, maxPerIP >= 0 else { throw ConfigurationError("listener limits cannot be negative") }

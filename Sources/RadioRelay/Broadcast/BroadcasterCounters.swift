@@ -24,7 +24,8 @@ public final class BroadcasterCounters: Sendable {
     public var snapshot: Snapshot {
         Snapshot(listeners: listeners.load(ordering: .relaxed), connections: connections.load(ordering: .relaxed),
                  rejected: rejected.load(ordering: .relaxed), moved: moved.load(ordering: .relaxed),
-                 droppedSlow: droppedSlow.load(ordering: .relaxed), droppedChatty: droppedChatty.load(ordering: .relaxed),
+                 droppedSlow: droppedSlow.load(ordering: .relaxed),
+                droppedChatty: droppedChatty.load(ordering: .relaxed),
                  bytesSent: bytesSent.load(ordering: .relaxed), pagesPublished: pagesPublished.load(ordering: .relaxed))
     }
 }

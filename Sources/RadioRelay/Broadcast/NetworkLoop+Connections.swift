@@ -8,25 +8,28 @@ extension NetworkLoop {
         while true {
             var storage = sockaddr_storage()
             var length = UInt32(MemoryLayout<sockaddr_storage>.size)
-            let fd = withUnsafeMutablePointer(to: &storage) { rr_accept4(listenFD, $0, &length) }
-            if fd < 0 {
-                switch errno {
-                case EINTR, ECONNABORTED, EPROTO: continue
-                case EAGAIN, EWOULDBLOCK: return
+            let accepted: IOResult<Int32>
+            do {
+                accepted = try nonblockingSyscall("accept4") {
+                    withUnsafeMutablePointer(to: &storage) { rr_accept4(listenFD, $0, &length) }
+                }
+            } catch {
+                switch error.errno {
+                case ECONNABORTED, EPROTO: continue
                 case EMFILE, ENFILE:
-                    Log.error("\(name): cannot accept: \(SystemError("accept4")); raise LimitNOFILE")
+                    Log.error("\(name): cannot accept: \(error); raise LimitNOFILE")
                     return
                 default:
-                    Log.warning("\(name): accept4: \(SystemError("accept4"))")
+                    Log.warning("\(name): \(error)")
                     return
                 }
             }
-            let peer = SocketAddress(storage: storage, length: length)
-            admit(fd, peer: peer)
+            guard case .done(let fd) = accepted else { return }
+            admit(FileDescriptor(owning: fd), peer: SocketAddress(storage: storage, length: length))
         }
     }
 
-    func admit(_ fd: Int32, peer: SocketAddress) {
+    func admit(_ socket: consuming FileDescriptor, peer: SocketAddress) {
         counters.connections.add(1, ordering: .relaxed)
         let host = peer.host
         var refusal: String?
@@ -37,20 +40,25 @@ extension NetworkLoop {
         }
         if let refusal {
             counters.rejected.add(1, ordering: .relaxed)
-            close(fd)
             Log.notice("\(name): listener \(peer) refused: \(refusal)")
+            return  // `socket` closes here
+        }
+        let fd = socket.rawValue
+        // Both only tune the connection (latency, how much the kernel queues): a refusal is worth a warning, not
+        // the listener.
+        do {
+            try setSocketOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1, name: "TCP_NODELAY")
+            try setSocketOption(fd, SOL_SOCKET, SO_SNDBUF, Int32(clamping: configuration.sendBuffer), name: "SO_SNDBUF")
+        } catch {
+            Log.warning("\(name): listener \(peer): \(error)")
+        }
+        do {
+            try epoll.add(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(fd))
+        } catch {
+            Log.warning("\(name): listener \(peer) not served: \(error)")
             return
         }
-        var yes: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var buffer = Int32(configuration.sendBuffer)
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, socklen_t(MemoryLayout<Int32>.size))
-        guard rr_epoll_ctl(epoll, EPOLL_CTL_ADD, fd, EPOLLIN.rawValue | EPOLLRDHUP.rawValue, UInt64(fd)) == 0 else {
-            Log.warning("\(name): epoll_ctl for \(peer): \(SystemError("epoll_ctl"))")
-            close(fd)
-            return
-        }
-        let listener = Listener(fd: fd, peer: peer, connectedAt: monotonicNow())
+        let listener = Listener(socket: socket, peer: peer, connectedAt: monotonicNow())
         let slot = Int(fd)
         if slot >= byFD.count {
             byFD += Array(repeating: nil, count: slot + 1 - byFD.count + 64)
@@ -69,27 +77,33 @@ extension NetworkLoop {
     /// Reads what a listener sent and drops it; false when the listener was disconnected.
     func readAndDiscard(_ listener: Listener) -> Bool {
         while true {
-            let n = scratch.withUnsafeMutableBytes { read(listener.fd, $0.baseAddress, $0.count) }
-            if n > 0 {
+            let result: IOResult<Int>
+            do {
+                result = try nonblockingSyscall("read") {
+                    scratch.withUnsafeMutableBytes { read(listener.fd, $0.baseAddress, $0.count) }
+                }
+            } catch {
+                disconnect(listener, reason: "read failed: \(String(cString: strerror(error.errno)))")
+                return false
+            }
+            switch result {
+            case .wouldBlock:
+                return true
+            case .done(0):
+                disconnect(listener, reason: "closed by listener")
+                return false
+            case .done(let n):
                 listener.bytesRead += n
                 if listener.bytesRead > configuration.readCap {
                     counters.droppedChatty.add(1, ordering: .relaxed)
                     disconnect(listener, reason: "sent more than \(configuration.readCap) bytes")
                     return false
                 }
-                continue
             }
-            if n == 0 {
-                disconnect(listener, reason: "closed by listener")
-                return false
-            }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { return true }
-            disconnect(listener, reason: "read failed: \(String(cString: strerror(errno)))")
-            return false
         }
     }
 
+    /// Forgets the listener; its socket closes (and leaves the epoll set) when the last reference to it goes.
     func disconnect(_ listener: Listener, reason: String, quiet: Bool = false) {
         let slot = Int(listener.fd)
         guard slot < byFD.count, byFD[slot] === listener else { return }
@@ -104,7 +118,6 @@ extension NetworkLoop {
         perHost[listener.host, default: 1] -= 1
         if perHost[listener.host] == 0 { perHost[listener.host] = nil }
         counters.listeners.store(active.count, ordering: .relaxed)
-        close(listener.fd)  // also removes it from the epoll set
         if !quiet {
             let duration = monotonicNow() - listener.connectedAt
             Log.info("\(name): listener \(listener.peer) left after \(String(format: "%.1f", duration)) s, "

@@ -2,35 +2,9 @@ import CLinux
 import Glibc
 import Synchronization
 
-/// One listener's connection, confined to the network thread.
-final class Listener {
-    let fd: Int32
-    let peer: SocketAddress
-    let host: String
-    let connectedAt: Double
-    /// Header pages already sent in full.
-    var headersSent = 0
-    /// Ring index of the next page to send; nil until the first audio page exists.
-    var cursor: Int64?
-    /// Bytes of the current page (a header while `headersSent < headers.count`) already written.
-    var offset = 0
-    /// Keeps a partly written page alive even if the ring drops it meanwhile.
-    var partial: SharedPage?
-    var bytesSent = 0
-    var bytesRead = 0
-    var backedUp = false
-    var moved = false
-    var lastFlush = -Double.infinity
-
-    init(fd: Int32, peer: SocketAddress, connectedAt: Double) {
-        self.fd = fd
-        self.peer = peer
-        self.host = peer.host
-        self.connectedAt = connectedAt
-    }
-}
-
-/// The epoll loop behind a Broadcaster. Everything here lives on the network thread.
+/// The epoll loop behind a Broadcaster. Everything here lives on the network thread. The rules — where a listener
+/// starts, when it is written, when it is moved or dropped — are the `ListenerSchedule`'s; this type executes them
+/// (writev, epoll, close).
 final class NetworkLoop {
     private static let listenTag: UInt64 = UInt64.max
     private static let wakeTag: UInt64 = UInt64.max - 1
@@ -38,11 +12,10 @@ final class NetworkLoop {
 
     private let broadcaster: Broadcaster
     let configuration: BroadcasterConfiguration
+    let schedule: ListenerSchedule
     let counters: BroadcasterCounters
     let name: String
-    let epoll: Int32
-    let listenFD: Int32
-    private let wakeFD: Int32
+    let epoll: Epoll
 
     /// Listeners by file descriptor, and the list of them for iteration (swap-remove through `position`).
     var byFD: [Listener?] = []
@@ -50,64 +23,58 @@ final class NetworkLoop {
     var position: [Int] = []
     var perHost: [String: Int] = [:]
 
-    private var headers: [SharedPage] = []
-    private var window: [SharedPage] = []
-    private var oldest: Int64 = 0
+    private var ring = RingSnapshot()
     /// When the earliest deferred flush is due (monotonic seconds), if any listener has pages waiting.
     private var nextDue: Double?
     private var iov: UnsafeMutablePointer<iovec>
     var scratch = [UInt8](repeating: 0, count: 4096)
-    private var events = [UInt32](repeating: 0, count: 256)
-    private var tags = [UInt64](repeating: 0, count: 256)
 
-    init(broadcaster: Broadcaster, listenFD: Int32, wakeFD: Int32) throws {
+    init(broadcaster: Broadcaster) throws(SystemError) {
         self.broadcaster = broadcaster
         self.configuration = broadcaster.configuration
+        self.schedule = ListenerSchedule(broadcaster.configuration)
         self.counters = broadcaster.counters
         self.name = broadcaster.name
-        self.listenFD = listenFD
-        self.wakeFD = wakeFD
-        epoll = rr_epoll_create()
-        guard epoll >= 0 else { throw SystemError("epoll_create1") }
+        epoll = try Epoll()
         iov = .allocate(capacity: Self.maxIOV)
-        guard rr_epoll_ctl(epoll, EPOLL_CTL_ADD, listenFD, EPOLLIN.rawValue, Self.listenTag) == 0,
-              rr_epoll_ctl(epoll, EPOLL_CTL_ADD, wakeFD, EPOLLIN.rawValue, Self.wakeTag) == 0
-        else { throw SystemError("epoll_ctl") }
+        do {
+            try epoll.add(broadcaster.listenSocket.rawValue, events: EPOLLIN.rawValue, tag: Self.listenTag)
+            try epoll.add(broadcaster.wakeEvent.rawValue, events: EPOLLIN.rawValue, tag: Self.wakeTag)
+        } catch {
+            iov.deallocate()
+            throw error
+        }
     }
 
     deinit {
         iov.deallocate()
-        close(epoll)
     }
+
+    var listenFD: Int32 { broadcaster.listenSocket.rawValue }
 
     func run(until stopping: borrowing Atomic<Bool>) {
         Log.info("\(name): listening on \(broadcaster.address)")
         refresh()
         while !stopping.load(ordering: .acquiring) {
             // Sleep until the next deferred flush is due, or half a second.
-            let wait = nextDue.map { Int32(max(0, min(500, (($0 - monotonicNow()) * 1000).rounded(.up)))) } ?? 500
-            let count = events.withUnsafeMutableBufferPointer { e in
-                tags.withUnsafeMutableBufferPointer { t in
-                    rr_epoll_wait(epoll, e.baseAddress, t.baseAddress, Int32(e.count), wait)
-                }
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                Log.error("\(name): epoll_wait: \(SystemError("epoll_wait"))")
+            let wait = ListenerSchedule.waitMilliseconds(until: nextDue, now: monotonicNow())
+            let count: Int
+            do {
+                count = try epoll.wait(timeoutMilliseconds: wait)
+            } catch {
+                Log.error("\(name): \(error)")
                 break
             }
             var published = false
-            for i in 0..<Int(count) {
-                let tag = tags[i]
-                let mask = events[i]
+            for i in 0..<count {
+                let (tag, mask) = epoll.event(at: i)
                 if tag == Self.listenTag {
                     acceptAll()
                 } else if tag == Self.wakeTag {
-                    _ = rr_eventfd_drain(wakeFD)
+                    drainWake()
                     published = true
                 } else {
-                    let fd = Int(tag)
-                    guard fd < byFD.count, let listener = byFD[fd] else { continue }
+                    guard tag < UInt64(byFD.count), let listener = byFD[Int(tag)] else { continue }
                     if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
                         disconnect(listener, reason: "connection reset")
                         continue
@@ -129,55 +96,38 @@ final class NetworkLoop {
         Log.info("\(name): stopped listening")
     }
 
+    private func drainWake() {
+        do {
+            _ = try broadcaster.wakeEvent.drain()
+        } catch {
+            Log.warning("\(name): \(error)")
+        }
+    }
+
     // MARK: Pages
 
     /// Takes a fresh view of the ring (one lock for all listeners).
     func refresh() {
-        oldest = broadcaster.ring.window(into: &window)
-        if headers.isEmpty { headers = broadcaster.ring.headers }
+        ring.refresh(from: broadcaster.ring)
     }
 
-    private var head: Int64 { oldest + Int64(window.count) }
-
     private func page(_ index: Int64, for listener: Listener) -> SharedPage? {
-        if index >= oldest && index < head { return window[Int(index - oldest)] }
+        if let page = ring.page(index) { return page }
         if let partial = listener.partial, partial.index == index { return partial }
         return nil
     }
 
-    /// Where a new listener starts: the first clean page at most `burst` seconds before the live edge.
-    private func burstStart() -> Int64 {
-        guard let live = window.last else { return head }
-        let from = live.granulePosition - Int64(configuration.burst * 48_000)
-        for page in window where page.granulePosition > from && !page.isContinued { return page.index }
-        return liveEdge()
-    }
-
-    /// The newest clean page (so a moved listener resumes at a packet boundary).
-    private func liveEdge() -> Int64 {
-        for page in window.reversed() where !page.isContinued { return page.index }
-        return head
-    }
-
-    /// Writes to every listener whose flush interval has passed (or whose socket is backed up, to check its lag),
-    /// and notes when the earliest of the others with pages waiting is due.
+    /// Writes to every listener the schedule finds due, and notes when the earliest of the others is due.
     private func flushDue() {
         let now = monotonicNow()
-        let interval = configuration.flushInterval
-        // Three quarters of the interval: a page published a little early must not push a flush a whole page later.
-        let threshold = interval * 0.75
         var earliest: Double?
         var i = 0
         while i < active.count {
             let listener = active[i]
-            if listener.backedUp || now - listener.lastFlush >= threshold {
-                flush(listener, now: now)
-            } else if hasPending(listener) {
-                // Normally the next publish brings the next flush, keeping each listener's writes in step with the
-                // pages (a write right after a page completes). The timer is the fallback for an upstream that
-                // delivers in bursts: no page waits more than two intervals.
-                let due = listener.lastFlush + 2 * interval
-                earliest = min(earliest ?? due, due)
+            switch schedule.due(listener.state, now: now, window: ring) {
+            case .now: flush(listener, now: now)
+            case .at(let due): earliest = min(earliest ?? due, due)
+            case .idle: break
             }
             // flush may disconnect (swap-remove) the current listener: then the same index holds the next one.
             if i < active.count && active[i] === listener { i += 1 }
@@ -185,125 +135,114 @@ final class NetworkLoop {
         nextDue = earliest
     }
 
-    private func hasPending(_ listener: Listener) -> Bool {
-        listener.headersSent < headers.count || (listener.cursor.map { $0 < head } ?? !window.isEmpty)
-    }
-
     // MARK: Writing
 
-    /// Seconds of audio between the listener's next page and the live edge.
-    private func lag(of listener: Listener) -> Double {
-        guard let cursor = listener.cursor, let live = window.last else { return 0 }
-        guard cursor < head else { return 0 }
-        guard let page = page(cursor, for: listener) else { return .infinity }  // overtaken by the ring
-        return Double(live.granulePosition - page.granulePosition) / 48_000
-    }
-
+    /// Executes the schedule's decision for one listener: one `writev` of the remaining headers and its pages, or a
+    /// move to the live edge first, or a disconnection.
     func flush(_ listener: Listener, now: Double) {
-        if listener.cursor == nil, !window.isEmpty || !headers.isEmpty {
-            listener.cursor = burstStart()
-        }
-        let lag = lag(of: listener)
-        // Too far behind: moved to the live edge once, at a page boundary (the partly sent page is finished first,
-        // so the listener's Ogg stream stays valid); disconnected when it falls behind again, or when it does not
-        // even finish its page before twice the allowance.
-        var finishPageOnly = false
-        if lag > configuration.maxLag {
-            if listener.moved || lag > 2 * configuration.maxLag {
-                counters.droppedSlow.add(1, ordering: .relaxed)
-                disconnect(listener, reason: "too slow (\(Int(lag)) s behind\(listener.moved ? " after a move" : ""))")
-                return
-            }
-            if listener.offset == 0 && listener.headersSent == headers.count {
-                listener.moved = true
-                listener.cursor = liveEdge()
-                listener.partial = nil
-                counters.moved.add(1, ordering: .relaxed)
-                Log.notice("\(name): listener \(listener.peer) fell \(Int(lag)) s behind, moved to the live edge")
-            } else {
-                finishPageOnly = true
-            }
+        let end: Int64
+        switch schedule.plan(&listener.state, now: now, window: ring) {
+        case .write(let limit):
+            end = limit
+        case .moved(let lag, let limit):
+            end = limit
+            listener.partial = nil
+            counters.moved.add(1, ordering: .relaxed)
+            let behind = if case .seconds(let seconds) = lag { "fell \(wholeSeconds(seconds)) s behind" }
+                else { "was overtaken by the ring" }
+            Log.notice("\(name): listener \(listener.peer) \(behind), moved to the live edge")
+        case .drop(let reason):
+            counters.droppedSlow.add(1, ordering: .relaxed)
+            disconnect(listener, reason: reason.description)
+            return
         }
         var count = 0
         var total = 0
-        var offset = listener.offset
-        for index in listener.headersSent..<headers.count where count < Self.maxIOV {
-            let bytes = headers[index].bytes
-            iov[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + offset),
-                               iov_len: bytes.count - offset)
-            total += bytes.count - offset
+        var offset = listener.state.offset
+        let headers = ring.headers
+        for index in listener.state.headersSent..<headers.count where count < Self.maxIOV {
+            total += add(headers[index].bytes, from: offset, at: count)
             offset = 0
             count += 1
         }
-        if var index = listener.cursor {
-            let limit = finishPageOnly ? min(head, index + 1) : head
-            while index < limit && count < Self.maxIOV {
+        if var index = listener.state.cursor {
+            while index < end && count < Self.maxIOV {
                 guard let page = page(index, for: listener) else { break }
-                let bytes = page.bytes
-                iov[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + offset),
-                                   iov_len: bytes.count - offset)
-                total += bytes.count - offset
+                total += add(page.bytes, from: offset, at: count)
                 offset = 0
                 count += 1
                 index += 1
             }
         }
-        listener.lastFlush = now
         guard count > 0 else { return }
-        var written = 0
-        while true {
-            let n = writev(listener.fd, iov, Int32(count))
-            if n >= 0 { written = n; break }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { break }
-            disconnect(listener, reason: "write failed: \(String(cString: strerror(errno)))")
+        let written: Int
+        do {
+            switch try nonblockingSyscall("writev", { writev(listener.fd, iov, Int32(count)) }) {
+            case .done(let n): written = n
+            case .wouldBlock: written = 0
+            }
+        } catch {
+            disconnect(listener, reason: "write failed: \(String(cString: strerror(error.errno)))")
             return
         }
         advance(listener, by: written)
         setBackedUp(listener, written < total)
     }
 
+    /// Puts `bytes[offset...]` in iovec slot `slot`; returns its length.
+    private func add(_ bytes: UnsafeRawBufferPointer, from offset: Int, at slot: Int) -> Int {
+        let length = bytes.count - offset
+        iov[slot] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress.map { $0 + offset }),
+                          iov_len: length)
+        return length
+    }
+
     private func advance(_ listener: Listener, by written: Int) {
         listener.bytesSent += written
         counters.bytesSent.add(written, ordering: .relaxed)
         var remaining = written
-        while remaining > 0, listener.headersSent < headers.count {
-            let left = headers[listener.headersSent].bytes.count - listener.offset
+        let headers = ring.headers
+        while remaining > 0, listener.state.headersSent < headers.count {
+            let left = headers[listener.state.headersSent].bytes.count - listener.state.offset
             if remaining >= left {
                 remaining -= left
-                listener.headersSent += 1
-                listener.offset = 0
+                listener.state.headersSent += 1
+                listener.state.offset = 0
             } else {
-                listener.offset += remaining
+                listener.state.offset += remaining
                 return
             }
         }
-        while remaining > 0, let cursor = listener.cursor, let page = page(cursor, for: listener) {
-            let left = page.bytes.count - listener.offset
+        while remaining > 0, let cursor = listener.state.cursor, let page = page(cursor, for: listener) {
+            let left = page.bytes.count - listener.state.offset
             if remaining >= left {
                 remaining -= left
-                listener.cursor = cursor + 1
-                listener.offset = 0
+                listener.state.cursor = cursor + 1
+                listener.state.offset = 0
+                listener.state.partialGranule = nil
                 listener.partial = nil
             } else {
-                listener.offset += remaining
+                listener.state.offset += remaining
+                listener.state.partialGranule = page.granulePosition
                 listener.partial = page
                 return
             }
         }
     }
 
+    /// Arms `EPOLLOUT` only while the socket is backed up. If epoll refuses, the listener could not be woken when
+    /// its socket drains, so it is disconnected rather than left stalled.
     private func setBackedUp(_ listener: Listener, _ backedUp: Bool) {
-        guard listener.backedUp != backedUp else { return }
-        listener.backedUp = backedUp
+        guard listener.state.backedUp != backedUp else { return }
+        listener.state.backedUp = backedUp
         let mask = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (backedUp ? EPOLLOUT.rawValue : 0)
-        _ = rr_epoll_ctl(epoll, EPOLL_CTL_MOD, listener.fd, mask, UInt64(listener.fd))
+        do {
+            try epoll.modify(listener.fd, events: mask, tag: UInt64(listener.fd))
+        } catch {
+            Log.warning("\(name): listener \(listener.peer): \(error)")
+            disconnect(listener, reason: "cannot watch its socket")
+        }
     }
 }
 
-/// Seconds on the monotonic clock.
-func monotonicNow() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-}
+@available(*, unavailable) extension NetworkLoop: Sendable {}

@@ -24,13 +24,20 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
 
     /// The address a socket is bound to (`getsockname`), nil when the call fails.
     public init?(localOf fd: Int32) {
+        guard let address = try? Self.local(of: fd) else { return nil }
+        self = address
+    }
+
+    /// The address a socket is bound to (`getsockname`), or the call's error with its errno.
+    static func local(of fd: Int32) throws(SystemError) -> SocketAddress {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let result = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        _ = try syscall("getsockname") {
+            withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
         }
-        guard result == 0 else { return nil }
-        self.init(storage: storage, length: length)
+        return SocketAddress(storage: storage, length: length)
     }
 
     init(storage: sockaddr_storage, length: socklen_t) {
@@ -39,7 +46,9 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     }
 
     private init<Address>(copying address: Address) {
-        withUnsafeBytes(of: address) { source in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) } }
+        withUnsafeBytes(of: address) { source in
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) }
+        }
         length = socklen_t(MemoryLayout<Address>.size)
     }
 
@@ -83,9 +92,13 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         var copy = storage
         return withUnsafePointer(to: &copy) { pointer in
             if family == AF_INET {
-                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    UInt16(bigEndian: $0.pointee.sin_port)
+                }
             }
-            return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+            return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                UInt16(bigEndian: $0.pointee.sin6_port)
+            }
         }
     }
 

@@ -1,0 +1,208 @@
+/// The listener rules as a pure value: where a new listener starts, how far behind it is, when its next write is
+/// due, and what happens to one that falls behind. It takes `now` and a view of the ring and returns actions; the
+/// network loop only executes them (writev, epoll, close), so every rule is tested on virtual time (see
+/// ListenerScheduleTests) with a fake ring and no sockets.
+///
+/// Hot path: the loop asks once per listener per page publication, for up to 10 000 listeners, so everything here
+/// is plain structs and integer arithmetic — no allocation, no closure, no lock.
+struct ListenerSchedule: Sendable, Equatable {
+    /// Granule positions count 48 kHz samples in Ogg Opus, whatever the input rate (RFC 7845 §4).
+    static let granuleRate = 48_000.0
+
+    /// Seconds between writes to one listener (0: every publication).
+    let flushInterval: Double
+    /// Seconds behind the live edge after which a listener is moved (once), then dropped.
+    let maxLag: Double
+    /// How far back a new listener starts, in granules.
+    let burstGranules: Int64
+
+    init(flushInterval: Double, maxLag: Double, burst: Double) {
+        self.flushInterval = flushInterval
+        self.maxLag = maxLag
+        // Bounded before the conversion: a configuration is validated (0…60 s), but an Int64 conversion must not
+        // trap whatever it is given.
+        let granules = (burst * Self.granuleRate).rounded(.down)
+        burstGranules = granules.isFinite ? Int64(max(0, min(granules, 1e12))) : 0
+    }
+
+    init(_ configuration: BroadcasterConfiguration) {
+        self.init(flushInterval: configuration.flushInterval, maxLag: configuration.maxLag,
+                  burst: configuration.burst)
+    }
+
+    // MARK: Where to start
+
+    /// Where a new listener starts: the first clean page (one whose first packet is not continued) at most `burst`
+    /// seconds before the live edge, so that its decoder starts at a packet boundary with enough audio to play.
+    func burstStart(_ window: some PageWindow) -> Int64 {
+        guard window.count > 0 else { return window.head }
+        let from = window.granulePosition(at: window.count - 1) - burstGranules
+        for offset in 0..<window.count where window.granulePosition(at: offset) > from
+            && !window.isContinued(at: offset)
+        {
+            return window.oldest + Int64(offset)
+        }
+        return liveEdge(window)
+    }
+
+    /// The newest clean page, where a moved listener resumes (at a packet boundary); the head when none is clean.
+    func liveEdge(_ window: some PageWindow) -> Int64 {
+        var offset = window.count - 1
+        while offset >= 0 {
+            if !window.isContinued(at: offset) { return window.oldest + Int64(offset) }
+            offset -= 1
+        }
+        return window.head
+    }
+
+    // MARK: How far behind
+
+    /// How far the listener's next page is behind the live edge. A listener whose next page has left the ring is
+    /// `.overtaken`: its lag is unknown (at least the ring's span), and it is never turned into a number.
+    func lag(of state: ListenerState, in window: some PageWindow) -> Lag {
+        guard let cursor = state.cursor, window.count > 0, cursor < window.head else { return .seconds(0) }
+        let granule: Int64
+        if cursor >= window.oldest {
+            granule = window.granulePosition(at: Int(cursor - window.oldest))
+        } else if let partial = state.partialGranule {
+            granule = partial  // the loop keeps the partly sent page alive
+        } else {
+            return .overtaken
+        }
+        let live = window.granulePosition(at: window.count - 1)
+        return .seconds(Double(live &- granule) / Self.granuleRate)
+    }
+
+    // MARK: What to write
+
+    /// Decides one flush of one listener at `now` and updates its state for the decision (start, move, the time of
+    /// this write); the loop then writes the remaining headers and the pages `state.cursor..<end`, or closes the
+    /// connection.
+    ///
+    /// A listener more than `maxLag` behind is moved to the live edge once, at a page boundary: a partly sent page
+    /// (or header) is finished first, so its Ogg stream stays valid. It is dropped when it falls behind again, or
+    /// when it does not even finish its page before twice the allowance. A listener the ring has overtaken is
+    /// treated the same way: moved if it may still be and is between pages, dropped otherwise.
+    func plan(_ state: inout ListenerState, now: Double, window: some PageWindow) -> FlushAction {
+        if state.cursor == nil, window.count > 0 || window.headerCount > 0 {
+            state.cursor = burstStart(window)
+        }
+        state.lastFlush = now
+        let betweenPages = state.offset == 0 && state.headersSent >= window.headerCount
+        switch lag(of: state, in: window) {
+        case .overtaken:
+            guard !state.moved, betweenPages else { return .drop(.overtaken(afterMove: state.moved)) }
+            return move(&state, from: .overtaken, window: window)
+        case .seconds(let lag) where lag > maxLag:
+            if state.moved || lag > 2 * maxLag { return .drop(.behind(seconds: lag, afterMove: state.moved)) }
+            guard betweenPages else {
+                let cursor = state.cursor ?? window.head
+                return .write(end: min(window.head, cursor + 1))  // finish this page only, move at the next
+            }
+            return move(&state, from: .seconds(lag), window: window)
+        case .seconds:
+            return .write(end: window.head)
+        }
+    }
+
+    private func move(_ state: inout ListenerState, from lag: Lag, window: some PageWindow) -> FlushAction {
+        state.moved = true
+        state.cursor = liveEdge(window)
+        state.partialGranule = nil
+        return .moved(from: lag, end: window.head)
+    }
+
+    // MARK: When to write
+
+    /// Whether the listener is written now. Writes follow page publications: a listener is written once ¾ of the
+    /// interval has passed since its last write (a page published a little early must not push a write a whole
+    /// page later), and at every check while its socket is backed up (to check its lag). Otherwise, if pages wait,
+    /// a fallback deadline of two intervals catches an upstream that delivers in bursts.
+    func due(_ state: ListenerState, now: Double, window: some PageWindow) -> Due {
+        if state.backedUp || now - state.lastFlush >= flushInterval * 0.75 { return .now }
+        guard hasPending(state, window) else { return .idle }
+        return .at(state.lastFlush + 2 * flushInterval)
+    }
+
+    /// Headers or pages the listener has not been sent yet.
+    func hasPending(_ state: ListenerState, _ window: some PageWindow) -> Bool {
+        if state.headersSent < window.headerCount { return true }
+        guard let cursor = state.cursor else { return window.count > 0 }
+        return cursor < window.head
+    }
+
+    /// How long the loop may sleep: until the earliest deadline, at most `cap` ms, rounded up so it does not wake
+    /// just before it. Never converts a non-finite or out-of-range value to an integer.
+    static func waitMilliseconds(until deadline: Double?, now: Double, cap: Int32 = 500) -> Int32 {
+        guard let deadline else { return cap }
+        let milliseconds = ((deadline - now) * 1000).rounded(.up)
+        guard milliseconds > 0 else { return 0 }  // due, long overdue (-inf), or NaN
+        guard milliseconds < Double(cap) else { return cap }
+        return Int32(milliseconds)
+    }
+}
+
+/// One listener's place in the stream, as the schedule sees it (the loop keeps it in its `Listener`).
+struct ListenerState: Sendable, Equatable {
+    /// Header pages already sent in full.
+    var headersSent = 0
+    /// Ring index of the next page to send; nil until there is something to send.
+    var cursor: Int64?
+    /// Bytes of the current page (a header while `headersSent` < the header count) already written.
+    var offset = 0
+    /// Granule of the partly sent page, which the loop keeps alive even when the ring has dropped it.
+    var partialGranule: Int64?
+    /// The last write left bytes unsent (EPOLLOUT is armed).
+    var backedUp = false
+    /// Already moved to the live edge once.
+    var moved = false
+    /// Monotonic time of the last write.
+    var lastFlush = -Double.infinity
+}
+
+/// How far behind the live edge a listener is.
+enum Lag: Sendable, Equatable {
+    case seconds(Double)
+    /// Its next page has left the ring.
+    case overtaken
+}
+
+/// What the loop does at one flush of one listener.
+enum FlushAction: Sendable, Equatable {
+    /// Write the remaining headers, then the pages from the cursor up to `end` (exclusive).
+    case write(end: Int64)
+    /// Moved to the live edge (count it, log it, forget the partly sent page), then write as `.write`.
+    case moved(from: Lag, end: Int64)
+    /// Too slow: disconnect.
+    case drop(SlowReason)
+}
+
+/// Why a slow listener was disconnected, in words for the log.
+enum SlowReason: Sendable, Equatable, CustomStringConvertible {
+    case behind(seconds: Double, afterMove: Bool)
+    case overtaken(afterMove: Bool)
+
+    var description: String {
+        switch self {
+        case .behind(let seconds, let afterMove):
+            "too slow (\(wholeSeconds(seconds)) s behind\(afterMove ? " after a move" : ""))"
+        case .overtaken(let afterMove):
+            "too slow (overtaken by the ring\(afterMove ? " after a move" : " mid-page"))"
+        }
+    }
+}
+
+/// When a listener's next write is due.
+enum Due: Sendable, Equatable {
+    case now
+    case at(Double)
+    /// Nothing waits for it.
+    case idle
+}
+
+/// Whole seconds for a log line, for any Double (infinity and NaN included) without trapping.
+func wholeSeconds(_ seconds: Double) -> String {
+    guard seconds.isFinite else { return seconds.isNaN ? "?" : (seconds > 0 ? "∞" : "-∞") }
+    guard abs(seconds) < 1e15 else { return seconds > 0 ? "∞" : "-∞" }
+    return String(Int64(seconds.rounded(.towardZero)))
+}

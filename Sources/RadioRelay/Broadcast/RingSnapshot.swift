@@ -1,0 +1,27 @@
+/// The network loop's view of the `PageRing`, refreshed once per wake-up (one lock for all listeners): references to
+/// the pages it holds, oldest first, and the header pages. It is the `PageWindow` the `ListenerSchedule` reads.
+struct RingSnapshot: PageWindow {
+    private(set) var pages: [SharedPage] = []
+    private(set) var headers: [SharedPage] = []
+    private(set) var oldest: Int64 = 0
+
+    var count: Int { pages.count }
+    var headerCount: Int { headers.count }
+
+    func granulePosition(at offset: Int) -> Int64 { pages[offset].granulePosition }
+    func isContinued(at offset: Int) -> Bool { pages[offset].isContinued }
+
+    /// Takes a fresh view of the ring, reusing the array's storage.
+    mutating func refresh(from ring: PageRing) {
+        oldest = ring.window(into: &pages)
+        if headers.isEmpty { headers = ring.headers }
+    }
+
+    /// The page with ring index `index`, if the snapshot holds it.
+    func page(_ index: Int64) -> SharedPage? {
+        guard index >= oldest && index < head else { return nil }
+        return pages[Int(index - oldest)]
+    }
+}
+
+@available(*, unavailable) extension RingSnapshot: Sendable {}
