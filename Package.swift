@@ -27,13 +27,16 @@ let package = Package(
             resources: [.copy("Resources/demo.mp3")]
         ),
         .executableTarget(name: "radio-relay", dependencies: ["RadioRelay"]),
+        // Test-only code shared by the tests, the load tool and the fuzzer: a real HTTP server and raw-TCP client
+        // for 127.0.0.1, libopus decoding of what listeners receive, signal measurements.
+        .target(name: "RadioRelayTestSupport", dependencies: ["RadioRelay", "COpus"]),
         // Load tool for bench/: N raw-TCP (or HTTP) listeners that validate every byte as Ogg and time it.
-        .executableTarget(name: "radio-relay-load", dependencies: ["RadioRelay", "CLinux"]),
+        .executableTarget(name: "radio-relay-load", dependencies: ["RadioRelay", "RadioRelayTestSupport", "CLinux"]),
         // libFuzzer entry point for the Parser; without -DFUZZING it replays a corpus (see STYLE.md).
-        .executableTarget(name: "ParserFuzz", dependencies: ["RadioRelay"]),
+        .executableTarget(name: "ParserFuzz", dependencies: ["RadioRelay", "RadioRelayTestSupport"]),
         .testTarget(
             name: "RadioRelayTests",
-            dependencies: ["RadioRelay", "COpus"]
+            dependencies: ["RadioRelay", "RadioRelayTestSupport", "COpus"]
         ),
     ]
 )

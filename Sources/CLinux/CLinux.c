@@ -1,4 +1,7 @@
 #include "CLinux.h"
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 
@@ -25,4 +28,26 @@ int rr_eventfd_drain(int fd) { eventfd_t v; return eventfd_read(fd, &v); }
 
 int rr_accept4(int fd, void *addr, uint32_t *addrlen) {
     return accept4(fd, (struct sockaddr *)addr, (socklen_t *)addrlen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+
+int rr_thread_set_name(const char *name) {
+    char short_name[16];
+    size_t i = 0;
+    for (; name[i] != 0 && i < 15; i++) short_name[i] = name[i];
+    short_name[i] = 0;
+    return pthread_setname_np(pthread_self(), short_name);
+}
+
+int rr_thread_join(unsigned long thread, long timeout_ms) {
+    struct timespec deadline;
+    if (clock_gettime(CLOCK_REALTIME, &deadline) != 0) return errno;
+    if (timeout_ms < 0) timeout_ms = 0;
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec += 1;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    return pthread_timedjoin_np((pthread_t)thread, NULL, &deadline);
 }

@@ -24,6 +24,7 @@
 //      carry-over the reset dropped is counted.
 
 import RadioRelay
+import RadioRelayTestSupport
 #if !FUZZING
 import Foundation
 #endif
@@ -170,18 +171,11 @@ struct Checker {
 /// Deterministic chunk sizes from a seed (SplitMix64) adding up to at least `total`: `tiny` gives 1 to 7 bytes,
 /// otherwise mostly small, some up to a few frames, some empty.
 func chunkSizes(seed: UInt64, total: Int, tiny: Bool = false) -> [Int] {
-    var state = seed
-    func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    var generator = SplitMix64(seed: seed)
     var sizes: [Int] = []
     var sum = 0
     while sum < total {
-        let r = next()
+        let r = generator.next()
         let size: Int
         switch tiny ? 8 : r % 8 {
         case 8: size = 1 + Int((r >> 8) % 7)
@@ -313,7 +307,7 @@ struct ParserFuzzReplay {
     }
 
     static func printError(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        StandardError.write(line + "\n")
     }
 }
 #endif

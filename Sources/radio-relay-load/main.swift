@@ -7,8 +7,7 @@ import RadioRelay
 
 /// Writes one line to standard error.
 func printError(_ line: String) {
-    let bytes = Array((line + "\n").utf8)
-    bytes.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    StandardError.write(line + "\n")
 }
 
 func fail(_ message: String, code: Int32) -> Never {

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import RadioRelay
+import RadioRelayTestSupport
 
 /// The Broadcaster alone: a ring fed with real Opus pages, real sockets on 127.0.0.1.
 @Suite(.timeLimit(.minutes(1))) struct BroadcasterTests {
@@ -20,7 +21,7 @@ import Testing
             let ring = PageRing(capacity: 400)
             ring.setHeaders(encoder.headerPages)
             broadcaster = try Broadcaster(name: "test", configuration: configuration, ring: ring)
-            broadcaster.start()
+            try broadcaster.start()
         }
 
         var port: UInt16 { broadcaster.address.port }

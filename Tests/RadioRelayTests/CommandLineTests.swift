@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import RadioRelay
+import RadioRelayTestSupport
 
 /// The command line as a value: every flag in both forms, every usage error's message, help per command, and the
 /// exit status for each kind of error; then the real binary once for each status the parser and main produce.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RadioRelay
+import RadioRelayTestSupport
 
 /// The Downloader against a real HTTP server on 127.0.0.1 (libcurl's multi interface).
 @Suite(.timeLimit(.minutes(1))) struct DownloaderTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RadioRelay
+import RadioRelayTestSupport
 
 @Suite struct EncoderTests {
     static func sine(_ frequency: Double, frames: Int, rate: Int = 48_000, offset: Int = 0) -> [Float] {

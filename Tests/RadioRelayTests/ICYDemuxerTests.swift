@@ -1,5 +1,6 @@
 import Testing
 @testable import RadioRelay
+import RadioRelayTestSupport
 
 @Suite struct ICYDemuxerTests {
     static func run(_ stream: [UInt8], interval: Int, chunk: Int) -> (audio: [UInt8], titles: [String]) {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RadioRelay
+import RadioRelayTestSupport
 
 @Suite struct ParserTests {
     /// Audio packets per fixture. Where ffprobe is right it is checked live too (see `matchesFFprobe`); for the
@@ -163,18 +164,5 @@ import Testing
         #expect(MP3FrameHeader(0xFF, 0xFB, 0x0C, 0x44) == nil)  // free format
         #expect(MP3FrameHeader(0xFF, 0xFB, 0x9C, 0x44) == nil)  // reserved rate
         #expect(MP3FrameHeader(0xFF, 0xE9, 0x90, 0x44) == nil)  // reserved version
-    }
-}
-
-/// A small deterministic generator for repeatable random tests.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,5 +1,6 @@
 import Testing
 @testable import RadioRelay
+import RadioRelayTestSupport
 
 @Suite struct ReaderTests {
     /// (fixture, left Hz, right Hz, source rate, expected level): tones come out at the right frequency and level

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RadioRelay
+import RadioRelayTestSupport
 
 /// The one stage chain both paths use: the same bytes give the same pages whatever the chunking, errors come out of
 /// the call that caused them, and ICY framing is taken apart on the way in.

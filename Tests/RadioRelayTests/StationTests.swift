@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RadioRelay
+import RadioRelayTestSupport
 
 @Suite(.timeLimit(.minutes(1))) struct StationTests {
     static func station(upstream: String, configure: (inout StationConfiguration) -> Void = { _ in }) throws -> Station {

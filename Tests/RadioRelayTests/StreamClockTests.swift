@@ -1,5 +1,6 @@
 import Testing
 @testable import RadioRelay
+import RadioRelayTestSupport
 
 /// The stream clock, the reconnect schedule and the paced read-ahead, driven on virtual time: no threads, no sleeps.
 @Suite struct StreamClockTests {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import RadioRelay
+import RadioRelayTestSupport
 
 /// Fixtures, reference tools and signal checks shared by the tests.
 enum Fixture {
@@ -51,23 +52,6 @@ func decodeAll(_ name: String, commonRate: Int = 48_000, gapless: Bool = true) t
     for packet in packets { out.append(try reader.read(packet)) }
     out.append(try reader.finish())
     return (out, reader)
-}
-
-/// Amplitude of the `frequency` component of `samples[range]` (Goertzel): 1.0 for a full-scale sine.
-func toneAmplitude(_ samples: [Float], frequency: Double, rate: Int, range: Range<Int>) -> Double {
-    let n = range.count
-    let k = (Double(n) * frequency / Double(rate)).rounded()
-    let w = 2 * Double.pi * k / Double(n)
-    let coefficient = 2 * cos(w)
-    var s1 = 0.0
-    var s2 = 0.0
-    for i in range {
-        let s0 = Double(samples[i]) + coefficient * s1 - s2
-        s2 = s1
-        s1 = s0
-    }
-    let power = s1 * s1 + s2 * s2 - coefficient * s1 * s2
-    return 2 * sqrt(max(power, 0)) / Double(n)
 }
 
 /// An Ogg Opus file decoded with libopus (through `LiveCapture`, which checks every page on the way), with the

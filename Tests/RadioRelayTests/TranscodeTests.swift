@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RadioRelay
+import RadioRelayTestSupport
 
 @Suite(.timeLimit(.minutes(1))) struct TranscodeTests {
     /// Seconds each fixture decodes to (ffmpeg decodes the same; it is asked live below when installed).

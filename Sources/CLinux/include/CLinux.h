@@ -15,4 +15,9 @@ int rr_eventfd_signal(int fd);
 int rr_eventfd_drain(int fd);
 /* accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC. */
 int rr_accept4(int fd, void *addr, uint32_t *addrlen);
+/* The calling thread's name (at most 15 bytes are kept); 0 or an errno value. */
+int rr_thread_set_name(const char *name);
+/* pthread_timedjoin_np on a pthread_t passed as an integer, with a relative timeout in milliseconds; 0 or an
+   errno value (ETIMEDOUT when the thread still runs). */
+int rr_thread_join(unsigned long thread, long timeout_ms);
 #endif

@@ -20,16 +20,24 @@ public final class Broadcaster: Sendable {
     /// each closed once when the Broadcaster goes, whatever failed on the way.
     let listenSocket: FileDescriptor
     let wakeEvent: EventFD
-    private let stopping = Atomic<Bool>(false)
-    /// True while no network thread runs.
-    private let finished = LockedBox<Bool>(true)
+    /// The network thread, while it runs.
+    private let thread: LockedBox<ServiceThread?> = LockedBox(nil)
+    private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
     /// Binds and listens now, so that a taken port fails here; `start()` begins serving.
     /// - Parameter adoptedSocket: an already listening socket (systemd socket activation) instead of binding; the
     ///   Broadcaster owns it from here on, and closes it even when this initializer throws.
-    public init(name: String, configuration: BroadcasterConfiguration, ring: PageRing, adoptedSocket: Int32? = nil)
-        throws
-    {
+    /// - Parameter onUnexpectedExit: what happens when the network thread ends by itself (default: the process
+    ///   exits with EX_SOFTWARE; tests observe it instead).
+    public convenience init(name: String, configuration: BroadcasterConfiguration, ring: PageRing,
+                            adoptedSocket: Int32? = nil) throws {
+        try self.init(name: name, configuration: configuration, ring: ring, adoptedSocket: adoptedSocket,
+                      onUnexpectedExit: ServiceThread.terminateProcess)
+    }
+
+    package init(name: String, configuration: BroadcasterConfiguration, ring: PageRing, adoptedSocket: Int32? = nil,
+                 onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void) throws {
+        self.onUnexpectedExit = onUnexpectedExit
         let socket: FileDescriptor
         if let adoptedSocket {
             guard adoptedSocket >= 0 else { throw SystemError("adopting socket \(adoptedSocket)", errno: EBADF) }
@@ -65,19 +73,18 @@ public final class Broadcaster: Sendable {
     }
 
     /// Starts the network thread.
-    public func start() {
-        finished.withLock { $0 = false }
-        let thread = Thread { [self] in
-            do {
-                let loop = try NetworkLoop(broadcaster: self)
-                loop.run(until: stopping)
-            } catch {
-                Log.error("\(name): network loop failed: \(error)")
-            }
-            finished.withLock { $0 = true }
+    public func start() throws {
+        let started = ServiceThread(name: "net-\(name)", onUnexpectedExit: onUnexpectedExit) { [self] thread in
+            let loop = try NetworkLoop(broadcaster: self)
+            try loop.run(in: thread)
         }
-        thread.name = "net-\(name)"
-        thread.start()
+        try started.start()
+        thread.withLock { $0 = started }
+    }
+
+    /// Heartbeat of the network thread (for the watchdog); empty before `start`.
+    package var heartbeats: [Int] {
+        thread.snapshot.map { [$0.heartbeat.load(ordering: .relaxed)] } ?? []
     }
 
     /// Tells the loop that pages were published.
@@ -97,10 +104,16 @@ public final class Broadcaster: Sendable {
         wake()
     }
 
-    /// Stops the loop and closes every listener; returns when the thread has finished.
-    public func stop() {
-        stopping.store(true, ordering: .releasing)
+    /// Stops the loop, which closes every listener; returns when the thread is joined (false: it outlived
+    /// `timeout` seconds).
+    @discardableResult
+    public func stop(timeout: Double = 10) -> Bool {
+        guard let running = thread.withLock({ stored -> ServiceThread? in
+            defer { stored = nil }
+            return stored
+        }) else { return true }
+        running.requestStop()
         wake()
-        while !finished.snapshot { usleep(2_000) }
+        return running.stop(timeout: timeout)
     }
 }

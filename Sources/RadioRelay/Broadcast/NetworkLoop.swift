@@ -52,19 +52,20 @@ final class NetworkLoop {
 
     var listenFD: Int32 { broadcaster.listenSocket.rawValue }
 
-    func run(until stopping: borrowing Atomic<Bool>) {
+    /// Serves until `thread` is asked to stop; every iteration (at least one per half second) beats its heartbeat.
+    /// A failing `epoll_wait` is thrown: the loop cannot go on, and the thread's owner decides what follows.
+    func run(in thread: ServiceThread) throws {
         Log.info("\(name): listening on \(broadcaster.address)")
         refresh()
-        while !stopping.load(ordering: .acquiring) {
+        defer {
+            for listener in active { disconnect(listener, reason: "server stopping", quiet: true) }
+            Log.info("\(name): stopped listening")
+        }
+        while !thread.isStopping {
+            thread.beat()
             // Sleep until the next deferred flush is due, or half a second.
             let wait = ListenerSchedule.waitMilliseconds(until: nextDue, now: monotonicNow())
-            let count: Int
-            do {
-                count = try epoll.wait(timeoutMilliseconds: wait)
-            } catch {
-                Log.error("\(name): \(error)")
-                break
-            }
+            let count = try epoll.wait(timeoutMilliseconds: wait)
             var published = false
             for i in 0..<count {
                 let (tag, mask) = epoll.event(at: i)
@@ -92,8 +93,6 @@ final class NetworkLoop {
                 flushDue()
             }
         }
-        for listener in active { disconnect(listener, reason: "server stopping", quiet: true) }
-        Log.info("\(name): stopped listening")
     }
 
     private func drainWake() {

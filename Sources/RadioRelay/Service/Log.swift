@@ -38,14 +38,7 @@ public enum Log {
         }
         written.withLock { count in
             count += 1
-            var bytes = Array(line.utf8)
-            var offset = 0
-            while offset < bytes.count {
-                let n = bytes.withUnsafeMutableBytes { Glibc.write(STDERR_FILENO, $0.baseAddress! + offset, $0.count - offset) }
-                if n <= 0 { if n < 0 && errno == EINTR { continue } else { break } }
-                offset += n
-            }
-            bytes.removeAll()
+            StandardError.write(line)
         }
     }
 }

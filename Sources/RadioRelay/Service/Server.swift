@@ -1,32 +1,42 @@
 import Foundation
 import Glibc
 
-/// Runs stations until SIGTERM or SIGINT: reports to systemd (READY, STATUS, WATCHDOG, STOPPING) and stops cleanly.
+/// Runs stations until SIGTERM or SIGINT: starts them in order as one service group, reports to systemd (READY,
+/// STATUS, WATCHDOG, STOPPING) and stops them in reverse order.
+///
+/// The watchdog is pinged only while every thread of every station keeps beating: a pipeline or network loop that
+/// hangs stops the pings, and systemd restarts the service (`WatchdogSec=`).
 public final class Server {
     public let stations: [Station]
+    private let group: ServiceGroup
     private let notifier = SystemdNotifier()
 
     public init(stations: [Station]) {
         self.stations = stations
+        self.group = ServiceGroup(stations)
     }
 
     /// Blocks the signals it handles in every thread: call before any thread is started.
     public static func blockSignals() {
-        var set = sigset_t()
-        sigemptyset(&set)
-        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&set, signal) }
+        var set = handledSignals
         pthread_sigmask(SIG_BLOCK, &set, nil)
         signal(SIGPIPE, SIG_IGN)
     }
 
-    /// Starts every station, then waits for a stop signal on the calling thread.
-    public func run() throws {
-        for station in stations { try station.start() }
-        notifier.ready(status: statusLine())
+    private static var handledSignals: sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
         for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&set, signal) }
+        return set
+    }
+
+    /// Starts every station, then waits for a stop signal on the calling thread.
+    public func run() throws {
+        try group.start()
+        notifier.ready(status: statusLine())
+        var set = Self.handledSignals
         var lastStatus = monotonicNow()
+        var watchdog = Watchdog()
         let tick = min(1.0, notifier.watchdogInterval ?? 1.0)
         while true {
             var timeout = timespec(tv_sec: Int(tick), tv_nsec: Int((tick - tick.rounded(.down)) * 1e9))
@@ -36,14 +46,20 @@ public final class Server {
                 break
             }
             if signal == SIGHUP { Log.notice("SIGHUP: configuration reload is not supported yet; ignored") }
-            if notifier.watchdogInterval != nil { notifier.watchdog() }
+            if notifier.watchdogInterval != nil {
+                switch watchdog.check(beats: stations.flatMap(\.heartbeats), now: monotonicNow()) {
+                case .alive: notifier.watchdog()
+                case .stuck(let seconds):
+                    Log.error("a server thread has not run for \(Int(seconds)) s; withholding the watchdog ping")
+                }
+            }
             if monotonicNow() - lastStatus >= 5 {
                 notifier.status(statusLine())
                 lastStatus = monotonicNow()
             }
         }
         notifier.stopping()
-        for station in stations { station.stop() }
+        if !group.stop(timeout: 5) { Log.warning("a thread did not stop in time") }
         Log.notice("stopped")
     }
 
@@ -56,7 +72,8 @@ public final class Server {
             case .connecting: upstream = "connecting"
             case .retrying: upstream = "upstream down"
             }
-            return "\(station.name): \(station.broadcaster.counters.listeners.load(ordering: .relaxed)) listeners, \(upstream)"
+            let listeners = station.broadcaster.counters.listeners.load(ordering: .relaxed)
+            return "\(station.name): \(listeners) listeners, \(upstream)"
         }.joined(separator: "; ")
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The station's pipeline thread: pulls the upstream, runs the stage chain, publishes pages, and carries out the
 /// stream clock's and the reconnect schedule's decisions. Confined to its thread.
@@ -38,13 +37,13 @@ final class Pipeline {
 
     private var encoded: Double { chain.secondsEncoded }
 
-    /// Runs until `stopping` is set; `heartbeat` is advanced by every iteration, whatever the upstream does.
-    func run(until stopping: borrowing Atomic<Bool>, heartbeat: borrowing Atomic<Int>) {
+    /// Runs until `thread` is asked to stop; every iteration beats its heartbeat, whatever the upstream does.
+    func run(in thread: ServiceThread) {
         clock = StreamClock(settings: clock.settings, now: monotonicNow())
         var lastPublishedState = monotonicNow()
         let paced = configuration.isPaced
-        while !stopping.load(ordering: .acquiring) {
-            heartbeat.add(1, ordering: .relaxed)
+        while !thread.isStopping {
+            thread.beat()
             let now = monotonicNow()
             // A paced upstream's next connection (a file's next loop) starts once the last one has played out.
             if downloader == nil && reconnect.isDue(now: now) && backlog.isEmpty { connect(now: now) }

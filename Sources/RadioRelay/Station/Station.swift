@@ -1,25 +1,30 @@
 import Foundation
 import Synchronization
 
-/// A station: one upstream, one pipeline thread (Downloader → ICY demux → Parser → Reader → Encoder → ring) and one
-/// Broadcaster. The upstream can come and go; the stream does not: while it is away (or behind) the Encoder keeps
-/// encoding silence at real-time pace, so granules stay continuous and listeners stay connected.
-public final class Station: Sendable {
+/// A station: one upstream, one pipeline thread (Downloader → stage chain → ring) and one Broadcaster. The upstream
+/// can come and go; the stream does not: while it is away (or behind) the Encoder keeps encoding silence at
+/// real-time pace, so granules stay continuous and listeners stay connected.
+public final class Station: Service {
     public let configuration: StationConfiguration
     public let broadcaster: Broadcaster
     private let shared = LockedBox(StationState())
-    private let stopping = Atomic<Bool>(false)
-    private let finished = LockedBox<Bool>(true)
-    /// Advanced by every iteration of the pipeline thread (for the watchdog).
-    let heartbeat = Atomic<Int>(0)
+    private let pipeline: LockedBox<ServiceThread?> = LockedBox(nil)
+    private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
     public var name: String { configuration.name }
     public var state: StationState { shared.snapshot }
 
     /// Binds the listening port now (or adopts `socket`), so configuration and port errors surface before start.
-    public init(_ configuration: StationConfiguration, adoptedSocket: Int32? = nil) throws {
+    public convenience init(_ configuration: StationConfiguration, adoptedSocket: Int32? = nil) throws {
+        try self.init(configuration, adoptedSocket: adoptedSocket, onUnexpectedExit: ServiceThread.terminateProcess)
+    }
+
+    /// - Parameter onUnexpectedExit: what happens when the pipeline thread ends by itself (tests observe it).
+    package init(_ configuration: StationConfiguration, adoptedSocket: Int32? = nil,
+                 onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void) throws {
         try configuration.validate()
         self.configuration = configuration
+        self.onUnexpectedExit = onUnexpectedExit
         let pageSeconds = Double(configuration.encoder.pageDuration) / 1000
         let keep = configuration.broadcaster.maxLag * 2 + configuration.broadcaster.burst + 2
         let ring = PageRing(capacity: max(16, Int((keep / pageSeconds).rounded(.up))))
@@ -27,27 +32,40 @@ public final class Station: Sendable {
                                       adoptedSocket: adoptedSocket)
     }
 
+    /// Heartbeats of the station's threads (pipeline, network loop), for the watchdog.
+    package var heartbeats: [Int] {
+        [pipeline.snapshot?.heartbeat.load(ordering: .relaxed) ?? 0] + broadcaster.heartbeats
+    }
+
+    /// Starts the network loop, then the pipeline thread.
     public func start() throws {
         var encoderConfiguration = configuration.encoder
         encoderConfiguration.inputRate = configuration.commonRate
         let encoder = try Encoder(encoderConfiguration)
         broadcaster.ring.setHeaders(encoder.headerPages)
-        broadcaster.start()
-        finished.withLock { $0 = false }
+        try broadcaster.start()
         let handoff = Handoff(value: encoder)
-        let thread = Thread { [self] in
+        let thread = ServiceThread(name: "pipe-\(name)", onUnexpectedExit: onUnexpectedExit) { [self] thread in
             let pipeline = Pipeline(station: self, encoder: handoff.value, state: shared)
-            pipeline.run(until: stopping, heartbeat: heartbeat)
-            finished.withLock { $0 = true }
+            pipeline.run(in: thread)
         }
-        thread.name = "pipe-\(name)"
-        thread.start()
+        do {
+            try thread.start()
+        } catch {
+            _ = broadcaster.stop(timeout: 5)
+            throw error
+        }
+        pipeline.withLock { $0 = thread }
     }
 
-    /// Stops the pipeline and the listeners; returns when both threads are done.
-    public func stop() {
-        stopping.store(true, ordering: .releasing)
-        while !finished.snapshot { usleep(2_000) }
-        broadcaster.stop()
+    /// Stops the pipeline, then the listeners; returns when both threads are joined (false: one outlived `timeout`).
+    @discardableResult
+    public func stop(timeout: Double = 10) -> Bool {
+        let thread = pipeline.withLock { stored -> ServiceThread? in
+            defer { stored = nil }
+            return stored
+        }
+        let pipelineStopped = thread?.stop(timeout: timeout) ?? true
+        return broadcaster.stop(timeout: timeout) && pipelineStopped
     }
 }

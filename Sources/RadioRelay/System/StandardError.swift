@@ -1,7 +1,7 @@
 import Glibc
 
-/// Plain text to standard error, for the command line's own messages (usage errors, transcode progress and
-/// summary); the service's log lines go through `Log`.
+/// Plain text to standard error: the one writer behind `Log`, the command line's own messages (usage errors,
+/// transcode progress and summary) and the tools'.
 public enum StandardError {
     /// Writes all of `text`, retrying interrupted and partial writes; gives up silently when stderr is gone.
     public static func write(_ text: String) {

@@ -1,28 +1,38 @@
 import Foundation
 import Glibc
-@testable import RadioRelay
+import RadioRelay
 
 /// A real HTTP/1.0 server on 127.0.0.1 for the tests: one thread, one response per connection, chosen by a route
 /// function of the request path. Bodies can be sent at a limited pace (bytes per second) to act as a live upstream.
-final class HTTPTestServer: @unchecked Sendable {
-    struct Response {
-        var status = 200
-        var headers: [String: String] = [:]
-        var body: [UInt8] = []
+package final class HTTPTestServer: @unchecked Sendable {
+    package struct Response {
+        package var status = 200
+        package var headers: [String: String] = [:]
+        package var body: [UInt8] = []
         /// Bytes per second; nil sends as fast as possible.
-        var pace: Int? = nil
+        package var pace: Int? = nil
         /// Send the body this many times (a looping live stream).
-        var repeats = 1
+        package var repeats = 1
         /// Seconds to keep the connection open, silent, after the body (a stalled upstream).
-        var holdOpen = 0.0
+        package var holdOpen = 0.0
+
+        package init(status: Int = 200, headers: [String: String] = [:], body: [UInt8] = [], pace: Int? = nil,
+                     repeats: Int = 1, holdOpen: Double = 0) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+            self.pace = pace
+            self.repeats = repeats
+            self.holdOpen = holdOpen
+        }
     }
 
-    let port: UInt16
+    package let port: UInt16
     private let listener: Int32
     private let route: @Sendable (String) -> Response
     private let stopped = ManagedFlag()
 
-    init(route: @escaping @Sendable (String) -> Response) throws {
+    package init(route: @escaping @Sendable (String) -> Response) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         precondition(fd >= 0)
         var yes: Int32 = 1
@@ -37,9 +47,9 @@ final class HTTPTestServer: @unchecked Sendable {
         thread.start()
     }
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    package var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    func stop() {
+    package func stop() {
         stopped.set()
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
@@ -110,15 +120,15 @@ final class HTTPTestServer: @unchecked Sendable {
 }
 
 /// A flag set once from any thread.
-final class ManagedFlag: @unchecked Sendable {
+package final class ManagedFlag: @unchecked Sendable {
     private var value = false
     private let lock = NSLock()
-    func set() { lock.lock(); value = true; lock.unlock() }
-    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+    package func set() { lock.lock(); value = true; lock.unlock() }
+    package var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
 }
 
 extension Array where Element == UInt8 {
-    var containsHeaderEnd: Bool {
+    package var containsHeaderEnd: Bool {
         guard count >= 4 else { return false }
         for i in 0...(count - 4) where self[i] == 13 && self[i + 1] == 10 && self[i + 2] == 13 && self[i + 3] == 10 {
             return true

@@ -1,12 +1,13 @@
 import COpus
+import RadioRelay
 
 /// Owns one libopus `OpusDecoder` (`opus_decoder_create`/`opus_decoder_destroy`), 48 kHz stereo. It checks our own
 /// output in the tests and the benches: what listeners receive is decoded by the reference decoder.
-public final class OpusDecoderHandle {
+package final class OpusDecoderHandle {
     private let decoder: OpaquePointer
     private var scratch = [Float](repeating: 0, count: 5760 * 2)
 
-    public init() throws {
+    package init() throws {
         var error: Int32 = 0
         guard let decoder = opus_decoder_create(Int32(OpusClock.rate), 2, &error), error == OPUS_OK
         else { throw OpusError(code: error, call: "opus_decoder_create") }
@@ -17,7 +18,7 @@ public final class OpusDecoderHandle {
 
     /// `opus_decode_float` of one packet; appends the decoded samples to `left` and `right`, returns their count.
     @discardableResult
-    public func decode(_ packet: [UInt8], left: inout [Float], right: inout [Float]) throws -> Int {
+    package func decode(_ packet: [UInt8], left: inout [Float], right: inout [Float]) throws -> Int {
         let count = packet.withUnsafeBufferPointer { p in
             scratch.withUnsafeMutableBufferPointer { out in
                 opus_decode_float(decoder, p.baseAddress, Int32(p.count), out.baseAddress!, 5760, 0)

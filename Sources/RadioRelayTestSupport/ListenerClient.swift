@@ -1,13 +1,13 @@
 import Foundation
 import Glibc
-@testable import RadioRelay
+import RadioRelay
 
 /// A raw-TCP listener for the tests: connects to 127.0.0.1, reads what the server sends for a while.
-struct ListenerClient {
-    let fd: Int32
-    let connectedAt = Date()
+package struct ListenerClient {
+    package let fd: Int32
+    package let connectedAt = Date()
 
-    init(port: UInt16, receiveBuffer: Int32? = nil) throws {
+    package init(port: UInt16, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -23,7 +23,7 @@ struct ListenerClient {
     }
 
     /// Reads for `seconds` (or until the server closes); returns the bytes and whether the server closed.
-    func read(for seconds: Double, limit: Int = .max) -> (bytes: [UInt8], closed: Bool) {
+    package func read(for seconds: Double, limit: Int = .max) -> (bytes: [UInt8], closed: Bool) {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         let deadline = Date().addingTimeInterval(seconds)
@@ -39,28 +39,28 @@ struct ListenerClient {
         return (bytes, false)
     }
 
-    func send(_ text: String) {
+    package func send(_ text: String) {
         _ = Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
-    func close() { Glibc.close(fd) }
+    package func close() { Glibc.close(fd) }
 }
 
 /// What a listener received, checked page by page: CRC, one serial, headers first, page sequence contiguous after
 /// the one join gap, granules never going back. Audio is decoded with libopus.
-struct LiveCapture {
-    var left: [Float] = []
-    var right: [Float] = []
-    var pages: [OggPageReader.Page] = []
+package struct LiveCapture {
+    package var left: [Float] = []
+    package var right: [Float] = []
+    package var pages: [OggPageReader.Page] = []
     /// From OpusHead.
-    var preSkip = 0
-    var sequenceGaps = 0
-    var granuleRegressions = 0
-    var firstAudioGranule: Int64?
-    var lastGranule: Int64 = 0
-    var headerOK = false
+    package var preSkip = 0
+    package var sequenceGaps = 0
+    package var granuleRegressions = 0
+    package var firstAudioGranule: Int64?
+    package var lastGranule: Int64 = 0
+    package var headerOK = false
 
-    init(_ bytes: [UInt8]) throws {
+    package init(_ bytes: [UInt8]) throws {
         var reader = OggPageReader()
         reader.append(bytes)
         let decoder = try OpusDecoderHandle()
@@ -94,7 +94,7 @@ struct LiveCapture {
         }
     }
 
-    func amplitudes(left isLeft: Bool, frequency: Double) -> [String] {
+    package func amplitudes(left isLeft: Bool, frequency: Double) -> [String] {
         let samples = isLeft ? left : right
         return stride(from: 0, to: samples.count - 9_600, by: 9_600).map {
             String(format: "%.2f", toneAmplitude(samples, frequency: frequency, rate: 48_000, range: $0 ..< $0 + 9_600))
@@ -102,7 +102,7 @@ struct LiveCapture {
     }
 
     /// Median tone amplitude over consecutive 0.2 s windows (robust to a phase jump where a looped input restarts).
-    func medianAmplitude(left isLeft: Bool, frequency: Double, skip: Int = 4_800) -> Double {
+    package func medianAmplitude(left isLeft: Bool, frequency: Double, skip: Int = 4_800) -> Double {
         let samples = isLeft ? left : right
         var values: [Double] = []
         var start = skip
@@ -116,7 +116,7 @@ struct LiveCapture {
 }
 
 /// An MP3 body with ICY metadata every `interval` bytes (the title in the first block, empty blocks after).
-func icyStream(_ audio: [UInt8], interval: Int, title: String) -> [UInt8] {
+package func icyStream(_ audio: [UInt8], interval: Int, title: String) -> [UInt8] {
     var out: [UInt8] = []
     var offset = 0
     var first = true
