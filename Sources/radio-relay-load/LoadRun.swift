@@ -358,10 +358,6 @@ final class LoadRun {
         if connections[i].failure == nil { connections[i].failure = reason }
     }
 
-    /// Seconds on the monotonic clock.
-    func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    /// Seconds on the monotonic clock (the library's one clock).
+    func now() -> Double { monotonicNow() }
 }

@@ -36,8 +36,8 @@ func serve(_ options: ServeOptions) -> Never {
         let configuration = try options.resolvedStation()
         let station = try Station(configuration)
         Log.notice("radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays "
-                   + "\(configuration.upstream) on \(station.broadcaster.address) "
-                   + "(listen: ffplay tcp://HOST:\(station.broadcaster.address.port))")
+                   + "\(configuration.upstream) on \(station.listenAddress) "
+                   + "(listen: ffplay tcp://HOST:\(station.port))")
         try Server(stations: [station]).run()
         exit(ExitCode.ok.rawValue)
     } catch {

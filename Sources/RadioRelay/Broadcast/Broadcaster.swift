@@ -9,12 +9,12 @@ import Synchronization
 /// into the shared `PageRing`, and one `writev` sends several pages straight from the ring. A listener is written
 /// at most every `flushInterval` (listeners' phases differ, so the writes spread over time), and `EPOLLOUT` is armed
 /// only while its socket is backed up, so no listener can block or slow another.
-public final class Broadcaster: Sendable {
-    public let configuration: BroadcasterConfiguration
-    public let counters = BroadcasterCounters()
-    public let ring: PageRing
+package final class Broadcaster: Sendable {
+    package let configuration: BroadcasterConfiguration
+    package let counters = BroadcasterCounters()
+    package let ring: PageRing
     /// Where it listens (the port is the real one when 0 was asked for).
-    public let address: SocketAddress
+    package let address: SocketAddress
     let name: String
     /// The listening socket (bound here, or adopted from systemd) and the eventfd that wakes the loop: owned here,
     /// each closed once when the Broadcaster goes, whatever failed on the way.
@@ -29,7 +29,7 @@ public final class Broadcaster: Sendable {
     ///   Broadcaster owns it from here on, and closes it even when this initializer throws.
     /// - Parameter onUnexpectedExit: what happens when the network thread ends by itself (default: the process
     ///   exits with EX_SOFTWARE; tests observe it instead).
-    public convenience init(name: String, configuration: BroadcasterConfiguration, ring: PageRing,
+    package convenience init(name: String, configuration: BroadcasterConfiguration, ring: PageRing,
                             adoptedSocket: Int32? = nil) throws {
         try self.init(name: name, configuration: configuration, ring: ring, adoptedSocket: adoptedSocket,
                       onUnexpectedExit: ServiceThread.terminateProcess)
@@ -73,7 +73,7 @@ public final class Broadcaster: Sendable {
     }
 
     /// Starts the network thread.
-    public func start() throws {
+    package func start() throws {
         let started = ServiceThread(name: "net-\(name)", onUnexpectedExit: onUnexpectedExit) { [self] thread in
             let loop = try NetworkLoop(broadcaster: self)
             try loop.run(in: thread)
@@ -97,7 +97,7 @@ public final class Broadcaster: Sendable {
     }
 
     /// Publishes pages and wakes the loop once for all of them (from the pipeline thread).
-    public func publish(_ pages: [OggPage]) {
+    package func publish(_ pages: [OggPage]) {
         guard !pages.isEmpty else { return }
         for page in pages { ring.publish(page) }
         counters.pagesPublished.add(pages.count, ordering: .relaxed)
@@ -107,7 +107,7 @@ public final class Broadcaster: Sendable {
     /// Stops the loop, which closes every listener; returns when the thread is joined (false: it outlived
     /// `timeout` seconds).
     @discardableResult
-    public func stop(timeout: Double = 10) -> Bool {
+    package func stop(timeout: Double = 10) -> Bool {
         guard let running = thread.withLock({ stored -> ServiceThread? in
             defer { stored = nil }
             return stored

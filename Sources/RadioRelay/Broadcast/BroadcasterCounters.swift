@@ -1,27 +1,27 @@
 import Synchronization
 
 /// What the Broadcaster counts, readable from any thread (status, metrics, sd_notify STATUS, tests).
-public final class BroadcasterCounters: Sendable {
-    public let listeners = Atomic<Int>(0)
-    public let connections = Atomic<Int>(0)
+package final class BroadcasterCounters: Sendable {
+    package let listeners = Atomic<Int>(0)
+    package let connections = Atomic<Int>(0)
     /// Closed at once: over `maxListeners` or `maxPerIP`.
-    public let rejected = Atomic<Int>(0)
+    package let rejected = Atomic<Int>(0)
     /// Moved to the live edge after falling `maxLag` behind.
-    public let moved = Atomic<Int>(0)
+    package let moved = Atomic<Int>(0)
     /// Disconnected for falling behind again after being moved.
-    public let droppedSlow = Atomic<Int>(0)
+    package let droppedSlow = Atomic<Int>(0)
     /// Disconnected for sending more than `readCap` bytes.
-    public let droppedChatty = Atomic<Int>(0)
-    public let bytesSent = Atomic<Int>(0)
-    public let pagesPublished = Atomic<Int>(0)
+    package let droppedChatty = Atomic<Int>(0)
+    package let bytesSent = Atomic<Int>(0)
+    package let pagesPublished = Atomic<Int>(0)
 
-    public init() {}
+    package init() {}
 
-    public struct Snapshot: Sendable, Equatable {
-        public var listeners, connections, rejected, moved, droppedSlow, droppedChatty, bytesSent, pagesPublished: Int
+    package struct Snapshot: Sendable, Equatable {
+        package var listeners, connections, rejected, moved, droppedSlow, droppedChatty, bytesSent, pagesPublished: Int
     }
 
-    public var snapshot: Snapshot {
+    package var snapshot: Snapshot {
         Snapshot(listeners: listeners.load(ordering: .relaxed), connections: connections.load(ordering: .relaxed),
                  rejected: rejected.load(ordering: .relaxed), moved: moved.load(ordering: .relaxed),
                  droppedSlow: droppedSlow.load(ordering: .relaxed),

@@ -7,7 +7,7 @@
 /// is plain structs and integer arithmetic — no allocation, no closure, no lock.
 struct ListenerSchedule: Sendable, Equatable {
     /// Granule positions count 48 kHz samples in Ogg Opus, whatever the input rate (RFC 7845 §4).
-    static let granuleRate = 48_000.0
+    static let granuleRate = Double(OpusClock.rate)
 
     /// Seconds between writes to one listener (0: every publication).
     let flushInterval: Double

@@ -1,12 +1,12 @@
 import Glibc
 
 /// An IPv4 or IPv6 socket address, for binding and for naming peers in logs.
-public struct SocketAddress: Sendable, CustomStringConvertible {
+package struct SocketAddress: Sendable, CustomStringConvertible {
     var storage = sockaddr_storage()
     var length: socklen_t = 0
 
     /// Parses an IPv4 or IPv6 literal (no names, no brackets); nil for anything else.
-    public init?(host: String, port: UInt16) {
+    package init?(host: String, port: UInt16) {
         var v4 = sockaddr_in()
         var v6 = sockaddr_in6()
         if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
@@ -23,7 +23,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     }
 
     /// The address a socket is bound to (`getsockname`), nil when the call fails.
-    public init?(localOf fd: Int32) {
+    package init?(localOf fd: Int32) {
         guard let address = try? Self.local(of: fd) else { return nil }
         self = address
     }
@@ -53,7 +53,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     }
 
     /// Calls `body` with the address as the C socket calls take it (`bind`, `connect`).
-    public func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) rethrows -> R {
+    package func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) throws -> R) rethrows -> R {
         var copy = storage
         return try withUnsafePointer(to: &copy) {
             try $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { try body($0, length) }
@@ -61,15 +61,15 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     }
 
     /// 127.0.0.0/8 or ::1.
-    public var isLoopback: Bool {
+    package var isLoopback: Bool {
         if family == AF_INET { return host.hasPrefix("127.") }
         return host == "::1"
     }
 
-    public var family: Int32 { Int32(storage.ss_family) }
+    package var family: Int32 { Int32(storage.ss_family) }
 
     /// The address without the port.
-    public var host: String {
+    package var host: String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         var copy = storage
         return withUnsafePointer(to: &copy) { pointer -> String in
@@ -88,7 +88,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         }
     }
 
-    public var port: UInt16 {
+    package var port: UInt16 {
         var copy = storage
         return withUnsafePointer(to: &copy) { pointer in
             if family == AF_INET {
@@ -102,5 +102,5 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String { family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }

@@ -8,52 +8,54 @@
 /// The Reader is made at the first packet (so it can take the LAME tag the Parser found before it); the Encoder is
 /// either given (live: its header pages must exist before any audio) or made at the first format (offline: OpusHead
 /// then names the upstream's own rate).
-final class StageChain {
-    struct Configuration {
-        var encoder = EncoderConfiguration()
+public final class StageChain {
+    public struct Configuration: Sendable {
+        public var encoder = EncoderConfiguration()
         /// The common rate of the Reader's buffers (48 000 or 44 100 Hz).
-        var commonRate = OpusClock.rate
+        public var commonRate = OpusClock.rate
         /// See `Parser.init(confirmsFrames:)`: true for files, false for live relaying (one frame sooner).
-        var confirmsFrames = true
+        public var confirmsFrames = true
         /// Trim the encoder delay and padding a LAME tag announces (files; a live stream has no meaningful end).
-        var gapless = true
+        public var gapless = true
+
+        public init() {}
     }
 
     /// What one call produced besides pages.
-    enum Event: Equatable {
+    public enum Event: Equatable, Sendable {
         /// The upstream's format: the first, and every change.
         case format(DataFormat)
         /// A complete ICY metadata block's fields (`StreamTitle`, …).
         case metadata([String: String])
     }
 
-    let configuration: Configuration
-    let parser: Parser
-    private(set) var reader: Reader?
-    private(set) var encoder: Encoder?
+    public let configuration: Configuration
+    public let parser: Parser
+    public private(set) var reader: Reader?
+    public private(set) var encoder: Encoder?
     private var icy: ICYDemuxer?
     /// Pages completed since the last `take`, in order.
     private var pages: [OggPage] = []
     private var events: [Event] = []
 
-    init(_ configuration: Configuration, encoder: Encoder? = nil) {
+    public init(_ configuration: Configuration, encoder: Encoder? = nil) {
         self.configuration = configuration
         self.parser = Parser(confirmsFrames: configuration.confirmsFrames)
         self.encoder = encoder
     }
 
     /// Samples (per channel, 48 kHz) the Encoder has taken: the stream's clock.
-    var samplesEncoded: Int64 { encoder?.samplesIn ?? 0 }
-    var secondsEncoded: Double { OpusClock.seconds(samplesEncoded) }
+    public var samplesEncoded: Int64 { encoder?.samplesIn ?? 0 }
+    public var secondsEncoded: Double { OpusClock.seconds(samplesEncoded) }
 
     /// A new connection to the upstream: forgets sync and the carry-over; `metaInterval` is its `icy-metaint`.
-    func restart(metaInterval: Int?) {
+    public func restart(metaInterval: Int?) {
         parser.reset()
         icy = metaInterval.map { ICYDemuxer(interval: $0) }
     }
 
     /// Feeds upstream bytes (ICY-framed when the connection announced a metadata interval).
-    func feed(_ bytes: UnsafeRawBufferPointer) throws {
+    public func feed(_ bytes: UnsafeRawBufferPointer) throws {
         if var demuxer = icy {
             defer { icy = demuxer }
             try demuxer.demux(bytes, audio: { try feedAudio($0) }, metadata: { events.append(.metadata($0)) })
@@ -63,19 +65,19 @@ final class StageChain {
     }
 
     /// Feeds MP3 bytes to the Parser and each packet through the Reader and the Encoder.
-    func feedAudio(_ bytes: UnsafeRawBufferPointer) throws {
+    public func feedAudio(_ bytes: UnsafeRawBufferPointer) throws {
         try parser.parse(bytes) { try handle($0) }
     }
 
     /// Encodes `frames` samples of silence at the common rate (an outage, live).
-    func encodeSilence(frames: Int) throws {
+    public func encodeSilence(frames: Int) throws {
         guard frames > 0, let encoder else { return }
         pages += try encoder.encodeSilence(frames: frames)
     }
 
     /// Ends the stream: the Parser's last frame, the Reader's tail, the Encoder's end-trimmed last page.
     /// Returns false when no audio frame was ever found (the encoder was never made).
-    func finish() throws -> Bool {
+    public func finish() throws -> Bool {
         try parser.finish { try handle($0) }
         guard let encoder, let reader else { return false }
         let tail = try reader.finish()
@@ -85,14 +87,14 @@ final class StageChain {
     }
 
     /// The pages completed so far, handed over once.
-    func takePages() -> [OggPage] {
+    public func takePages() -> [OggPage] {
         guard !pages.isEmpty else { return [] }
         defer { pages.removeAll(keepingCapacity: true) }
         return pages
     }
 
     /// The events seen so far, handed over once.
-    func takeEvents() -> [Event] {
+    public func takeEvents() -> [Event] {
         guard !events.isEmpty else { return [] }
         defer { events.removeAll() }
         return events

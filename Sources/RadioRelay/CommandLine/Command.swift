@@ -2,7 +2,7 @@
 ///
 /// `parse` does no I/O and never exits: a wrong command line is a `UsageError`, which the caller prints and turns
 /// into exit status 64.
-public enum Command: Sendable {
+package enum Command: Sendable {
     /// `radio-relay serve [options]`, and `radio-relay [--log-level LEVEL]` alone: the demo, which is `serve` with
     /// every default.
     case serve(ServeOptions)
@@ -14,7 +14,7 @@ public enum Command: Sendable {
     case help(HelpTopic)
 
     /// Reads the arguments that follow the program's name.
-    public static func parse(_ arguments: [String]) throws(UsageError) -> Command {
+    package static func parse(_ arguments: [String]) throws(UsageError) -> Command {
         guard let first = arguments.first else { return .serve(ServeOptions()) }
         let rest = arguments.dropFirst()
         switch first {

@@ -3,7 +3,7 @@ import Glibc
 /// The process's exit status, from BSD's sysexits.h so that service managers and scripts can tell a mistake that a
 /// restart will not fix (64 usage, 78 configuration) from one that may pass (69 unavailable: a port in use, an
 /// upstream that fails).
-public enum ExitCode: Int32, Sendable, CaseIterable {
+package enum ExitCode: Int32, Sendable, CaseIterable {
     case ok = 0
     /// EX_USAGE: the command line is wrong.
     case usage = 64
@@ -25,7 +25,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case config = 78
 
     /// The status for the error that ended the process, chosen by the error's type and kind.
-    public init(for error: any Error) {
+    package init(for error: any Error) {
         switch error {
         case is UsageError: self = .usage
         case is ConfigurationError: self = .config

@@ -1,11 +1,11 @@
 /// What `--help` explains: the whole program, or one command with only its own options.
-public enum HelpTopic: Sendable, Equatable, CaseIterable {
+package enum HelpTopic: Sendable, Equatable, CaseIterable {
     case overall
     case serve
     case transcode
 
     /// The command line that shows this help.
-    public var invocation: String {
+    package var invocation: String {
         switch self {
         case .overall: return "radio-relay --help"
         case .serve: return "radio-relay serve --help"
@@ -14,7 +14,7 @@ public enum HelpTopic: Sendable, Equatable, CaseIterable {
     }
 
     /// The help text, printed to standard output.
-    public var text: String {
+    package var text: String {
         switch self {
         case .overall: return Self.overallText
         case .serve: return Self.serveText

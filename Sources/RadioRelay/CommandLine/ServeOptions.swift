@@ -1,15 +1,15 @@
 /// `serve` as parsed: the station and the log level.
-public struct ServeOptions: Sendable, Equatable {
+package struct ServeOptions: Sendable, Equatable {
     /// The station; an empty `upstream` stands for the bundled demo sample (`resolvedStation`).
-    public var station = StationConfiguration()
+    package var station = StationConfiguration()
     /// Log lines less important than this are dropped (`Log.threshold`).
-    public var logLevel = Log.Priority.info
+    package var logLevel = Log.Priority.info
 
-    public init() {}
+    package init() {}
 
     /// The station to run, with the bundled demo sample where no upstream was given.
     /// - Throws: `ConfigurationError` when the sample is needed and missing from the installation.
-    public func resolvedStation(sample: @autoclosure () -> String? = BundledSample.path)
+    package func resolvedStation(sample: @autoclosure () -> String? = BundledSample.path)
         throws(ConfigurationError) -> StationConfiguration {
         var resolved = station
         if resolved.upstream.isEmpty {

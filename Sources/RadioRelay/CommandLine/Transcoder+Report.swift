@@ -2,7 +2,7 @@ import Foundation
 
 extension Transcoder.Summary {
     /// The line `transcode` prints when it is done: what was written, from what, how fast, and what was skipped.
-    public func report(input: String, output: String, elapsed: Double) -> String {
+    package func report(input: String, output: String, elapsed: Double) -> String {
         let formatText = format.map { "\($0)" } ?? "?"
         var line = String(format: "%@ → %@: %.3f s of Opus (%d pages, %lld bytes) from %@ in %.2f s",
                           input, output, secondsOut, pages, bytesOut, formatText, elapsed)
@@ -17,7 +17,7 @@ extension Transcoder.Summary {
 
 extension Transcoder.Progress {
     /// The progress line `transcode` redraws on a terminal.
-    public var report: String {
+    package var report: String {
         String(format: "%8.1f s of audio, %.1f MB read", secondsOut, Double(bytesIn) / 1e6)
     }
 }

@@ -2,18 +2,18 @@
 ///
 /// `message` is one line that names the flag and what it accepts; `hint` points to the help of the command that was
 /// being parsed. Printed as `radio-relay: <message>` and the hint, with exit status 64 (`ExitCode.usage`).
-public struct UsageError: Error, Equatable, CustomStringConvertible, Sendable {
-    public let message: String
+package struct UsageError: Error, Equatable, CustomStringConvertible, Sendable {
+    package let message: String
     /// The help that lists what this command accepts.
-    public let topic: HelpTopic
+    package let topic: HelpTopic
 
-    public init(_ message: String, topic: HelpTopic) {
+    package init(_ message: String, topic: HelpTopic) {
         self.message = message
         self.topic = topic
     }
 
     /// "try `radio-relay serve --help`", naming the help of the command being parsed.
-    public var hint: String { "try `\(topic.invocation)`" }
+    package var hint: String { "try `\(topic.invocation)`" }
 
-    public var description: String { message }
+    package var description: String { message }
 }

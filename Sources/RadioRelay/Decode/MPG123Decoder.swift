@@ -1,10 +1,10 @@
 import CMPG123
 
 /// A libmpg123 error: the C code and its text (`mpg123_plain_strerror`).
-public struct DecoderError: Error, CustomStringConvertible {
-    public let code: Int32
-    public let call: String
-    public var description: String { "mpg123 \(call): \(String(cString: mpg123_plain_strerror(code)))" }
+package struct DecoderError: Error, CustomStringConvertible {
+    package let code: Int32
+    package let call: String
+    package var description: String { "mpg123 \(call): \(String(cString: mpg123_plain_strerror(code)))" }
 }
 
 /// Owns one `mpg123_handle` in feed mode with Float32 output (`mpg123_new`, `mpg123_open_feed`, `mpg123_delete`).
@@ -91,3 +91,5 @@ final class MPG123Decoder {
         }
     }
 }
+
+@available(*, unavailable) extension MPG123Decoder: Sendable {}

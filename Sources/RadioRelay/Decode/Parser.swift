@@ -288,3 +288,5 @@ public final class Parser {
         return GaplessInfo(encoderDelay: delay, padding: padding, frameCount: frames)
     }
 }
+
+@available(*, unavailable) extension Parser: Sendable {}

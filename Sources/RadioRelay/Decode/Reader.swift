@@ -165,3 +165,5 @@ public final class Reader {
         pending.right.append(contentsOf: channels.count > 1 ? channels[1] : first)
     }
 }
+
+@available(*, unavailable) extension Reader: Sendable {}

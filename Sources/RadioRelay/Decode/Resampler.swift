@@ -3,22 +3,22 @@ import CSoxr
 /// A libsoxr resampler (`soxr_create`/`soxr_process`/`soxr_delete`) from `channels` at `inputRate` to the same
 /// channels at `outputRate`. Input is interleaved or split Float32; output is split (non-interleaved) Float32,
 /// which is the common format's layout.
-public final class Resampler {
-    public struct Failure: Error, CustomStringConvertible {
-        public let message: String
-        public var description: String { "soxr: \(message)" }
+package final class Resampler {
+    package struct Failure: Error, CustomStringConvertible {
+        package let message: String
+        package var description: String { "soxr: \(message)" }
     }
 
-    public let inputRate: Int
-    public let outputRate: Int
-    public let channels: Int
-    public let interleavedInput: Bool
+    package let inputRate: Int
+    package let outputRate: Int
+    package let channels: Int
+    package let interleavedInput: Bool
     private let handle: soxr_t
     /// Output scratch, one buffer per channel, owned here and reused across calls.
     private var outputs: [UnsafeMutablePointer<Float>] = []
     private var outputCapacity = 0
 
-    public init(inputRate: Int, outputRate: Int, channels: Int, interleavedInput: Bool) throws {
+    package init(inputRate: Int, outputRate: Int, channels: Int, interleavedInput: Bool) throws {
         var io = soxr_io_spec(interleavedInput ? SOXR_FLOAT32_I : SOXR_FLOAT32_S, SOXR_FLOAT32_S)
         var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
         // Smaller DFT blocks (2^8 instead of 2^10): soxr then holds back about 6 ms instead of up to 21 ms after each
@@ -42,13 +42,13 @@ public final class Resampler {
     }
 
     /// Resamples `frames` interleaved frames.
-    public func process(interleaved input: UnsafePointer<Float>, frames: Int) throws -> [[Float]] {
+    package func process(interleaved input: UnsafePointer<Float>, frames: Int) throws -> [[Float]] {
         precondition(interleavedInput)
         return try run(UnsafeRawPointer(input), frames: frames)
     }
 
     /// Resamples split stereo input.
-    public func process(left: [Float], right: [Float]) throws -> [[Float]] {
+    package func process(left: [Float], right: [Float]) throws -> [[Float]] {
         precondition(!interleavedInput && channels == 2 && left.count == right.count)
         return try left.withUnsafeBufferPointer { l in
             try right.withUnsafeBufferPointer { r in
@@ -60,7 +60,7 @@ public final class Resampler {
 
     /// Drains what soxr holds back (its filter delay): at the end of a stream or before a change of rate.
     /// `soxr_process` flushes on a NULL input, which an empty Swift array would not give, hence a separate call.
-    public func flush() throws -> [[Float]] {
+    package func flush() throws -> [[Float]] {
         try run(nil, frames: 0)
     }
 
@@ -95,3 +95,5 @@ public final class Resampler {
         }
     }
 }
+
+@available(*, unavailable) extension Resampler: Sendable {}

@@ -49,3 +49,5 @@ final class OggStream {
         return pages
     }
 }
+
+@available(*, unavailable) extension OggStream: Sendable {}

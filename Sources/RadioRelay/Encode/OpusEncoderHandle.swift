@@ -58,3 +58,5 @@ final class OpusEncoderHandle {
 
     static var libraryVersion: String { String(cString: opus_get_version_string()) }
 }
+
+@available(*, unavailable) extension OpusEncoderHandle: Sendable {}

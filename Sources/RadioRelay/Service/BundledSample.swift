@@ -1,7 +1,7 @@
 import Foundation
 
 /// The demo recording shipped with the package: what the default station plays when given nothing.
-public enum BundledSample {
+package enum BundledSample {
     /// SwiftPM's resource folder for this module, copied beside the executable by `swift build` (and by an install).
     static let resourceFolder = "radio-relay_RadioRelay.resources"
 
@@ -9,7 +9,7 @@ public enum BundledSample {
     ///
     /// Looked up by hand instead of through `Bundle.module`, whose generated accessor ends the process with
     /// `fatalError` when the folder is missing (a binary copied without it); here that is a clear error instead.
-    public static var path: String? {
+    package static var path: String? {
         candidates.first { FileManager.default.isReadableFile(atPath: $0) }
     }
 

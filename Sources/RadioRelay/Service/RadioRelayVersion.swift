@@ -1,9 +1,9 @@
 /// The release version, shown in OpusTags, the User-Agent and `--version`.
-public enum RadioRelayVersion {
-    public static let string = "0.1.0"
+package enum RadioRelayVersion {
+    package static let string = "0.1.0"
 
     /// The versions of the C libraries doing the work, as they report themselves at run time.
-    public static var libraries: String {
+    package static var libraries: String {
         "\(OpusEncoderHandle.libraryVersion), \(CurlTransfer.libraryVersion), \(MPG123Decoder.libraryVersion)"
     }
 }

@@ -6,18 +6,18 @@ import Glibc
 ///
 /// The watchdog is pinged only while every thread of every station keeps beating: a pipeline or network loop that
 /// hangs stops the pings, and systemd restarts the service (`WatchdogSec=`).
-public final class Server {
-    public let stations: [Station]
+package final class Server {
+    package let stations: [Station]
     private let group: ServiceGroup
     private let notifier = SystemdNotifier()
 
-    public init(stations: [Station]) {
+    package init(stations: [Station]) {
         self.stations = stations
         self.group = ServiceGroup(stations)
     }
 
     /// Blocks the signals it handles in every thread: call before any thread is started.
-    public static func blockSignals() {
+    package static func blockSignals() {
         var set = handledSignals
         pthread_sigmask(SIG_BLOCK, &set, nil)
         signal(SIGPIPE, SIG_IGN)
@@ -31,7 +31,7 @@ public final class Server {
     }
 
     /// Starts every station, then waits for a stop signal on the calling thread.
-    public func run() throws {
+    package func run() throws {
         try group.start()
         notifier.ready(status: statusLine())
         var set = Self.handledSignals
@@ -77,3 +77,5 @@ public final class Server {
         }.joined(separator: "; ")
     }
 }
+
+@available(*, unavailable) extension Server: Sendable {}

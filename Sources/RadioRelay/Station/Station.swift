@@ -6,13 +6,18 @@ import Synchronization
 /// real-time pace, so granules stay continuous and listeners stay connected.
 public final class Station: Service {
     public let configuration: StationConfiguration
-    public let broadcaster: Broadcaster
+    package let broadcaster: Broadcaster
     private let shared = LockedBox(StationState())
     private let pipeline: LockedBox<ServiceThread?> = LockedBox(nil)
     private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
     public var name: String { configuration.name }
     public var state: StationState { shared.snapshot }
+    /// Where listeners connect, as `ADDRESS:PORT` (the real port when 0 was asked for).
+    public var listenAddress: String { broadcaster.address.description }
+    public var port: UInt16 { broadcaster.address.port }
+    /// Listeners connected now.
+    public var listeners: Int { broadcaster.counters.listeners.load(ordering: .relaxed) }
 
     /// Binds the listening port now (or adopts `socket`), so configuration and port errors surface before start.
     public convenience init(_ configuration: StationConfiguration, adoptedSocket: Int32? = nil) throws {

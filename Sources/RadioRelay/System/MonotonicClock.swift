@@ -2,7 +2,7 @@ import Glibc
 
 /// Seconds on the monotonic clock: the project's one clock for pacing, flush deadlines and durations. Rules that
 /// depend on time take `now` as a parameter instead of calling this, so tests drive them on virtual time.
-func monotonicNow() -> Double {
+package func monotonicNow() -> Double {
     var now = timespec()
     // CLOCK_MONOTONIC cannot fail on Linux (it exists since 2.6 and `now` is a valid pointer).
     clock_gettime(CLOCK_MONOTONIC, &now)

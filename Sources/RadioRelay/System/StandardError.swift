@@ -2,9 +2,9 @@ import Glibc
 
 /// Plain text to standard error: the one writer behind `Log`, the command line's own messages (usage errors,
 /// transcode progress and summary) and the tools'.
-public enum StandardError {
+package enum StandardError {
     /// Writes all of `text`, retrying interrupted and partial writes; gives up silently when stderr is gone.
-    public static func write(_ text: String) {
+    package static func write(_ text: String) {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {

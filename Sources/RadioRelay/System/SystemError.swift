@@ -2,15 +2,15 @@ import Glibc
 
 /// A failed system call: which, and errno. Would-block is not one of these (see `IOResult`): on a nonblocking
 /// descriptor it is a normal event, not a failure.
-public struct SystemError: Error, CustomStringConvertible, Equatable {
-    public let call: String
-    public let errno: Int32
+package struct SystemError: Error, CustomStringConvertible, Equatable {
+    package let call: String
+    package let errno: Int32
 
     /// Reads `errno` as a default argument, so call it right after the failed call (`syscall` does that for you).
-    public init(_ call: String, errno: Int32 = Glibc.errno) {
+    package init(_ call: String, errno: Int32 = Glibc.errno) {
         self.call = call
         self.errno = errno
     }
 
-    public var description: String { "\(call): \(String(cString: strerror(errno)))" }
+    package var description: String { "\(call): \(String(cString: strerror(errno)))" }
 }

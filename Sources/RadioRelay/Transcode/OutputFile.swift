@@ -69,3 +69,5 @@ public struct OutputError: Error, CustomStringConvertible {
     public let message: String
     public var description: String { "\(path): \(message)" }
 }
+
+@available(*, unavailable) extension OutputFile: Sendable {}

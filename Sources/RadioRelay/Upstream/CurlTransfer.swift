@@ -167,3 +167,5 @@ final class CurlTransfer {
         return false
     }
 }
+
+@available(*, unavailable) extension CurlTransfer: Sendable {}

@@ -2,13 +2,13 @@ import Glibc
 
 /// A value behind a pthread mutex. `Synchronization.Mutex` locks through a raw futex that ThreadSanitizer does not
 /// see, which makes it report races that are not there; this box is what the TSan-checked code uses.
-public final class LockedBox<Value>: @unchecked Sendable {
+package final class LockedBox<Value>: @unchecked Sendable {
     /// Allocated, not a stored `pthread_mutex_t`: `&storedProperty` would be a Swift inout access on every lock,
     /// itself a data race between threads (and the mutex must not move).
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -21,11 +21,11 @@ public final class LockedBox<Value>: @unchecked Sendable {
     }
 
     @discardableResult
-    public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
 
-    public var snapshot: Value { withLock { $0 } }
+    package var snapshot: Value { withLock { $0 } }
 }

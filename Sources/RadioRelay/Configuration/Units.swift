@@ -1,7 +1,7 @@
 /// Parsing of the values people type in flags and config files.
-public enum Units {
+package enum Units {
     /// "96k", "96K", "96000" → 96 000 b/s; "1.5M" → 1 500 000. Nil for anything else.
-    public static func bitrate(_ text: String) -> Int? {
+    package static func bitrate(_ text: String) -> Int? {
         let trimmed = text.trimmingWhitespace()
         guard let last = trimmed.last else { return nil }
         var multiplier = 1.0
@@ -18,13 +18,13 @@ public enum Units {
     }
 
     /// A non-negative whole number within `range`.
-    public static func integer(_ text: String, in range: ClosedRange<Int>) -> Int? {
+    package static func integer(_ text: String, in range: ClosedRange<Int>) -> Int? {
         guard let value = Int(text.trimmingWhitespace()), range.contains(value) else { return nil }
         return value
     }
 
     /// Seconds as a decimal ("2", "0.5").
-    public static func seconds(_ text: String, in range: ClosedRange<Double>) -> Double? {
+    package static func seconds(_ text: String, in range: ClosedRange<Double>) -> Double? {
         guard let value = Double(text.trimmingWhitespace()), value.isFinite, range.contains(value) else { return nil }
         return value
     }

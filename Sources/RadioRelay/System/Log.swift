@@ -3,24 +3,24 @@ import Glibc
 
 /// Log lines to stderr, one call one line. Under systemd (JOURNAL_STREAM set) each line carries a `<N>` syslog
 /// priority prefix, which journald reads as the entry's priority; on a terminal each line carries a time instead.
-public enum Log {
-    public enum Priority: Int32, Sendable { case error = 3, warning = 4, notice = 5, info = 6, debug = 7 }
+package enum Log {
+    package enum Priority: Int32, Sendable { case error = 3, warning = 4, notice = 5, info = 6, debug = 7 }
 
     private static let underJournal = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
     /// Lines written so far, behind the lock that keeps lines from different threads whole.
     private static let written = LockedBox(0)
     /// Lines below this priority are dropped (set once at start-up).
-    nonisolated(unsafe) public static var threshold: Priority = .info
+    nonisolated(unsafe) package static var threshold: Priority = .info
 
-    public static func error(_ message: @autoclosure () -> String) { write(.error, message()) }
-    public static func warning(_ message: @autoclosure () -> String) { write(.warning, message()) }
-    public static func notice(_ message: @autoclosure () -> String) { write(.notice, message()) }
-    public static func info(_ message: @autoclosure () -> String) { write(.info, message()) }
-    public static func debug(_ message: @autoclosure () -> String) {
+    package static func error(_ message: @autoclosure () -> String) { write(.error, message()) }
+    package static func warning(_ message: @autoclosure () -> String) { write(.warning, message()) }
+    package static func notice(_ message: @autoclosure () -> String) { write(.notice, message()) }
+    package static func info(_ message: @autoclosure () -> String) { write(.info, message()) }
+    package static func debug(_ message: @autoclosure () -> String) {
         if threshold.rawValue >= Priority.debug.rawValue { write(.debug, message()) }
     }
 
-    public static func write(_ priority: Priority, _ message: String) {
+    package static func write(_ priority: Priority, _ message: String) {
         guard priority.rawValue <= threshold.rawValue else { return }
         let line: String
         if underJournal {
