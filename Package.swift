@@ -6,6 +6,13 @@ func systemLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
     .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([apt])])
 }
 
+/// Swift 6 features that are opt-in on this toolchain: `any` spelled out for existentials, and a member usable only
+/// where its module is imported.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
 let package = Package(
     name: "radio-relay",
     products: [
@@ -24,19 +31,29 @@ let package = Package(
             name: "RadioRelay",
             dependencies: ["CCurl", "CMPG123", "CSoxr", "COpus", "COgg", "CSystemd", "CLinux"],
             exclude: ["Resources/make-demo.sh"],
-            resources: [.copy("Resources/demo.mp3")]
+            resources: [.copy("Resources/demo.mp3")],
+            swiftSettings: swiftSettings
         ),
-        .executableTarget(name: "radio-relay", dependencies: ["RadioRelay"]),
+        .executableTarget(name: "radio-relay", dependencies: ["RadioRelay"], swiftSettings: swiftSettings),
         // Test-only code shared by the tests, the load tool and the fuzzer: a real HTTP server and raw-TCP client
         // for 127.0.0.1, libopus decoding of what listeners receive, signal measurements.
-        .target(name: "RadioRelayTestSupport", dependencies: ["RadioRelay", "COpus"]),
+        .target(name: "RadioRelayTestSupport", dependencies: ["RadioRelay", "COpus"], swiftSettings: swiftSettings),
         // Load tool for bench/: N raw-TCP (or HTTP) listeners that validate every byte as Ogg and time it.
-        .executableTarget(name: "radio-relay-load", dependencies: ["RadioRelay", "RadioRelayTestSupport", "CLinux"]),
+        .executableTarget(
+            name: "radio-relay-load",
+            dependencies: ["RadioRelay", "RadioRelayTestSupport", "CLinux"],
+            swiftSettings: swiftSettings
+        ),
         // libFuzzer entry point for the Parser; without -DFUZZING it replays a corpus (see STYLE.md).
-        .executableTarget(name: "ParserFuzz", dependencies: ["RadioRelay", "RadioRelayTestSupport"]),
+        .executableTarget(
+            name: "ParserFuzz",
+            dependencies: ["RadioRelay", "RadioRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "RadioRelayTests",
-            dependencies: ["RadioRelay", "RadioRelayTestSupport", "COpus"]
+            dependencies: ["RadioRelay", "RadioRelayTestSupport", "COpus"],
+            swiftSettings: swiftSettings
         ),
     ]
 )

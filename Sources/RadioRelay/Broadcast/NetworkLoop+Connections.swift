@@ -1,5 +1,7 @@
+import Foundation
 import CLinux
 import Glibc
+import Synchronization
 
 /// Accepting, reading from and closing listeners' connections.
 extension NetworkLoop {

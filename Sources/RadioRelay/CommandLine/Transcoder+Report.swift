@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 extension Transcoder.Summary {
     /// The line `transcode` prints when it is done: what was written, from what, how fast, and what was skipped.

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// The demo recording shipped with the package: what the default station plays when given nothing.
 package enum BundledSample {

@@ -1,5 +1,5 @@
-import Foundation
 import Glibc
+import Synchronization
 
 /// Runs stations until SIGTERM or SIGINT: starts them in order as one service group, reports to systemd (READY,
 /// STATUS, WATCHDOG, STOPPING) and stops them in reverse order.

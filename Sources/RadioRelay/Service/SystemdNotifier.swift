@@ -1,5 +1,5 @@
 import CSystemd
-import Foundation
+import Glibc
 
 /// sd_notify messages to the service manager (`sd_notify`); does nothing when not started by systemd.
 package struct SystemdNotifier: Sendable {

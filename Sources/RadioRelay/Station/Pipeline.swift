@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// The station's pipeline thread: pulls the upstream, runs the stage chain, publishes pages, and carries out the
 /// stream clock's and the reconnect schedule's decisions. Confined to its thread.

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import Synchronization
 
 /// A station: one upstream, one pipeline thread (Downloader → stage chain → ring) and one Broadcaster. The upstream

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// Where `transcode` writes: a temporary file beside the target, renamed into place by `commit`, removed by
 /// `discard`. "-" writes to standard output directly.

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// `transcode`: the same stages a station runs (Downloader → Parser → Reader → Encoder), wired to a file instead of a
 /// Broadcaster, reading as fast as the input allows.

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// Downloader: a URL → byte chunks, or a typed failure.
 ///
