@@ -25,8 +25,9 @@
 
 import RadioRelay
 import RadioRelayTestSupport
+
 #if !FUZZING
-import Foundation
+    import Foundation
 #endif
 
 /// The longest frame (MPEG-2.5 layer II, 160 kb/s, 8 kHz, padded) and the shortest (MPEG-2 layer III, 8 kb/s, 24 kHz).
@@ -78,9 +79,11 @@ struct Checker {
                 }
                 current = format
                 awaitingPacketFor = format
-                result.events.append(.format(sampleRate: format.sampleRate, channels: format.channels,
-                                          bitrate: format.bitrate, layer: format.layer,
-                                          samplesPerFrame: format.samplesPerFrame))
+                result.events.append(
+                    .format(
+                        sampleRate: format.sampleRate, channels: format.channels,
+                        bitrate: format.bitrate, layer: format.layer,
+                        samplesPerFrame: format.samplesPerFrame))
             case .packet(let packet):
                 let bytes = packet.bytes
                 let header = packet.header
@@ -94,7 +97,8 @@ struct Checker {
                 }
                 if let format = current {
                     if format.sampleRate != header.sampleRate || format.channels != header.channels
-                        || format.layer != header.layer {
+                        || format.layer != header.layer
+                    {
                         violations.append("\(label): packet \(header) does not match the current format \(format)")
                     }
                 } else {
@@ -147,8 +151,9 @@ struct Checker {
         }
         // After a reset (a new connection) the first packet follows a gap if any audio came before.
         if let first = result.eventsBeforeReset, packetsBeforeReset > 0,
-           let packet = result.events[first...].first(where: { if case .packet = $0 { true } else { false } }),
-           case .packet(_, false) = packet {
+            let packet = result.events[first...].first(where: { if case .packet = $0 { true } else { false } }),
+            case .packet(_, false) = packet
+        {
             violations.append("\(label): the first packet after the reset does not follow a gap")
         }
         // Every input byte is a packet's, skipped (the carry-over a reset drops counts as skipped), or part of a
@@ -157,7 +162,8 @@ struct Checker {
         let tagFrameBytes = input.count - result.packetBytes - statistics.bytesSkipped - statistics.tagBytesSkipped
         let tagFrames = statistics.infoFramesSkipped
         if tagFrameBytes < tagFrames * minFrameLength || tagFrameBytes > tagFrames * maxFrameLength {
-            violations.append("""
+            violations.append(
+                """
                 \(label): \(input.count) input bytes = \(result.packetBytes) in packets + \
                 \(statistics.bytesSkipped) skipped + \(statistics.tagBytesSkipped) in ID3 tags + \
                 (\(droppedAtReset) of them dropped by reset) + \(tagFrameBytes) left for \(tagFrames) Xing/Info/VBRI frames
@@ -200,7 +206,8 @@ func checkParser(_ input: UnsafeRawBufferPointer) -> [String] {
     let split = input.isEmpty ? 0 : Int(input[input.count - 1]) * 257 % (input.count + 1)
     // Byte by byte checks every chunk boundary at once but costs a parse call per byte; longer inputs get 1-7 byte
     // chunks instead (about a quarter of the calls), which still end at most positions.
-    let small: (label: String, chunks: [Int], arrays: Bool) = input.count <= byteByByteLimit
+    let small: (label: String, chunks: [Int], arrays: Bool) =
+        input.count <= byteByByteLimit
         ? ("byte by byte", Array(repeating: 1, count: input.count), false)
         : ("1-7 byte chunks (seed \(seed))", chunkSizes(seed: ~seed, total: input.count, tiny: true), false)
     let others = [
@@ -212,9 +219,11 @@ func checkParser(_ input: UnsafeRawBufferPointer) -> [String] {
         let run = checker.run(input, chunks: chunks, label: label, arrays: arrays)
         guard run != whole else { continue }
         if run.events != whole.events {
-            let firstDifference = zip(run.events, whole.events).enumerated().first { $0.element.0 != $0.element.1 }?
+            let firstDifference =
+                zip(run.events, whole.events).enumerated().first { $0.element.0 != $0.element.1 }?
                 .offset ?? min(run.events.count, whole.events.count)
-            checker.failures.append("""
+            checker.failures.append(
+                """
                 \(label): \(run.events.count) events, one chunk gave \(whole.events.count); \
                 first difference at event \(firstDifference)
                 """)
@@ -237,7 +246,8 @@ func checkParser(_ input: UnsafeRawBufferPointer) -> [String] {
     let afterReset = packetBytes(withReset.events[(withReset.eventsBeforeReset ?? 0)...])
     let fresh = packetBytes(rest.events[...])
     if afterReset != fresh {
-        checker.failures.append("""
+        checker.failures.append(
+            """
             reset at \(split): \(afterReset.count) packets after the reset, a new Parser gave \(fresh.count) for the \
             rest (first difference at packet \(zip(afterReset, fresh).prefix { $0 == $1 }.count))
             """)
@@ -257,57 +267,57 @@ public func parserFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -
 }
 
 #if !FUZZING
-/// Replays a corpus: every file in the directories (or the files) given as arguments, default Tests/FuzzCorpus/Parser.
-@main
-struct ParserFuzzReplay {
-    static func main() {
-        let arguments = CommandLine.arguments.dropFirst()
-        let roots = arguments.isEmpty ? ["Tests/FuzzCorpus/Parser"] : Array(arguments)
-        let fileManager = FileManager.default
-        var files: [String] = []
-        for root in roots {
-            var isDirectory: ObjCBool = false
-            guard fileManager.fileExists(atPath: root, isDirectory: &isDirectory) else {
-                printError("ParserFuzz: no such file or directory: \(root)")
+    /// Replays a corpus: every file in the directories (or the files) given as arguments, default Tests/FuzzCorpus/Parser.
+    @main
+    struct ParserFuzzReplay {
+        static func main() {
+            let arguments = CommandLine.arguments.dropFirst()
+            let roots = arguments.isEmpty ? ["Tests/FuzzCorpus/Parser"] : Array(arguments)
+            let fileManager = FileManager.default
+            var files: [String] = []
+            for root in roots {
+                var isDirectory: ObjCBool = false
+                guard fileManager.fileExists(atPath: root, isDirectory: &isDirectory) else {
+                    printError("ParserFuzz: no such file or directory: \(root)")
+                    exit(2)
+                }
+                if isDirectory.boolValue {
+                    let names = (try? fileManager.contentsOfDirectory(atPath: root)) ?? []
+                    for name in names.sorted() where !name.hasPrefix(".") {
+                        let path = root + "/" + name
+                        var nested: ObjCBool = false
+                        if fileManager.fileExists(atPath: path, isDirectory: &nested), !nested.boolValue {
+                            files.append(path)
+                        }
+                    }
+                } else {
+                    files.append(root)
+                }
+            }
+            guard !files.isEmpty else {
+                printError("ParserFuzz: no inputs in \(roots.joined(separator: " "))")
                 exit(2)
             }
-            if isDirectory.boolValue {
-                let names = (try? fileManager.contentsOfDirectory(atPath: root)) ?? []
-                for name in names.sorted() where !name.hasPrefix(".") {
-                    let path = root + "/" + name
-                    var nested: ObjCBool = false
-                    if fileManager.fileExists(atPath: path, isDirectory: &nested), !nested.boolValue {
-                        files.append(path)
-                    }
+            var failed = 0
+            for path in files {
+                guard let data = fileManager.contents(atPath: path) else {
+                    printError("ParserFuzz: cannot read \(path)")
+                    failed += 1
+                    continue
                 }
-            } else {
-                files.append(root)
+                let failures = data.withUnsafeBytes { checkParser($0) }
+                if !failures.isEmpty {
+                    failed += 1
+                    printError("FAIL \(path) (\(data.count) bytes)")
+                    for failure in failures { printError("  " + failure) }
+                }
             }
+            print("\(files.count) inputs replayed, \(failed) failures")
+            exit(failed == 0 ? 0 : 1)
         }
-        guard !files.isEmpty else {
-            printError("ParserFuzz: no inputs in \(roots.joined(separator: " "))")
-            exit(2)
-        }
-        var failed = 0
-        for path in files {
-            guard let data = fileManager.contents(atPath: path) else {
-                printError("ParserFuzz: cannot read \(path)")
-                failed += 1
-                continue
-            }
-            let failures = data.withUnsafeBytes { checkParser($0) }
-            if !failures.isEmpty {
-                failed += 1
-                printError("FAIL \(path) (\(data.count) bytes)")
-                for failure in failures { printError("  " + failure) }
-            }
-        }
-        print("\(files.count) inputs replayed, \(failed) failures")
-        exit(failed == 0 ? 0 : 1)
-    }
 
-    static func printError(_ line: String) {
-        StandardError.write(line + "\n")
+        static func printError(_ line: String) {
+            StandardError.write(line + "\n")
+        }
     }
-}
 #endif

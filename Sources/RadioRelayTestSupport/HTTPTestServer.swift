@@ -16,8 +16,10 @@ package final class HTTPTestServer: @unchecked Sendable {
         /// Seconds to keep the connection open, silent, after the body (a stalled upstream).
         package var holdOpen = 0.0
 
-        package init(status: Int = 200, headers: [String: String] = [:], body: [UInt8] = [], pace: Int? = nil,
-                     repeats: Int = 1, holdOpen: Double = 0) {
+        package init(
+            status: Int = 200, headers: [String: String] = [:], body: [UInt8] = [], pace: Int? = nil,
+            repeats: Int = 1, holdOpen: Double = 0
+        ) {
             self.status = status
             self.headers = headers
             self.body = body
@@ -123,8 +125,16 @@ package final class HTTPTestServer: @unchecked Sendable {
 package final class ManagedFlag: @unchecked Sendable {
     private var value = false
     private let lock = NSLock()
-    package func set() { lock.lock(); value = true; lock.unlock() }
-    package var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+    package func set() {
+        lock.lock()
+        value = true
+        lock.unlock()
+    }
+    package var isSet: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
 }
 
 extension Array where Element == UInt8 {

@@ -33,8 +33,13 @@ package struct ListenerClient {
                 break
             }
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, min($0.count, limit - bytes.count), 0) }
-            if n > 0 { bytes += buffer[0..<n] } else if n == 0 { return (bytes, true) }
-            else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { return (bytes, true) }
+            if n > 0 {
+                bytes += buffer[0..<n]
+            } else if n == 0 {
+                return (bytes, true)
+            } else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+                return (bytes, true)
+            }
         }
         return (bytes, false)
     }
@@ -83,7 +88,10 @@ package struct LiveCapture {
                     if packet.count >= 12 { preSkip = Int(packet[10]) | Int(packet[11]) << 8 }
                     continue
                 }
-                if packetIndex == 1 { headerOK = headerOK && packet.starts(with: Array("OpusTags".utf8)); continue }
+                if packetIndex == 1 {
+                    headerOK = headerOK && packet.starts(with: Array("OpusTags".utf8))
+                    continue
+                }
                 try decoder.decode(packet, left: &left, right: &right)
             }
             if packetIndex > 2 && page.header.granulePosition >= 0 {
@@ -97,7 +105,7 @@ package struct LiveCapture {
     package func amplitudes(left isLeft: Bool, frequency: Double) -> [String] {
         let samples = isLeft ? left : right
         return stride(from: 0, to: samples.count - 9_600, by: 9_600).map {
-            String(format: "%.2f", toneAmplitude(samples, frequency: frequency, rate: 48_000, range: $0 ..< $0 + 9_600))
+            String(format: "%.2f", toneAmplitude(samples, frequency: frequency, rate: 48_000, range: $0..<$0 + 9_600))
         }
     }
 
@@ -107,7 +115,7 @@ package struct LiveCapture {
         var values: [Double] = []
         var start = skip
         while start + 9_600 <= samples.count {
-            values.append(toneAmplitude(samples, frequency: frequency, rate: 48_000, range: start ..< start + 9_600))
+            values.append(toneAmplitude(samples, frequency: frequency, rate: 48_000, range: start..<start + 9_600))
             start += 9_600
         }
         guard !values.isEmpty else { return 0 }

@@ -54,7 +54,10 @@ struct LoadOptions {
 
     enum Problem: Error, CustomStringConvertible {
         case usage(String)
-        var description: String { if case .usage(let text) = self { return text }; return "" }
+        var description: String {
+            if case .usage(let text) = self { return text }
+            return ""
+        }
     }
 
     init(arguments: ArraySlice<String>) throws {
@@ -82,7 +85,8 @@ struct LoadOptions {
             func integer(_ range: ClosedRange<Int>) throws -> Int {
                 let text = try value()
                 guard let v = Int(text), range.contains(v) else {
-                    throw Problem.usage("\(name) \(text): use a whole number from \(range.lowerBound) to \(range.upperBound)")
+                    throw Problem.usage(
+                        "\(name) \(text): use a whole number from \(range.lowerBound) to \(range.upperBound)")
                 }
                 return v
             }
@@ -139,8 +143,8 @@ struct LoopbackAddress {
     }
 }
 
-private extension String {
-    var trimmingBrackets: String {
+extension String {
+    fileprivate var trimmingBrackets: String {
         hasPrefix("[") && hasSuffix("]") ? String(dropFirst().dropLast()) : self
     }
 }

@@ -44,7 +44,8 @@ final class LoadRun {
         epoll = rr_epoll_create()
         guard epoll >= 0 else { throw SystemError("epoll_create1") }
         if let path = options.httpPath {
-            request = Array("GET \(path) HTTP/1.0\r\nHost: \(address.hostHeader)\r\nUser-Agent: radio-relay-load\r\n\r\n".utf8)
+            request = Array(
+                "GET \(path) HTTP/1.0\r\nHost: \(address.hostHeader)\r\nUser-Agent: radio-relay-load\r\n\r\n".utf8)
         } else {
             request = []
         }
@@ -105,7 +106,10 @@ final class LoadRun {
         for i in 0..<count where connections[i].fd >= 0 {
             close(connections[i].fd)
             connections[i].fd = -1
-            if connections[i].state == .connecting { connections[i].outcome = .connectFailed; fail(i, "connect not done at the end") }
+            if connections[i].state == .connecting {
+                connections[i].outcome = .connectFailed
+                fail(i, "connect not done at the end")
+            }
             connections[i].state = .closed
         }
     }
@@ -162,7 +166,10 @@ final class LoadRun {
             let n = request.withUnsafeBytes {
                 write(c.pointee.fd, $0.baseAddress! + c.pointee.requestSent, $0.count - c.pointee.requestSent)
             }
-            if n > 0 { c.pointee.requestSent += n; continue }
+            if n > 0 {
+                c.pointee.requestSent += n
+                continue
+            }
             if n < 0 && errno == EINTR { continue }
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }  // EPOLLOUT stays armed
             return disconnected(i, now: t, "request write failed: \(String(cString: strerror(errno)))")
@@ -213,7 +220,9 @@ final class LoadRun {
             if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { return connectFailed(i, "connect: hung up") }
             if mask & EPOLLOUT.rawValue != 0 { connected(i, now: t) }
         case .requesting:
-            if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { return disconnected(i, now: t, "reset while requesting") }
+            if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+                return disconnected(i, now: t, "reset while requesting")
+            }
             sendRequest(i, now: t)
         case .open:
             if c.pointee.slow && mask & EPOLLRDHUP.rawValue != 0 {
@@ -221,7 +230,9 @@ final class LoadRun {
                 return disconnected(i, now: t, "closed by the server")
             }
             if c.pointee.paused {
-                if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { disconnected(i, now: t, "reset by the server") }
+                if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+                    disconnected(i, now: t, "reset by the server")
+                }
                 return
             }
             readable(i, now: t)
@@ -266,7 +277,8 @@ final class LoadRun {
             left -= used
             if c.pointee.httpMatch < 4 { return }
             guard statusIsOK(slab, c.pointee.httpStatusBytes) else {
-                let line = String(decoding: UnsafeBufferPointer(start: slab, count: c.pointee.httpStatusBytes), as: UTF8.self)
+                let line = String(
+                    decoding: UnsafeBufferPointer(start: slab, count: c.pointee.httpStatusBytes), as: UTF8.self)
                 c.pointee.outcome = .refused
                 closeConnection(i)
                 return fail(i, "HTTP response: \(line.prefix { $0 != "\r" && $0 != "\n" })")
@@ -278,8 +290,10 @@ final class LoadRun {
     }
 
     /// Consumes response header bytes up to and including the blank line; keeps the first 32 in the slab.
-    private func skipHTTPHeaders(_ c: UnsafeMutablePointer<Connection>, slab: UnsafeMutablePointer<UInt8>,
-                                 _ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
+    private func skipHTTPHeaders(
+        _ c: UnsafeMutablePointer<Connection>, slab: UnsafeMutablePointer<UInt8>,
+        _ p: UnsafePointer<UInt8>, _ n: Int
+    ) -> Int {
         var match = c.pointee.httpMatch
         var i = 0
         while i < n && match < 4 {
@@ -288,7 +302,13 @@ final class LoadRun {
                 slab[c.pointee.httpStatusBytes] = b
                 c.pointee.httpStatusBytes += 1
             }
-            if b == 13 { match = match == 2 ? 3 : 1 } else if b == 10 { match = match == 1 || match == 3 ? match + 1 : 0 } else { match = 0 }
+            if b == 13 {
+                match = match == 2 ? 3 : 1
+            } else if b == 10 {
+                match = match == 1 || match == 3 ? match + 1 : 0
+            } else {
+                match = 0
+            }
             i += 1
         }
         c.pointee.httpMatch = match

@@ -96,11 +96,15 @@ struct LoadSummary: Codable {
         durationSeconds = run.endTime - run.startTime
         connectsPerSecond = options.ramp.map { $0 > 0 ? Double(run.count) / $0 : nil } ?? LoadOptions.maxConnectRate
         stuckAfterSeconds = options.stuckAfter
-        var connect: [Double] = [], ttfb: [Double] = [], audio: [Double] = [], stall: [Double] = []
+        var connect: [Double] = []
+        var ttfb: [Double] = []
+        var audio: [Double] = []
+        var stall: [Double] = []
         var slowAfter: [Double] = []
         ogg = Ogg()
-        slow = Slow(count: 0, readBytesPerSecond: options.slowCount > 0 ? options.slowReadRate : 0,
-                    disconnectedAfterSeconds: Spread([]), ogg: Ogg())
+        slow = Slow(
+            count: 0, readBytesPerSecond: options.slowCount > 0 ? options.slowReadRate : 0,
+            disconnectedAfterSeconds: Spread([]), ogg: Ogg())
         for i in 0..<run.count {
             let c = run.connections[i]
             if c.slow { slow.count += 1 }
@@ -156,13 +160,18 @@ struct LoadSummary: Codable {
         cpuSystemSeconds = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
         cpuSeconds = cpuUserSeconds + cpuSystemSeconds
 
-        let errors = ogg.crcErrors + slow.ogg.crcErrors + ogg.framingErrors + slow.ogg.framingErrors + ogg.startErrors
+        let errors =
+            ogg.crcErrors + slow.ogg.crcErrors + ogg.framingErrors + slow.ogg.framingErrors + ogg.startErrors
             + ogg.serialChanges + ogg.granuleRegressions
         if errors > 0 { failures.append("\(errors) Ogg errors") }
         if ogg.gapsBeyondJoin > 0 { failures.append("\(ogg.gapsBeyondJoin) sequence gaps beyond the join gap") }
-        if unexpectedDisconnectsNormal > 0 { failures.append("\(unexpectedDisconnectsNormal) normal listeners disconnected") }
+        if unexpectedDisconnectsNormal > 0 {
+            failures.append("\(unexpectedDisconnectsNormal) normal listeners disconnected")
+        }
         let normal = run.count - slow.count
-        if connected - slow.connected < normal { failures.append("\(normal - (connected - slow.connected)) normal listeners never connected") }
+        if connected - slow.connected < normal {
+            failures.append("\(normal - (connected - slow.connected)) normal listeners never connected")
+        }
         if httpRefused > 0 { failures.append("\(httpRefused) HTTP refusals") }
         if stuckAtEnd > 0 { failures.append("\(stuckAtEnd) normal listeners stuck at the end") }
         ok = failures.isEmpty
@@ -182,43 +191,62 @@ struct LoadSummary: Codable {
     var text: String {
         var lines: [String] = []
         let rate = connectsPerSecond.map { String(format: "%.0f connects/s", $0) } ?? "all at once"
-        lines.append(String(format: "radio-relay-load: %d listeners on %@:%d (%@), %.1f s, %@", listeners, host, port,
-                            mode, durationSeconds, rate))
-        lines.append("  connected              \(connected) of \(listeners) (started \(started), open at the end \(openAtEnd))")
-        lines.append("  connect failures       \(connectFailures)" + (httpRefused > 0 ? ", HTTP refused \(httpRefused)" : ""))
-        lines.append("  unexpected disconnects normal \(unexpectedDisconnectsNormal), slow \(unexpectedDisconnectsSlow)")
-        lines.append(String(format: "  stuck at the end       %d (normal listeners with no data for %.0f s)", stuckAtEnd,
-                            stuckAfterSeconds))
+        lines.append(
+            String(
+                format: "radio-relay-load: %d listeners on %@:%d (%@), %.1f s, %@", listeners, host, port,
+                mode, durationSeconds, rate))
+        lines.append(
+            "  connected              \(connected) of \(listeners) (started \(started), open at the end \(openAtEnd))")
+        lines.append(
+            "  connect failures       \(connectFailures)" + (httpRefused > 0 ? ", HTTP refused \(httpRefused)" : ""))
+        lines.append(
+            "  unexpected disconnects normal \(unexpectedDisconnectsNormal), slow \(unexpectedDisconnectsSlow)")
+        lines.append(
+            String(
+                format: "  stuck at the end       %d (normal listeners with no data for %.0f s)", stuckAtEnd,
+                stuckAfterSeconds))
         lines.append("  connect ms             \(connectMs.text)")
         lines.append("  TTFB ms                \(ttfbMs.text)")
         lines.append("  first audio page ms    \(firstAudioMs.text)")
         lines.append("  longest stall ms       \(stallMs.text)")
-        lines.append("  Ogg pages              \(ogg.pages + slow.ogg.pages) (audio \(ogg.audioPages + slow.ogg.audioPages))")
+        lines.append(
+            "  Ogg pages              \(ogg.pages + slow.ogg.pages) (audio \(ogg.audioPages + slow.ogg.audioPages))")
         lines.append("  CRC errors             \(ogg.crcErrors + slow.ogg.crcErrors)")
         lines.append("  framing errors         \(ogg.framingErrors + slow.ogg.framingErrors)")
         lines.append("  start errors           \(ogg.startErrors) (OpusHead/OpusTags/clean first audio page)")
         lines.append("  serial changes         \(ogg.serialChanges)")
-        lines.append("  sequence gaps beyond the join gap  \(ogg.gapsBeyondJoin)"
-                     + " (\(ogg.listenersWithoutJoinGap) listeners had no gap at all)")
+        lines.append(
+            "  sequence gaps beyond the join gap  \(ogg.gapsBeyondJoin)"
+                + " (\(ogg.listenersWithoutJoinGap) listeners had no gap at all)")
         lines.append("  granule regressions    \(ogg.granuleRegressions)")
-        lines.append(String(format: "  received               %.1f MB, %.2f MB/s (%.1f kB/s per connected listener)",
-                            megabytes, megabytesPerSecond,
-                            connected > 0 ? megabytesPerSecond * 1000 / Double(connected) : 0))
-        lines.append(String(format: "  tool CPU               %.2f s (user %.2f, sys %.2f), %.0f %% of one core",
-                            cpuSeconds, cpuUserSeconds, cpuSystemSeconds,
-                            durationSeconds > 0 ? 100 * cpuSeconds / durationSeconds : 0))
+        lines.append(
+            String(
+                format: "  received               %.1f MB, %.2f MB/s (%.1f kB/s per connected listener)",
+                megabytes, megabytesPerSecond,
+                connected > 0 ? megabytesPerSecond * 1000 / Double(connected) : 0))
+        lines.append(
+            String(
+                format: "  tool CPU               %.2f s (user %.2f, sys %.2f), %.0f %% of one core",
+                cpuSeconds, cpuUserSeconds, cpuSystemSeconds,
+                durationSeconds > 0 ? 100 * cpuSeconds / durationSeconds : 0))
         if slow.count > 0 {
-            lines.append(String(format: "  slow listeners         %d reading %.0f B/s: connected %d, disconnected by the server %d",
-                                slow.count, slow.readBytesPerSecond, slow.connected, slow.disconnectedByServer))
+            lines.append(
+                String(
+                    format: "  slow listeners         %d reading %.0f B/s: connected %d, disconnected by the server %d",
+                    slow.count, slow.readBytesPerSecond, slow.connected, slow.disconnectedByServer))
             if slow.disconnectedByServer > 0 {
                 lines.append("    disconnected after s  \(slow.disconnectedAfterSeconds.text)")
             }
-            lines.append("    sequence jumps beyond the join gap (moves to the live edge) \(slow.gapsBeyondJoin), "
-                         + "Ogg errors \(slow.ogg.crcErrors + slow.ogg.framingErrors + slow.ogg.startErrors + slow.ogg.serialChanges + slow.ogg.granuleRegressions)")
+            lines.append(
+                "    sequence jumps beyond the join gap (moves to the live edge) \(slow.gapsBeyondJoin), "
+                    + "Ogg errors \(slow.ogg.crcErrors + slow.ogg.framingErrors + slow.ogg.startErrors + slow.ogg.serialChanges + slow.ogg.granuleRegressions)"
+            )
         }
         if !reasons.isEmpty {
             lines.append("  reasons:")
-            for (reason, n) in reasons.sorted(by: { $0.value > $1.value }).prefix(10) { lines.append("    \(n) × \(reason)") }
+            for (reason, n) in reasons.sorted(by: { $0.value > $1.value }).prefix(10) {
+                lines.append("    \(n) × \(reason)")
+            }
         }
         if !examples.isEmpty {
             lines.append("  first problems:")

@@ -59,7 +59,9 @@ struct OggStreamCheck {
     var errorCount: Int { crcErrors + framingErrors + startErrors + serialChanges + granuleRegressions }
 
     /// Checks `count` more bytes at `bytes`; `slab` is this connection's `slabSize`-byte header buffer.
-    mutating func feed(_ bytes: UnsafePointer<UInt8>, _ count: Int, slab: UnsafeMutablePointer<UInt8>, crc table: OggCRC) {
+    mutating func feed(
+        _ bytes: UnsafePointer<UInt8>, _ count: Int, slab: UnsafeMutablePointer<UInt8>, crc table: OggCRC
+    ) {
         var p = bytes
         var n = count
         while n > 0 {

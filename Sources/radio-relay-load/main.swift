@@ -35,8 +35,9 @@ if limit.rlim_cur < limit.rlim_max {
     getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 }
 if limit.rlim_cur < rlim_t(options.count + 100) {
-    printError("radio-relay-load: error: the open-file limit is \(limit.rlim_cur), below N+100 = \(options.count + 100); "
-               + "connections past it will fail (raise the hard limit: ulimit -Hn, LimitNOFILE)")
+    printError(
+        "radio-relay-load: error: the open-file limit is \(limit.rlim_cur), below N+100 = \(options.count + 100); "
+            + "connections past it will fail (raise the hard limit: ulimit -Hn, LimitNOFILE)")
 }
 
 // The fast CRC must agree with the library's plain one (which the tests check against libogg).

@@ -20,8 +20,10 @@ func transcode(input: String, output: String, options: Transcoder.Options) -> Ne
             StandardError.write("\r" + progress.report)
         }
         if interactive { StandardError.write("\r\u{1B}[K") }
-        StandardError.write(summary.report(input: input, output: output,
-                                           elapsed: Date().timeIntervalSince(started)) + "\n")
+        StandardError.write(
+            summary.report(
+                input: input, output: output,
+                elapsed: Date().timeIntervalSince(started)) + "\n")
         exit(ExitCode.ok.rawValue)
     } catch {
         if interactive { StandardError.write("\r\u{1B}[K") }
@@ -35,9 +37,10 @@ func serve(_ options: ServeOptions) -> Never {
     do {
         let configuration = try options.resolvedStation()
         let station = try Station(configuration)
-        Log.notice("radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays "
-                   + "\(configuration.upstream) on \(station.listenAddress) "
-                   + "(listen: ffplay tcp://HOST:\(station.port))")
+        Log.notice(
+            "radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays "
+                + "\(configuration.upstream) on \(station.listenAddress) "
+                + "(listen: ffplay tcp://HOST:\(station.port))")
         try Server(stations: [station]).run()
         exit(ExitCode.ok.rawValue)
     } catch {

@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
-import Testing
-@testable import RadioRelay
 import RadioRelayTestSupport
+import Testing
+
+@testable import RadioRelay
 
 /// The Broadcaster alone: a ring fed with real Opus pages, real sockets on 127.0.0.1.
 @Suite(.timeLimit(.minutes(1))) struct BroadcasterTests {
@@ -39,7 +40,10 @@ import RadioRelayTestSupport
     }
 
     @Test func joinGetsHeadersThenABurstFromACleanPageThenLivePages() throws {
-        let rig = try Rig { $0.burst = 2; $0.flushInterval = 0 }
+        let rig = try Rig {
+            $0.burst = 2
+            $0.flushInterval = 0
+        }
         defer { rig.stop() }
         try rig.publish(seconds: 5)
         let client = try ListenerClient(port: rig.port)
@@ -59,12 +63,18 @@ import RadioRelayTestSupport
     }
 
     @Test func limitsCloseExtraConnectionsAtOnce() throws {
-        let rig = try Rig { $0.maxListeners = 3; $0.maxPerIP = 2 }
+        let rig = try Rig {
+            $0.maxListeners = 3
+            $0.maxPerIP = 2
+        }
         defer { rig.stop() }
         try rig.publish(seconds: 1)
         let a = try ListenerClient(port: rig.port)
         let b = try ListenerClient(port: rig.port)
-        defer { a.close(); b.close() }
+        defer {
+            a.close()
+            b.close()
+        }
         #expect(!a.read(for: 0.3).bytes.isEmpty)
         let c = try ListenerClient(port: rig.port)  // a third from 127.0.0.1: over max-per-ip
         defer { c.close() }
@@ -81,7 +91,10 @@ import RadioRelayTestSupport
         try rig.publish(seconds: 1)
         let polite = try ListenerClient(port: rig.port)
         let chatty = try ListenerClient(port: rig.port)
-        defer { polite.close(); chatty.close() }
+        defer {
+            polite.close()
+            chatty.close()
+        }
         polite.send("GET / HTTP/1.0\r\nHost: x\r\n\r\n")
         chatty.send(String(repeating: "x", count: 5000))
         let spoken = chatty.read(for: 1)
@@ -98,20 +111,32 @@ import RadioRelayTestSupport
     /// small socket buffers keep it short.
     @Test func slowListenersAreMovedThenDropped() throws {
         let seconds = 5.0
-        let rig = try Rig { $0.maxLag = 1; $0.flushInterval = 0; $0.sendBuffer = 4096 }
+        let rig = try Rig {
+            $0.maxLag = 1
+            $0.flushInterval = 0
+            $0.sendBuffer = 4096
+        }
         defer { rig.stop() }
         try rig.publish(seconds: 0.5)
         let slow = try ListenerClient(port: rig.port, receiveBuffer: 4096)
         let stuck = try ListenerClient(port: rig.port, receiveBuffer: 4096)
         let reader = try ListenerClient(port: rig.port)
-        defer { slow.close(); stuck.close(); reader.close() }
+        defer {
+            slow.close()
+            stuck.close()
+            reader.close()
+        }
         final class Shared: @unchecked Sendable {
             let lock = NSLock()
             var readerBytes: [UInt8] = []
             var slowBytes: [UInt8] = []
             var slowClosed = false
             var publishing = true
-            var isPublishing: Bool { lock.lock(); defer { lock.unlock() }; return publishing }
+            var isPublishing: Bool {
+                lock.lock()
+                defer { lock.unlock() }
+                return publishing
+            }
         }
         let shared = Shared()
         let done = DispatchSemaphore(value: 0)
@@ -154,8 +179,9 @@ import RadioRelayTestSupport
         // The slow listener's stream: valid throughout, with exactly one jump (the move) after the join.
         let slowCapture = try LiveCapture(shared.slowBytes)
         let received = "\(shared.slowBytes.count) bytes, last granule \(slowCapture.lastGranule)"
-        #expect(slowCapture.sequenceGaps == 1 && slowCapture.granuleRegressions == 0,
-                "gaps \(slowCapture.sequenceGaps), \(received)")
+        #expect(
+            slowCapture.sequenceGaps == 1 && slowCapture.granuleRegressions == 0,
+            "gaps \(slowCapture.sequenceGaps), \(received)")
         let capture = try LiveCapture(shared.readerBytes)
         #expect(capture.sequenceGaps == 0 && capture.granuleRegressions == 0)
         #expect(capture.lastGranule >= Int64(seconds * 48_000))

@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
-import Testing
-@testable import RadioRelay
 import RadioRelayTestSupport
+import Testing
+
+@testable import RadioRelay
 
 /// The command line as a value: every flag in both forms, every usage error's message, help per command, and the
 /// exit status for each kind of error; then the real binary once for each status the parser and main produce.
@@ -88,8 +89,10 @@ import RadioRelayTestSupport
         #expect(try Self.serve(["serve", "--pace", text]).station.paced == paced)
     }
 
-    @Test(arguments: [("error", Log.Priority.error), ("warning", .warning), ("notice", .notice), ("info", .info),
-                      ("debug", .debug)])
+    @Test(arguments: [
+        ("error", Log.Priority.error), ("warning", .warning), ("notice", .notice), ("info", .info),
+        ("debug", .debug),
+    ])
     func logLevels(name: String, priority: Log.Priority) throws {
         #expect(try Self.serve(["serve", "--log-level", name]).logLevel == priority)
         #expect(try Self.serve(["serve", "--log-level=\(name)"]).logLevel == priority)
@@ -121,8 +124,9 @@ import RadioRelayTestSupport
         let pairs = [("bitrate", "64000"), ("rate", "44100"), ("complexity", "0"), ("page-ms", "1000")]
         #expect(Set(pairs.map(\.0)) == Set(OptionSpecification.transcode.map(\.name)), "a flag is not tested")
         let flags = Self.flags(pairs, joined: joined)
-        let (input, output, options) = try Self.transcode(["transcode"] + flags.prefix(2) + ["in.mp3"]
-                                                          + flags.dropFirst(2) + ["-"])
+        let (input, output, options) = try Self.transcode(
+            ["transcode"] + flags.prefix(2) + ["in.mp3"]
+                + flags.dropFirst(2) + ["-"])
         #expect(input == "in.mp3" && output == "-")
         #expect(options.encoder.bitrate == 64_000 && options.commonRate == 44_100)
         #expect(options.encoder.complexity == 0 && options.encoder.pageDuration == 1000)
@@ -136,50 +140,62 @@ import RadioRelayTestSupport
     // MARK: - Usage errors
 
     /// Each wrong command line: the one-line message, naming the flag and what it accepts, and the help it points to.
-    @Test(arguments: [
-        (["frob"], "unknown command frob: use serve or transcode", HelpTopic.overall),
-        (["--port", "9000"], "unknown option --port", .overall),
-        (["--log-level", "loud"], "--log-level loud: use error, warning, notice, info or debug", .overall),
-        (["--log-level"], "--log-level needs a value: error, warning, notice, info or debug", .overall),
-        (["--version", "x"], "--version takes no arguments", .overall),
-        (["help", "frob"], "no help for frob: use serve or transcode", .overall),
-        (["-x"], "unknown option -x", .overall),
-        (["serve", "--bogus", "1"], "unknown option --bogus", .serve),
-        (["serve", "--rate=44100"], "unknown option --rate", .serve),
-        (["serve", "extra"], "serve takes only options, not extra", .serve),
-        (["serve", "--upstream"], "--upstream needs a value: an http(s) URL, a file: URL or a path", .serve),
-        (["serve", "--name="], "--name needs a value: a non-empty name", .serve),
-        (["serve", "--port", "0"], "--port 0: use 1 to 65535", .serve),
-        (["serve", "--port=65536"], "--port 65536: use 1 to 65535", .serve),
-        (["serve", "--port", "eighty"], "--port eighty: use 1 to 65535", .serve),
-        (["serve", "--bind", "localhost"], "--bind localhost: use an IPv4 or IPv6 address such as 0.0.0.0 or ::",
-         .serve),
-        (["serve", "--bitrate", "5k"], "--bitrate 5k: use 6k to 510k, e.g. 96k or 96000", .serve),
-        (["serve", "--bitrate", "fast"], "--bitrate fast: use 6k to 510k, e.g. 96k or 96000", .serve),
-        (["serve", "--page-ms", "30"], "--page-ms 30: use a multiple of 20 from 20 to 1000", .serve),
-        (["serve", "--page-ms", "1020"], "--page-ms 1020: use a multiple of 20 from 20 to 1000", .serve),
-        (["serve", "--flush-ms", "2001"], "--flush-ms 2001: use 0 to 2000", .serve),
-        (["serve", "--burst", "61"], "--burst 61: use 0 to 60 seconds", .serve),
-        (["serve", "--burst", "inf"], "--burst inf: use 0 to 60 seconds", .serve),
-        (["serve", "--max-lag", "0.4"], "--max-lag 0.4: use 0.5 to 600 seconds", .serve),
-        (["serve", "--max-lag", "nan"], "--max-lag nan: use 0.5 to 600 seconds", .serve),
-        (["serve", "--max-listeners", "-1"], "--max-listeners -1: use 0 to 1000000", .serve),
-        (["serve", "--max-per-ip", "1000001"], "--max-per-ip 1000001: use 0 to 1000000", .serve),
-        (["serve", "--complexity", "11"], "--complexity 11: use 0 to 10", .serve),
-        (["serve", "--pace", "maybe"], "--pace maybe: use auto, yes or no", .serve),
-        (["serve", "--log-level", "trace"], "--log-level trace: use error, warning, notice, info or debug", .serve),
-        (["transcode"], "transcode needs 2 arguments, INPUT and OUTPUT; got 0", .transcode),
-        (["transcode", "a", "b", "c"], "transcode needs 2 arguments, INPUT and OUTPUT; got 3", .transcode),
-        (["transcode", "a", "b", "--upstream", "x"], "unknown option --upstream", .transcode),
-        (["transcode", "a", "b", "--bitrate", "600k"], "--bitrate 600k: use 6k to 510k, e.g. 96k or 96000",
-         .transcode),
-        (["transcode", "a", "b", "--rate", "22050"], "--rate 22050: use 48000 or 44100", .transcode),
-        (["transcode", "a", "b", "--complexity=-1"], "--complexity -1: use 0 to 10", .transcode),
-        (["transcode", "a", "b", "--page-ms", "30"], "--page-ms 30: use a multiple of 20 from 20 to 1000",
-         .transcode),
-        (["transcode", "a", "b", "--page-ms"], "--page-ms needs a value: a multiple of 20 from 20 to 1000",
-         .transcode),
-    ] as [([String], String, HelpTopic)])
+    @Test(
+        arguments: [
+            (["frob"], "unknown command frob: use serve or transcode", HelpTopic.overall),
+            (["--port", "9000"], "unknown option --port", .overall),
+            (["--log-level", "loud"], "--log-level loud: use error, warning, notice, info or debug", .overall),
+            (["--log-level"], "--log-level needs a value: error, warning, notice, info or debug", .overall),
+            (["--version", "x"], "--version takes no arguments", .overall),
+            (["help", "frob"], "no help for frob: use serve or transcode", .overall),
+            (["-x"], "unknown option -x", .overall),
+            (["serve", "--bogus", "1"], "unknown option --bogus", .serve),
+            (["serve", "--rate=44100"], "unknown option --rate", .serve),
+            (["serve", "extra"], "serve takes only options, not extra", .serve),
+            (["serve", "--upstream"], "--upstream needs a value: an http(s) URL, a file: URL or a path", .serve),
+            (["serve", "--name="], "--name needs a value: a non-empty name", .serve),
+            (["serve", "--port", "0"], "--port 0: use 1 to 65535", .serve),
+            (["serve", "--port=65536"], "--port 65536: use 1 to 65535", .serve),
+            (["serve", "--port", "eighty"], "--port eighty: use 1 to 65535", .serve),
+            (
+                ["serve", "--bind", "localhost"], "--bind localhost: use an IPv4 or IPv6 address such as 0.0.0.0 or ::",
+                .serve
+            ),
+            (["serve", "--bitrate", "5k"], "--bitrate 5k: use 6k to 510k, e.g. 96k or 96000", .serve),
+            (["serve", "--bitrate", "fast"], "--bitrate fast: use 6k to 510k, e.g. 96k or 96000", .serve),
+            (["serve", "--page-ms", "30"], "--page-ms 30: use a multiple of 20 from 20 to 1000", .serve),
+            (["serve", "--page-ms", "1020"], "--page-ms 1020: use a multiple of 20 from 20 to 1000", .serve),
+            (["serve", "--flush-ms", "2001"], "--flush-ms 2001: use 0 to 2000", .serve),
+            (["serve", "--burst", "61"], "--burst 61: use 0 to 60 seconds", .serve),
+            (["serve", "--burst", "inf"], "--burst inf: use 0 to 60 seconds", .serve),
+            (["serve", "--max-lag", "0.4"], "--max-lag 0.4: use 0.5 to 600 seconds", .serve),
+            (["serve", "--max-lag", "nan"], "--max-lag nan: use 0.5 to 600 seconds", .serve),
+            (["serve", "--max-listeners", "-1"], "--max-listeners -1: use 0 to 1000000", .serve),
+            (["serve", "--max-per-ip", "1000001"], "--max-per-ip 1000001: use 0 to 1000000", .serve),
+            (["serve", "--complexity", "11"], "--complexity 11: use 0 to 10", .serve),
+            (["serve", "--pace", "maybe"], "--pace maybe: use auto, yes or no", .serve),
+            (
+                ["serve", "--log-level", "trace"], "--log-level trace: use error, warning, notice, info or debug",
+                .serve
+            ),
+            (["transcode"], "transcode needs 2 arguments, INPUT and OUTPUT; got 0", .transcode),
+            (["transcode", "a", "b", "c"], "transcode needs 2 arguments, INPUT and OUTPUT; got 3", .transcode),
+            (["transcode", "a", "b", "--upstream", "x"], "unknown option --upstream", .transcode),
+            (
+                ["transcode", "a", "b", "--bitrate", "600k"], "--bitrate 600k: use 6k to 510k, e.g. 96k or 96000",
+                .transcode
+            ),
+            (["transcode", "a", "b", "--rate", "22050"], "--rate 22050: use 48000 or 44100", .transcode),
+            (["transcode", "a", "b", "--complexity=-1"], "--complexity -1: use 0 to 10", .transcode),
+            (
+                ["transcode", "a", "b", "--page-ms", "30"], "--page-ms 30: use a multiple of 20 from 20 to 1000",
+                .transcode
+            ),
+            (
+                ["transcode", "a", "b", "--page-ms"], "--page-ms needs a value: a multiple of 20 from 20 to 1000",
+                .transcode
+            ),
+        ] as [([String], String, HelpTopic)])
     func usageError(arguments: [String], message: String, topic: HelpTopic) {
         #expect(throws: UsageError(message, topic: topic)) { try Command.parse(arguments) }
     }
@@ -192,14 +208,15 @@ import RadioRelayTestSupport
 
     // MARK: - Help and version
 
-    @Test(arguments: [
-        (["--help"], HelpTopic.overall), (["-h"], .overall), (["help"], .overall),
-        (["--log-level", "info", "-h"], .overall),
-        (["help", "serve"], .serve), (["serve", "--help"], .serve), (["serve", "-h"], .serve),
-        (["serve", "--port", "9000", "--help"], .serve), (["serve", "--help", "--bogus"], .serve),
-        (["help", "transcode"], .transcode), (["transcode", "--help"], .transcode),
-        (["transcode", "a", "-h"], .transcode),
-    ] as [([String], HelpTopic)])
+    @Test(
+        arguments: [
+            (["--help"], HelpTopic.overall), (["-h"], .overall), (["help"], .overall),
+            (["--log-level", "info", "-h"], .overall),
+            (["help", "serve"], .serve), (["serve", "--help"], .serve), (["serve", "-h"], .serve),
+            (["serve", "--port", "9000", "--help"], .serve), (["serve", "--help", "--bogus"], .serve),
+            (["help", "transcode"], .transcode), (["transcode", "--help"], .transcode),
+            (["transcode", "a", "-h"], .transcode),
+        ] as [([String], HelpTopic)])
     func help(arguments: [String], topic: HelpTopic) throws {
         #expect(try Self.help(arguments) == topic)
     }
@@ -255,8 +272,11 @@ import RadioRelayTestSupport
 
     @Test func exitCodesAreTheSysexitsValues() {
         let values = Dictionary(uniqueKeysWithValues: ExitCode.allCases.map { ("\($0)", $0.rawValue) })
-        #expect(values == ["ok": 0, "usage": 64, "dataError": 65, "noInput": 66, "unavailable": 69, "software": 70,
-                           "osError": 71, "cantCreate": 73, "noPermission": 77, "config": 78])
+        #expect(
+            values == [
+                "ok": 0, "usage": 64, "dataError": 65, "noInput": 66, "unavailable": 69, "software": 70,
+                "osError": 71, "cantCreate": 73, "noPermission": 77, "config": 78,
+            ])
     }
 }
 
@@ -268,15 +288,20 @@ import RadioRelayTestSupport
         let executable = try #require(radioRelayExecutable())
         let output = temporaryPath("cli.opus")
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let good = try run(executable, ["transcode", Fixture.path("stereo-22k.mp3"), output, "--bitrate", "64k",
-                                        "--page-ms=40", "--complexity", "5", "--rate", "44100"])
+        let good = try run(
+            executable,
+            [
+                "transcode", Fixture.path("stereo-22k.mp3"), output, "--bitrate", "64k",
+                "--page-ms=40", "--complexity", "5", "--rate", "44100",
+            ])
         #expect(good.status == 0, "\(good.stderr)")
         #expect(good.stderr.contains("2.000 s of Opus"))
         #expect(FileManager.default.fileExists(atPath: output))
 
         let usage = try run(executable, ["transcode", "a", "b", "--page-ms", "30"])
         #expect(usage.status == 64)
-        #expect(usage.stderr == "radio-relay: --page-ms 30: use a multiple of 20 from 20 to 1000\n"
+        #expect(
+            usage.stderr == "radio-relay: --page-ms 30: use a multiple of 20 from 20 to 1000\n"
                 + "try `radio-relay transcode --help`\n")
 
         let missing = try run(executable, ["transcode", "/nonexistent.mp3", temporaryPath("x.opus")])
@@ -284,8 +309,12 @@ import RadioRelayTestSupport
         #expect(missing.stderr.split(separator: "\n").count == 1)
         #expect(missing.stderr.contains("/nonexistent.mp3"))
 
-        let uncreatable = try run(executable, ["transcode", Fixture.path("stereo-22k.mp3"),
-                                               "/nonexistent-\(UUID().uuidString)/x.opus"])
+        let uncreatable = try run(
+            executable,
+            [
+                "transcode", Fixture.path("stereo-22k.mp3"),
+                "/nonexistent-\(UUID().uuidString)/x.opus",
+            ])
         #expect(uncreatable.status == 73)
         #expect(uncreatable.stderr.split(separator: "\n").count == 1)
         #expect(uncreatable.stderr.contains("cannot create"))

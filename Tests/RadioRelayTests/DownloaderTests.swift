@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import RadioRelay
 import RadioRelayTestSupport
+import Testing
+
+@testable import RadioRelay
 
 /// The Downloader against a real HTTP server on 127.0.0.1 (libcurl's multi interface).
 @Suite(.timeLimit(.minutes(1))) struct DownloaderTests {

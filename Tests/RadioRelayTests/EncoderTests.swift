@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import RadioRelay
 import RadioRelayTestSupport
+import Testing
+
+@testable import RadioRelay
 
 @Suite struct EncoderTests {
     static func sine(_ frequency: Double, frames: Int, rate: Int = 48_000, offset: Int = 0) -> [Float] {
@@ -9,8 +10,11 @@ import RadioRelayTestSupport
     }
 
     /// Encodes `seconds` of a 440/1000 Hz tone pair in chunks of `chunk` frames and returns everything written.
-    static func encodeTones(seconds: Double, chunk: Int = 1111, configure: (inout EncoderConfiguration) -> Void = { _ in })
-        throws -> (bytes: [UInt8], encoder: Encoder, pages: [OggPage]) {
+    static func encodeTones(
+        seconds: Double, chunk: Int = 1111, configure: (inout EncoderConfiguration) -> Void = { _ in }
+    )
+        throws -> (bytes: [UInt8], encoder: Encoder, pages: [OggPage])
+    {
         var configuration = EncoderConfiguration()
         configuration.serial = 0x1234_5678
         configure(&configuration)
@@ -21,8 +25,9 @@ import RadioRelayTestSupport
         var done = 0
         while done < total {
             let n = min(chunk, total - done)
-            let buffer = PCMBuffer(left: sine(440, frames: n, rate: rate, offset: done),
-                                   right: sine(1000, frames: n, rate: rate, offset: done), sampleRate: rate)
+            let buffer = PCMBuffer(
+                left: sine(440, frames: n, rate: rate, offset: done),
+                right: sine(1000, frames: n, rate: rate, offset: done), sampleRate: rate)
             pages += try encoder.encode(buffer)
             done += n
         }
@@ -84,7 +89,7 @@ import RadioRelayTestSupport
         let (bytes, _, _) = try Self.encodeTones(seconds: 2) { $0.inputRate = rate }
         let decoded = try decodeOpus(bytes)
         #expect(abs(decoded.duration - 2.0) < 0.001, "\(decoded.duration)")
-        let window = 24_000 ..< 72_000
+        let window = 24_000..<72_000
         #expect(abs(toneAmplitude(decoded.left, frequency: 440, rate: 48_000, range: window) - 0.5) < 0.03)
         #expect(abs(toneAmplitude(decoded.right, frequency: 1000, rate: 48_000, range: window) - 0.5) < 0.03)
         #expect(toneAmplitude(decoded.left, frequency: 1000, rate: 48_000, range: window) < 0.01)

@@ -1,6 +1,7 @@
-import Testing
-@testable import RadioRelay
 import RadioRelayTestSupport
+import Testing
+
+@testable import RadioRelay
 
 @Suite struct ICYDemuxerTests {
     static func run(_ stream: [UInt8], interval: Int, chunk: Int) -> (audio: [UInt8], titles: [String]) {
@@ -11,7 +12,8 @@ import RadioRelayTestSupport
         while i < stream.count {
             let end = min(stream.count, i + chunk)
             stream[i..<end].withUnsafeBytes { bytes in
-                demuxer.demux(bytes, audio: { audio += $0 }, metadata: { if let t = $0["StreamTitle"] { titles.append(t) } })
+                demuxer.demux(
+                    bytes, audio: { audio += $0 }, metadata: { if let t = $0["StreamTitle"] { titles.append(t) } })
             }
             i = end
         }

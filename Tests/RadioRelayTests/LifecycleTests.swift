@@ -1,8 +1,9 @@
 import Dispatch
+import RadioRelayTestSupport
 import Synchronization
 import Testing
+
 @testable import RadioRelay
-import RadioRelayTestSupport
 
 /// Threads that are joined, groups that start in order and stop in reverse, and the watchdog's verdict on
 /// heartbeats (on virtual time).
@@ -10,14 +11,18 @@ import RadioRelayTestSupport
     @Test func aThreadRunsUntilAskedToStopAndIsJoined() throws {
         let started = DispatchSemaphore(value: 0)
         let iterations = Atomic<Int>(0)
-        let thread = ServiceThread(name: "test-loop", onUnexpectedExit: { name, _ in
-            Issue.record("\(name) reported an unexpected exit")
-        }) { thread in
-            while !thread.isStopping {
-                thread.beat()
-                if iterations.add(1, ordering: .relaxed).newValue == 1 { started.signal() }
+        let thread = ServiceThread(
+            name: "test-loop",
+            onUnexpectedExit: { name, _ in
+                Issue.record("\(name) reported an unexpected exit")
+            },
+            body: { thread in
+                while !thread.isStopping {
+                    thread.beat()
+                    if iterations.add(1, ordering: .relaxed).newValue == 1 { started.signal() }
+                }
             }
-        }
+        )
         try thread.start()
         #expect(started.wait(timeout: .now() + 10) == .success)
         #expect(thread.isRunning)
@@ -33,10 +38,14 @@ import RadioRelayTestSupport
         struct Broken: Error {}
         let reported = DispatchSemaphore(value: 0)
         let seen = LockedBox<String?>(nil)
-        let thread = ServiceThread(name: "test-dies", onUnexpectedExit: { name, error in
-            seen.withLock { $0 = "\(name): \(error.map { "\($0)" } ?? "no error")" }
-            reported.signal()
-        }) { _ in throw Broken() }
+        let thread = ServiceThread(
+            name: "test-dies",
+            onUnexpectedExit: { name, error in
+                seen.withLock { $0 = "\(name): \(error.map { "\($0)" } ?? "no error")" }
+                reported.signal()
+            },
+            body: { _ in throw Broken() }
+        )
         try thread.start()
         #expect(reported.wait(timeout: .now() + 10) == .success)
         #expect(seen.snapshot == "test-dies: Broken()")
@@ -45,9 +54,11 @@ import RadioRelayTestSupport
 
     @Test func aThreadThatIgnoresStopIsReportedAfterTheTimeout() throws {
         let release = DispatchSemaphore(value: 0)
-        let thread = ServiceThread(name: "test-stuck", onUnexpectedExit: { _, _ in }) { _ in
-            _ = release.wait(timeout: .now() + 30)
-        }
+        let thread = ServiceThread(
+            name: "test-stuck",
+            onUnexpectedExit: { _, _ in },
+            body: { _ in _ = release.wait(timeout: .now() + 30) }
+        )
         try thread.start()
         #expect(!thread.stop(timeout: 0.05))
         release.signal()
@@ -84,8 +95,10 @@ import RadioRelayTestSupport
 
     @Test func aGroupThatFailsToStartStopsWhatItStarted() {
         let log = LockedBox<[String]>([])
-        let group = ServiceGroup([Recorder("a", log: log), Recorder("x", log: log, failsToStart: true),
-                                  Recorder("c", log: log)])
+        let group = ServiceGroup([
+            Recorder("a", log: log), Recorder("x", log: log, failsToStart: true),
+            Recorder("c", log: log),
+        ])
         #expect(throws: Recorder.Refused.self) { try group.start() }
         #expect(log.snapshot == ["start a", "start x", "stop a"])
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RadioRelay
 
 /// The listener rules on virtual time: a fake ring of page metadata, a fake clock, no sockets, no sleeping.

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import RadioRelay
 import RadioRelayTestSupport
+import Testing
+
+@testable import RadioRelay
 
 @Suite struct ParserTests {
     /// Audio packets per fixture. Where ffprobe is right it is checked live too (see `matchesFFprobe`); for the
@@ -34,12 +35,20 @@ import RadioRelayTestSupport
     func matchesFFprobe(_ name: String) throws {
         guard let ffprobe = tool("ffprobe") else { return }
         let (packets, _, _) = parseAll(try Fixture.bytes(name))
-        let listing = try run(ffprobe, ["-v", "error", "-select_streams", "a", "-show_packets", "-of", "csv",
-                                        Fixture.path(name)])
+        let listing = try run(
+            ffprobe,
+            [
+                "-v", "error", "-select_streams", "a", "-show_packets", "-of", "csv",
+                Fixture.path(name),
+            ])
         let probed = listing.stdout.split(separator: "\n").filter { $0.hasPrefix("packet") }
         #expect(packets.count == probed.count)
-        let stream = try run(ffprobe, ["-v", "error", "-select_streams", "a", "-show_entries", "stream=duration",
-                                       "-of", "default=nw=1:nk=1", Fixture.path(name)])
+        let stream = try run(
+            ffprobe,
+            [
+                "-v", "error", "-select_streams", "a", "-show_entries", "stream=duration",
+                "-of", "default=nw=1:nk=1", Fixture.path(name),
+            ])
         let probedDuration = try #require(Double(stream.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
         let duration = packets.reduce(0.0) { $0 + $1.duration }
         #expect(abs(duration - probedDuration) < 1e-5)
@@ -126,7 +135,9 @@ import RadioRelayTestSupport
         var bytes: [UInt8] = []
         for _ in 0..<2000 {
             bytes += [0xFF, 0xFB, UInt8.random(in: 0x10...0xEB, using: &generator), 0x44]
-            bytes += (0..<Int.random(in: 0...600, using: &generator)).map { _ in UInt8.random(in: 0...0xFE, using: &generator) }
+            bytes += (0..<Int.random(in: 0...600, using: &generator)).map { _ in
+                UInt8.random(in: 0...0xFE, using: &generator)
+            }
         }
         #expect(parseAll(bytes).packets.count < 3)
     }

@@ -1,6 +1,7 @@
-import Testing
-@testable import RadioRelay
 import RadioRelayTestSupport
+import Testing
+
+@testable import RadioRelay
 
 @Suite struct ReaderTests {
     /// (fixture, left Hz, right Hz, source rate, expected level): tones come out at the right frequency and level
@@ -17,7 +18,7 @@ import RadioRelayTestSupport
         let tone = try #require(Self.tones.first { $0.0 == name })
         let (pcm, _) = try decodeAll(name, commonRate: commonRate)
         #expect(pcm.sampleRate == commonRate)
-        let window = commonRate / 2 ..< commonRate / 2 + commonRate  // one second from 0.5 s
+        let window = commonRate / 2..<commonRate / 2 + commonRate  // one second from 0.5 s
         let left = toneAmplitude(pcm.left, frequency: tone.1, rate: commonRate, range: window)
         let right = toneAmplitude(pcm.right, frequency: tone.2, rate: commonRate, range: window)
         #expect(abs(left - tone.3) < 0.02, "left \(left)")
@@ -31,8 +32,10 @@ import RadioRelayTestSupport
 
     /// With the LAME tag's delay and padding applied, the decoded length is the source's exactly (ffmpeg decodes
     /// the same counts: 132 300, 96 000, 44 100 and 88 200 samples), resampled to the common rate.
-    @Test(arguments: [("stereo-44k-128k.mp3", 3.0), ("mono-48k.mp3", 2.0), ("stereo-22k.mp3", 2.0),
-                      ("id3-xing-vbr.mp3", 2.0)])
+    @Test(arguments: [
+        ("stereo-44k-128k.mp3", 3.0), ("mono-48k.mp3", 2.0), ("stereo-22k.mp3", 2.0),
+        ("id3-xing-vbr.mp3", 2.0),
+    ])
     func gaplessLength(_ name: String, seconds: Double) throws {
         let (pcm, reader) = try decodeAll(name)
         #expect(abs(Double(pcm.frameCount) - seconds * 48_000) <= 2, "\(pcm.frameCount) frames")
@@ -56,8 +59,8 @@ import RadioRelayTestSupport
         // 59 frames at 44.1 kHz → 48 kHz, then 64 frames at 48 kHz, give or take the resampler's edges.
         let expected = 59.0 * 1152 * 48_000 / 44_100 + 64 * 1152
         #expect(abs(Double(pcm.frameCount) - expected) < 64, "\(pcm.frameCount) vs \(expected)")
-        let firstPart = 12_000 ..< 48_000
-        let secondPart = pcm.frameCount - 48_000 ..< pcm.frameCount - 12_000
+        let firstPart = 12_000..<48_000
+        let secondPart = pcm.frameCount - 48_000..<pcm.frameCount - 12_000
         #expect(abs(toneAmplitude(pcm.left, frequency: 440, rate: 48_000, range: firstPart) - 0.475) < 0.03)
         #expect(abs(toneAmplitude(pcm.left, frequency: 880, rate: 48_000, range: secondPart) - 0.475) < 0.03)
         #expect(abs(toneAmplitude(pcm.right, frequency: 880, rate: 48_000, range: secondPart) - 0.475) < 0.03)
@@ -68,7 +71,8 @@ import RadioRelayTestSupport
 
     @Test func garbageCostsNoNoise() throws {
         let (pcm, _) = try decodeAll("garbage-spliced.mp3")
-        #expect(pcm.frameCount == 114 * 1152 * 48_000 / 44_100 || abs(pcm.frameCount - 114 * 1152 * 48_000 / 44_100) < 4)
+        #expect(
+            pcm.frameCount == 114 * 1152 * 48_000 / 44_100 || abs(pcm.frameCount - 114 * 1152 * 48_000 / 44_100) < 4)
         let peak = max(pcm.left.map(abs).max() ?? 0, pcm.right.map(abs).max() ?? 0)
         #expect(peak < 0.6, "peak \(peak)")
     }

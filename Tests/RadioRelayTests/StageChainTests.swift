@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import RadioRelay
 import RadioRelayTestSupport
+import Testing
+
+@testable import RadioRelay
 
 /// The one stage chain both paths use: the same bytes give the same pages whatever the chunking, errors come out of
 /// the call that caused them, and ICY framing is taken apart on the way in.
@@ -58,7 +59,10 @@ import RadioRelayTestSupport
         #expect(events.count == 2)
         #expect(events.contains(.metadata(["StreamTitle": "Test"])))
         guard case .format(let format)? = events.first(where: { if case .format = $0 { true } else { false } })
-        else { Issue.record("no format event"); return }
+        else {
+            Issue.record("no format event")
+            return
+        }
         #expect(format.sampleRate == 44_100)
         #expect(chain.takeEvents().isEmpty)
         // Same audio as the unframed bytes: the metadata never reached the Parser.

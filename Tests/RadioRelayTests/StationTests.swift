@@ -1,10 +1,12 @@
 import Foundation
-import Testing
-@testable import RadioRelay
 import RadioRelayTestSupport
+import Testing
+
+@testable import RadioRelay
 
 @Suite(.timeLimit(.minutes(1))) struct StationTests {
-    static func station(upstream: String, configure: (inout StationConfiguration) -> Void = { _ in }) throws -> Station {
+    static func station(upstream: String, configure: (inout StationConfiguration) -> Void = { _ in }) throws -> Station
+    {
         var configuration = StationConfiguration()
         configuration.name = "test"
         configuration.upstream = upstream
@@ -22,8 +24,9 @@ import RadioRelayTestSupport
         // The file four times over, as one ICY stream (metadata positions count from the start of the response).
         let body = icyStream(audio + audio + audio + audio, interval: interval, title: "Test Artist – Test Title")
         let server = try HTTPTestServer { _ in
-            .init(headers: ["Content-Type": "audio/mpeg", "icy-metaint": "\(interval)", "icy-name": "Fixture FM"],
-                  body: body, pace: 16_400)
+            .init(
+                headers: ["Content-Type": "audio/mpeg", "icy-metaint": "\(interval)", "icy-name": "Fixture FM"],
+                body: body, pace: 16_400)
         }
         defer { server.stop() }
         let station = try Self.station(upstream: server.baseURL + "/live.mp3")
@@ -31,7 +34,10 @@ import RadioRelayTestSupport
         defer { station.stop() }
         let port = station.broadcaster.address.port
 
-        final class Results: @unchecked Sendable { var captures: [Int: [UInt8]] = [:]; let lock = NSLock() }
+        final class Results: @unchecked Sendable {
+            var captures: [Int: [UInt8]] = [:]
+            let lock = NSLock()
+        }
         let results = Results()
         let group = DispatchGroup()
         for (index, delay) in [0.5, 2.0, 3.5].enumerated() {
@@ -55,8 +61,9 @@ import RadioRelayTestSupport
             #expect(capture.sequenceGaps == 0 && capture.granuleRegressions == 0, "listener \(index)")
             // Burst plus 3 s of live audio: at least 3 s decoded.
             #expect(Double(capture.left.count) / 48_000 > 3.0, "listener \(index): \(capture.left.count) samples")
-            #expect(abs(capture.medianAmplitude(left: true, frequency: 440) - 0.475) < 0.05,
-                    "listener \(index): \(capture.amplitudes(left: true, frequency: 440))")
+            #expect(
+                abs(capture.medianAmplitude(left: true, frequency: 440) - 0.475) < 0.05,
+                "listener \(index): \(capture.amplitudes(left: true, frequency: 440))")
             #expect(abs(capture.medianAmplitude(left: false, frequency: 1000) - 0.475) < 0.05, "listener \(index)")
             #expect(capture.medianAmplitude(left: true, frequency: 1000) < 0.02)
         }

@@ -1,6 +1,7 @@
-import Testing
-@testable import RadioRelay
 import RadioRelayTestSupport
+import Testing
+
+@testable import RadioRelay
 
 /// The stream clock, the reconnect schedule and the paced read-ahead, driven on virtual time: no threads, no sleeps.
 @Suite struct StreamClockTests {

@@ -1,6 +1,7 @@
 import CLinux
 import Glibc
 import Testing
+
 @testable import RadioRelay
 
 /// The descriptor and syscall layer: EINTR retried, would-block a value, descriptors closed exactly once.
@@ -28,8 +29,10 @@ import Testing
         init() throws {
             var fds: [Int32] = [-1, -1]
             _ = try syscall("socketpair") {
-                socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-                           | Int32(SOCK_CLOEXEC.rawValue), 0, &fds)
+                socketpair(
+                    AF_UNIX,
+                    Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+                        | Int32(SOCK_CLOEXEC.rawValue), 0, &fds)
             }
             a = FileDescriptor(owning: fds[0])
             b = FileDescriptor(owning: fds[1])
@@ -64,7 +67,8 @@ import Testing
 
     @Test func wouldBlockIsAValueOnANonblockingSocket() throws {
         let pair = try SocketPair()
-        let a = pair.a.rawValue, b = pair.b.rawValue
+        let a = pair.a.rawValue
+        let b = pair.b.rawValue
         var byte: UInt8 = 0
         #expect(try nonblockingSyscall("read") { read(a, &byte, 1) } == .wouldBlock)
         byte = 42

@@ -1,6 +1,7 @@
 import Foundation
-@testable import RadioRelay
 import RadioRelayTestSupport
+
+@testable import RadioRelay
 
 /// Fixtures, reference tools and signal checks shared by the tests.
 enum Fixture {
@@ -13,8 +14,10 @@ enum Fixture {
         [UInt8](try Data(contentsOf: directory.appendingPathComponent(name)))
     }
 
-    static let all = ["stereo-44k-128k.mp3", "mono-48k.mp3", "stereo-22k.mp3", "id3-xing-vbr.mp3",
-                      "garbage-spliced.mp3", "rate-switch.mp3"]
+    static let all = [
+        "stereo-44k-128k.mp3", "mono-48k.mp3", "stereo-22k.mp3", "id3-xing-vbr.mp3",
+        "garbage-spliced.mp3", "rate-switch.mp3",
+    ]
 }
 
 /// A unique path under the temporary directory.
@@ -24,7 +27,8 @@ func temporaryPath(_ suffix: String) -> String {
 
 /// Runs the whole Parser over `bytes` in chunks of `chunk` bytes and collects what it emits.
 func parseAll(_ bytes: [UInt8], chunk: Int = 1 << 20, confirmsFrames: Bool = true)
-    -> (packets: [AudioPacket], formats: [DataFormat], parser: Parser) {
+    -> (packets: [AudioPacket], formats: [DataFormat], parser: Parser)
+{
     let parser = Parser(confirmsFrames: confirmsFrames)
     var packets: [AudioPacket] = []
     var formats: [DataFormat] = []
@@ -67,13 +71,15 @@ func decodeOpus(_ bytes: [UInt8]) throws -> DecodedOpus {
     let capture = try LiveCapture(bytes)
     let end = min(capture.left.count, Int(capture.lastGranule))
     let start = min(capture.preSkip, end)
-    return DecodedOpus(left: Array(capture.left[start..<end]), right: Array(capture.right[start..<end]),
-                       pages: capture.pages)
+    return DecodedOpus(
+        left: Array(capture.left[start..<end]), right: Array(capture.right[start..<end]),
+        pages: capture.pages)
 }
 
 /// A tool from the system, when installed.
 func tool(_ name: String) -> String? {
-    for directory in ["/usr/bin", "/usr/local/bin", "/bin"] where FileManager.default.isExecutableFile(atPath: directory + "/" + name) {
+    for directory in ["/usr/bin", "/usr/local/bin", "/bin"]
+    where FileManager.default.isExecutableFile(atPath: directory + "/" + name) {
         return directory + "/" + name
     }
     return nil
@@ -104,7 +110,9 @@ func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, 
     group.wait()
     let errData = errBox.data
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    return (
+        process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self)
+    )
 }
 
 /// The built radio-relay executable next to the test bundle.

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import RadioRelay
 import RadioRelayTestSupport
+import Testing
+
+@testable import RadioRelay
 
 @Suite(.timeLimit(.minutes(1))) struct TranscodeTests {
     /// Seconds each fixture decodes to (ffmpeg decodes the same; it is asked live below when installed).
@@ -12,7 +13,8 @@ import RadioRelayTestSupport
     ]
 
     static func transcode(_ input: String, options: Transcoder.Options = .init()) throws
-        -> (summary: Transcoder.Summary, output: String) {
+        -> (summary: Transcoder.Summary, output: String)
+    {
         let output = temporaryPath("out.opus")
         let summary = try Transcoder(options: options).run(input: input, output: output)
         return (summary, output)
@@ -26,8 +28,12 @@ import RadioRelayTestSupport
         let result = try run(ffmpeg, ["-nostdin", "-v", "quiet", "-i", path, "-f", "f32le", "-ac", "1", raw])
         guard result.status == 0, let size = try FileManager.default.attributesOfItem(atPath: raw)[.size] as? Int
         else { return nil }
-        let probe = try run(tool("ffprobe")!, ["-v", "error", "-select_streams", "a", "-show_entries",
-                                               "stream=sample_rate", "-of", "default=nw=1:nk=1", path])
+        let probe = try run(
+            tool("ffprobe")!,
+            [
+                "-v", "error", "-select_streams", "a", "-show_entries",
+                "stream=sample_rate", "-of", "default=nw=1:nk=1", path,
+            ])
         guard let rate = Double(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else { return nil }
         return Double(size / 4) / rate
     }
@@ -63,7 +69,7 @@ import RadioRelayTestSupport
         #expect(summary.parser.syncLosses == 2)
         let decoded = try decodeOpus([UInt8](try Data(contentsOf: URL(fileURLWithPath: output))))
         // Before the first splice and after the second (a gap shifts the phase, so no window spans one).
-        for window in [4_800 ..< 24_000, decoded.left.count - 24_000 ..< decoded.left.count - 2_400] {
+        for window in [4_800..<24_000, decoded.left.count - 24_000..<decoded.left.count - 2_400] {
             #expect(abs(toneAmplitude(decoded.left, frequency: 440, rate: 48_000, range: window) - 0.475) < 0.03)
             #expect(abs(toneAmplitude(decoded.right, frequency: 1000, rate: 48_000, range: window) - 0.475) < 0.03)
         }

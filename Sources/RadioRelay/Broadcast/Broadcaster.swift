@@ -28,14 +28,19 @@ package final class Broadcaster: Sendable {
     ///   Broadcaster owns it from here on, and closes it even when this initializer throws.
     /// - Parameter onUnexpectedExit: what happens when the network thread ends by itself (default: the process
     ///   exits with EX_SOFTWARE; tests observe it instead).
-    package convenience init(name: String, configuration: BroadcasterConfiguration, ring: PageRing,
-                            adoptedSocket: Int32? = nil) throws {
-        try self.init(name: name, configuration: configuration, ring: ring, adoptedSocket: adoptedSocket,
-                      onUnexpectedExit: ServiceThread.terminateProcess)
+    package convenience init(
+        name: String, configuration: BroadcasterConfiguration, ring: PageRing,
+        adoptedSocket: Int32? = nil
+    ) throws {
+        try self.init(
+            name: name, configuration: configuration, ring: ring, adoptedSocket: adoptedSocket,
+            onUnexpectedExit: ServiceThread.terminateProcess)
     }
 
-    package init(name: String, configuration: BroadcasterConfiguration, ring: PageRing, adoptedSocket: Int32? = nil,
-                 onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void) throws {
+    package init(
+        name: String, configuration: BroadcasterConfiguration, ring: PageRing, adoptedSocket: Int32? = nil,
+        onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void
+    ) throws {
         self.onUnexpectedExit = onUnexpectedExit
         let socket: FileDescriptor
         if let adoptedSocket {
@@ -61,8 +66,10 @@ package final class Broadcaster: Sendable {
             throw ConfigurationError("bind address \(configuration.bind) is not an IPv4 or IPv6 address")
         }
         let socket = try FileDescriptor.opening("socket") {
-            Glibc.socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-                         | Int32(SOCK_CLOEXEC.rawValue), 0)
+            Glibc.socket(
+                address.family,
+                Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+                    | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
         try setSocketOption(socket.rawValue, SOL_SOCKET, SO_REUSEADDR, 1, name: "SO_REUSEADDR")
         _ = try syscall("bind \(address)") { address.withSockaddr { bind(socket.rawValue, $0, $1) } }
@@ -107,10 +114,12 @@ package final class Broadcaster: Sendable {
     /// `timeout` seconds).
     @discardableResult
     package func stop(timeout: Double = 10) -> Bool {
-        guard let running = thread.withLock({ stored -> ServiceThread? in
-            defer { stored = nil }
-            return stored
-        }) else { return true }
+        guard
+            let running = thread.withLock({ stored -> ServiceThread? in
+                defer { stored = nil }
+                return stored
+            })
+        else { return true }
         running.requestStop()
         wake()
         return running.stop(timeout: timeout)

@@ -22,10 +22,11 @@ package final class BroadcasterCounters: Sendable {
     }
 
     package var snapshot: Snapshot {
-        Snapshot(listeners: listeners.load(ordering: .relaxed), connections: connections.load(ordering: .relaxed),
-                 rejected: rejected.load(ordering: .relaxed), moved: moved.load(ordering: .relaxed),
-                 droppedSlow: droppedSlow.load(ordering: .relaxed),
-                droppedChatty: droppedChatty.load(ordering: .relaxed),
-                 bytesSent: bytesSent.load(ordering: .relaxed), pagesPublished: pagesPublished.load(ordering: .relaxed))
+        Snapshot(
+            listeners: listeners.load(ordering: .relaxed), connections: connections.load(ordering: .relaxed),
+            rejected: rejected.load(ordering: .relaxed), moved: moved.load(ordering: .relaxed),
+            droppedSlow: droppedSlow.load(ordering: .relaxed),
+            droppedChatty: droppedChatty.load(ordering: .relaxed),
+            bytesSent: bytesSent.load(ordering: .relaxed), pagesPublished: pagesPublished.load(ordering: .relaxed))
     }
 }

@@ -26,8 +26,9 @@ struct ListenerSchedule: Sendable, Equatable {
     }
 
     init(_ configuration: BroadcasterConfiguration) {
-        self.init(flushInterval: configuration.flushInterval, maxLag: configuration.maxLag,
-                  burst: configuration.burst)
+        self.init(
+            flushInterval: configuration.flushInterval, maxLag: configuration.maxLag,
+            burst: configuration.burst)
     }
 
     // MARK: Where to start
@@ -37,7 +38,8 @@ struct ListenerSchedule: Sendable, Equatable {
     func burstStart(_ window: some PageWindow) -> Int64 {
         guard window.count > 0 else { return window.head }
         let from = window.granulePosition(at: window.count - 1) - burstGranules
-        for offset in 0..<window.count where window.granulePosition(at: offset) > from
+        for offset in 0..<window.count
+        where window.granulePosition(at: offset) > from
             && !window.isContinued(at: offset)
         {
             return window.oldest + Int64(offset)

@@ -1,5 +1,5 @@
-import Foundation
 import CLinux
+import Foundation
 import Glibc
 import Synchronization
 
@@ -122,8 +122,9 @@ extension NetworkLoop {
         counters.listeners.store(active.count, ordering: .relaxed)
         if !quiet {
             let duration = monotonicNow() - listener.connectedAt
-            Log.info("\(name): listener \(listener.peer) left after \(String(format: "%.1f", duration)) s, "
-                     + "\(listener.bytesSent) bytes: \(reason)")
+            Log.info(
+                "\(name): listener \(listener.peer) left after \(String(format: "%.1f", duration)) s, "
+                    + "\(listener.bytesSent) bytes: \(reason)")
         }
     }
 }

@@ -147,8 +147,10 @@ final class NetworkLoop {
             end = limit
             listener.partial = nil
             counters.moved.add(1, ordering: .relaxed)
-            let behind = if case .seconds(let seconds) = lag { "fell \(wholeSeconds(seconds)) s behind" }
-                else { "was overtaken by the ring" }
+            let behind =
+                if case .seconds(let seconds) = lag { "fell \(wholeSeconds(seconds)) s behind" } else {
+                    "was overtaken by the ring"
+                }
             Log.notice("\(name): listener \(listener.peer) \(behind), moved to the live edge")
         case .drop(let reason):
             counters.droppedSlow.add(1, ordering: .relaxed)
@@ -191,8 +193,9 @@ final class NetworkLoop {
     /// Puts `bytes[offset...]` in iovec slot `slot`; returns its length.
     private func add(_ bytes: UnsafeRawBufferPointer, from offset: Int, at slot: Int) -> Int {
         let length = bytes.count - offset
-        iov[slot] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress.map { $0 + offset }),
-                          iov_len: length)
+        iov[slot] = iovec(
+            iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress.map { $0 + offset }),
+            iov_len: length)
         return length
     }
 

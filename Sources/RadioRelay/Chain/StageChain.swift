@@ -120,7 +120,8 @@ public final class StageChain {
     }
 
     private func makeReader() throws -> Reader {
-        let made = try Reader(commonRate: configuration.commonRate, gapless: configuration.gapless ? parser.gapless : nil)
+        let made = try Reader(
+            commonRate: configuration.commonRate, gapless: configuration.gapless ? parser.gapless : nil)
         reader = made
         return made
     }

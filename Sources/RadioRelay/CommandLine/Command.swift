@@ -31,8 +31,9 @@ package enum Command: Sendable {
             guard scanner.positional.count == 2 else {
                 throw scanner.error("transcode needs 2 arguments, INPUT and OUTPUT; got \(scanner.positional.count)")
             }
-            return .transcode(input: scanner.positional[0], output: scanner.positional[1],
-                              options: try transcodeOptions(scanner))
+            return .transcode(
+                input: scanner.positional[0], output: scanner.positional[1],
+                options: try transcodeOptions(scanner))
         case "--version":
             guard rest.isEmpty else { throw UsageError("--version takes no arguments", topic: .overall) }
             return .version

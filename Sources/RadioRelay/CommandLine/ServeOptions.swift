@@ -10,7 +10,8 @@ package struct ServeOptions: Sendable, Equatable {
     /// The station to run, with the bundled demo sample where no upstream was given.
     /// - Throws: `ConfigurationError` when the sample is needed and missing from the installation.
     package func resolvedStation(sample: @autoclosure () -> String? = BundledSample.path)
-        throws(ConfigurationError) -> StationConfiguration {
+        throws(ConfigurationError) -> StationConfiguration
+    {
         var resolved = station
         if resolved.upstream.isEmpty {
             guard let sample = sample() else {

@@ -5,8 +5,9 @@ extension Transcoder.Summary {
     /// The line `transcode` prints when it is done: what was written, from what, how fast, and what was skipped.
     package func report(input: String, output: String, elapsed: Double) -> String {
         let formatText = format.map { "\($0)" } ?? "?"
-        var line = String(format: "%@ → %@: %.3f s of Opus (%d pages, %lld bytes) from %@ in %.2f s",
-                          input, output, secondsOut, pages, bytesOut, formatText, elapsed)
+        var line = String(
+            format: "%@ → %@: %.3f s of Opus (%d pages, %lld bytes) from %@ in %.2f s",
+            input, output, secondsOut, pages, bytesOut, formatText, elapsed)
         if parser.bytesSkipped > 0 || reader.decodeErrors > 0 {
             line += "; skipped \(parser.bytesSkipped) bytes of non-audio"
             if parser.syncLosses > 0 { line += ", lost sync \(parser.syncLosses)×" }

@@ -7,8 +7,12 @@ package enum Units {
         var multiplier = 1.0
         var number = Substring(trimmed)
         switch last {
-        case "k", "K": multiplier = 1_000; number = number.dropLast()
-        case "m", "M": multiplier = 1_000_000; number = number.dropLast()
+        case "k", "K":
+            multiplier = 1_000
+            number = number.dropLast()
+        case "m", "M":
+            multiplier = 1_000_000
+            number = number.dropLast()
         default: break
         }
         guard let value = Double(number), value.isFinite, value > 0 else { return nil }

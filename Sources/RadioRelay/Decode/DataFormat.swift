@@ -17,8 +17,9 @@ public struct DataFormat: Equatable, Sendable, CustomStringConvertible {
     }
 
     init(_ header: MP3FrameHeader) {
-        self.init(sampleRate: header.sampleRate, channels: header.channels, bitrate: header.bitrate,
-                  layer: header.layer, samplesPerFrame: header.samplesPerFrame)
+        self.init(
+            sampleRate: header.sampleRate, channels: header.channels, bitrate: header.bitrate,
+            layer: header.layer, samplesPerFrame: header.samplesPerFrame)
     }
 
     /// Same decoded shape: rate, channels, layer. Bitrate is informational.

@@ -2,7 +2,11 @@
 ///
 /// Parsing is a pure function of four bytes, so the Parser's sync logic and the fuzz target can trust it with anything.
 public struct MP3FrameHeader: Equatable, Sendable {
-    public enum Version: Int, Sendable { case mpeg1 = 1, mpeg2 = 2, mpeg25 = 25 }
+    public enum Version: Int, Sendable {
+        case mpeg1 = 1
+        case mpeg2 = 2
+        case mpeg25 = 25
+    }
 
     public let version: Version
     /// 1, 2 or 3.
@@ -69,7 +73,8 @@ public struct MP3FrameHeader: Equatable, Sendable {
         let bitrateIndex = Int(b2 >> 4)
         let rateIndex = Int((b2 >> 2) & 3)
         guard versionBits != 1, layerBits != 0, bitrateIndex != 0, bitrateIndex != 15, rateIndex != 3,
-              b3 & 3 != 2 else { return nil }
+            b3 & 3 != 2
+        else { return nil }
         let version: Version = versionBits == 3 ? .mpeg1 : (versionBits == 2 ? .mpeg2 : .mpeg25)
         let layer = 4 - Int(layerBits)
         let table: Int

@@ -23,15 +23,18 @@ final class MPG123Decoder {
         self.handle = handle
         // Quiet (errors come back as codes), float output, and no gapless trimming of its own: the Reader trims
         // from the LAME tag the Parser found, since in feed mode mpg123 never sees that tag.
-        try check(rr_mpg123_param(handle, MPG123_FLAGS, Int(MPG123_QUIET.rawValue | MPG123_FORCE_FLOAT.rawValue)),
-                  "mpg123_param(FLAGS)")
+        try check(
+            rr_mpg123_param(handle, MPG123_FLAGS, Int(MPG123_QUIET.rawValue | MPG123_FORCE_FLOAT.rawValue)),
+            "mpg123_param(FLAGS)")
         try check(mpg123_format_none(handle), "mpg123_format_none")
         var rates: UnsafePointer<Int>?
         var count = 0
         mpg123_rates(&rates, &count)
         for i in 0..<count {
-            try check(mpg123_format(handle, rates![i], Int32(MPG123_MONO.rawValue | MPG123_STEREO.rawValue),
-                                    Int32(MPG123_ENC_FLOAT_32.rawValue)), "mpg123_format")
+            try check(
+                mpg123_format(
+                    handle, rates![i], Int32(MPG123_MONO.rawValue | MPG123_STEREO.rawValue),
+                    Int32(MPG123_ENC_FLOAT_32.rawValue)), "mpg123_format")
         }
         try check(mpg123_open_feed(handle), "mpg123_open_feed")
     }
@@ -62,8 +65,9 @@ final class MPG123Decoder {
     }
 
     func feed(_ bytes: UnsafeRawBufferPointer) throws {
-        try check(mpg123_feed(handle, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count),
-                  "mpg123_feed")
+        try check(
+            mpg123_feed(handle, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count),
+            "mpg123_feed")
     }
 
     /// `mpg123_decode_frame`: the next decoded frame, without copying.

@@ -27,7 +27,8 @@ public struct PCMBuffer: Sendable {
 
     /// Silence of the given length.
     public static func silence(frames: Int, sampleRate: Int) -> PCMBuffer {
-        PCMBuffer(left: [Float](repeating: 0, count: frames), right: [Float](repeating: 0, count: frames),
-                  sampleRate: sampleRate)
+        PCMBuffer(
+            left: [Float](repeating: 0, count: frames), right: [Float](repeating: 0, count: frames),
+            sampleRate: sampleRate)
     }
 }

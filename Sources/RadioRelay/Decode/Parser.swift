@@ -245,8 +245,8 @@ public final class Parser {
     private func id3TagLength(at i: Int, final: Bool) -> Int?? {
         if buffer.count - i < 10 { return final ? .some(nil) : nil }
         guard buffer[i + 1] == 0x44, buffer[i + 2] == 0x33,
-              (2...4).contains(buffer[i + 3]), buffer[i + 4] != 0xFF,
-              buffer[i + 6] < 0x80, buffer[i + 7] < 0x80, buffer[i + 8] < 0x80, buffer[i + 9] < 0x80
+            (2...4).contains(buffer[i + 3]), buffer[i + 4] != 0xFF,
+            buffer[i + 6] < 0x80, buffer[i + 7] < 0x80, buffer[i + 8] < 0x80, buffer[i + 9] < 0x80
         else { return .some(nil) }
         let size = Int(buffer[i + 6]) << 21 | Int(buffer[i + 7]) << 14 | Int(buffer[i + 8]) << 7 | Int(buffer[i + 9])
         let hasFooter = buffer[i + 3] == 4 && buffer[i + 5] & 0x10 != 0
@@ -275,12 +275,15 @@ public final class Parser {
         let flags = be32(p + 4)
         p += 8
         var frames: Int?
-        if flags & 1 != 0, p + 4 <= frame.count { frames = be32(p); p += 4 }
+        if flags & 1 != 0, p + 4 <= frame.count {
+            frames = be32(p)
+            p += 4
+        }
         if flags & 2 != 0 { p += 4 }
         if flags & 4 != 0 { p += 100 }
         if flags & 8 != 0 { p += 4 }
         guard p + 24 <= frame.count,
-              ["LAME", "Lavc", "Lavf", "L3.9", "GOGO"].contains(where: { matches(frame, at: p, $0) })
+            ["LAME", "Lavc", "Lavf", "L3.9", "GOGO"].contains(where: { matches(frame, at: p, $0) })
         else { return frames.map { GaplessInfo(encoderDelay: 0, padding: 0, frameCount: $0) } }
         let d = p + 21
         let delay = Int(frame[d]) << 4 | Int(frame[d + 1]) >> 4

@@ -117,7 +117,8 @@ public final class Reader {
         }
         sourceRate = rate
         sourceChannels = channels
-        resampler = rate == commonRate
+        resampler =
+            rate == commonRate
             ? nil
             : try Resampler(inputRate: rate, outputRate: commonRate, channels: channels, interleavedInput: true)
     }
@@ -151,10 +152,13 @@ public final class Reader {
             for i in 0..<count { out[i] = start[step * i] }
             initialized = count
         }
-        let right = channels == 1 ? left : [Float](unsafeUninitializedCapacity: count) { out, initialized in
-            for i in 0..<count { out[i] = start[step * i + 1] }
-            initialized = count
-        }
+        let right =
+            channels == 1
+            ? left
+            : [Float](unsafeUninitializedCapacity: count) { out, initialized in
+                for i in 0..<count { out[i] = start[step * i + 1] }
+                initialized = count
+            }
         pending.left.append(contentsOf: left)
         pending.right.append(contentsOf: right)
     }

@@ -26,8 +26,10 @@ package final class Resampler {
         var runtime = soxr_runtime_spec(1)
         runtime.log2_min_dft_size = 8
         var error: soxr_error_t?
-        guard let handle = soxr_create(Double(inputRate), Double(outputRate), UInt32(channels), &error, &io,
-                                       &quality, &runtime), error == nil
+        guard
+            let handle = soxr_create(
+                Double(inputRate), Double(outputRate), UInt32(channels), &error, &io,
+                &quality, &runtime), error == nil
         else { throw Failure(message: error.map { String(cString: $0) } ?? "soxr_create failed") }
         self.inputRate = inputRate
         self.outputRate = outputRate
@@ -53,7 +55,9 @@ package final class Resampler {
         return try left.withUnsafeBufferPointer { l in
             try right.withUnsafeBufferPointer { r in
                 let pointers: [UnsafePointer<Float>?] = [l.baseAddress, r.baseAddress]
-                return try pointers.withUnsafeBufferPointer { try run(UnsafeRawPointer($0.baseAddress!), frames: l.count) }
+                return try pointers.withUnsafeBufferPointer {
+                    try run(UnsafeRawPointer($0.baseAddress!), frames: l.count)
+                }
             }
         }
     }
@@ -80,8 +84,9 @@ package final class Resampler {
             var consumed = 0
             var produced = 0
             let error: soxr_error_t? = outputs.map { Optional($0) }.withUnsafeBufferPointer { out in
-                soxr_process(handle, input, frames, &consumed, UnsafeMutableRawPointer(mutating: out.baseAddress!),
-                             room, &produced)
+                soxr_process(
+                    handle, input, frames, &consumed, UnsafeMutableRawPointer(mutating: out.baseAddress!),
+                    room, &produced)
             }
             if let error { throw Failure(message: String(cString: error)) }
             for c in 0..<channels {

@@ -67,20 +67,24 @@ public final class Encoder {
     public init(_ configuration: EncoderConfiguration) throws {
         try configuration.validate()
         self.configuration = configuration
-        opus = try OpusEncoderHandle(bitrate: configuration.bitrate, complexity: configuration.complexity,
-                                     constrainedVBR: configuration.constrainedVBR)
+        opus = try OpusEncoderHandle(
+            bitrate: configuration.bitrate, complexity: configuration.complexity,
+            constrainedVBR: configuration.constrainedVBR)
         ogg = try OggStream(serial: configuration.serial)
-        resampler = configuration.inputRate == OpusClock.rate
+        resampler =
+            configuration.inputRate == OpusClock.rate
             ? nil
-            : try Resampler(inputRate: configuration.inputRate, outputRate: OpusClock.rate, channels: 2,
-                            interleavedInput: false)
+            : try Resampler(
+                inputRate: configuration.inputRate, outputRate: OpusClock.rate, channels: 2,
+                interleavedInput: false)
         preSkip = opus.lookahead
         packetsPerPage = configuration.pageDuration / 20
         frame = .allocate(capacity: OpusEncoderHandle.frameSize * 2)
         packet = .allocate(capacity: OpusEncoderHandle.maxPacket)
 
-        ogg.append(Self.opusHead(preSkip: preSkip, originalRate: configuration.originalRate), granule: 0,
-                   beginning: true)
+        ogg.append(
+            Self.opusHead(preSkip: preSkip, originalRate: configuration.originalRate), granule: 0,
+            beginning: true)
         var headers = ogg.flush()
         ogg.append(Self.opusTags(vendor: Self.vendor, comments: configuration.comments), granule: 0)
         headers += ogg.flush()

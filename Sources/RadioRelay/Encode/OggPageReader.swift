@@ -41,17 +41,26 @@ public struct OggPageReader {
     /// The next complete page, nil when more bytes are needed. A failure leaves the reader unusable for the stream.
     public mutating func next() throws -> Page? {
         let available = buffer.count - offset
-        guard available >= 27 else { compact(); return nil }
+        guard available >= 27 else {
+            compact()
+            return nil
+        }
         guard buffer[offset] == 0x4F, buffer[offset + 1] == 0x67, buffer[offset + 2] == 0x67,
-              buffer[offset + 3] == 0x53
+            buffer[offset + 3] == 0x53
         else { throw Failure.badCapturePattern(offset: consumed) }
         guard buffer[offset + 4] == 0 else { throw Failure.badVersion(offset: consumed) }
         let segments = Int(buffer[offset + 26])
-        guard available >= 27 + segments else { compact(); return nil }
+        guard available >= 27 + segments else {
+            compact()
+            return nil
+        }
         var bodyLength = 0
         for i in 0..<segments { bodyLength += Int(buffer[offset + 27 + i]) }
         let length = 27 + segments + bodyLength
-        guard available >= length else { compact(); return nil }
+        guard available >= length else {
+            compact()
+            return nil
+        }
         let bytes = Array(buffer[offset..<offset + length])
         let header = OggPage(bytes: bytes)
         let stored = UInt32(bytes[22]) | UInt32(bytes[23]) << 8 | UInt32(bytes[24]) << 16 | UInt32(bytes[25]) << 24

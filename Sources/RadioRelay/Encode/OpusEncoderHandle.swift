@@ -26,7 +26,7 @@ final class OpusEncoderHandle {
     init(bitrate: Int, complexity: Int, constrainedVBR: Bool) throws {
         var error: Int32 = 0
         guard let encoder = opus_encoder_create(Int32(OpusClock.rate), 2, OPUS_APPLICATION_AUDIO, &error),
-              error == OPUS_OK
+            error == OPUS_OK
         else { throw OpusError(code: error, call: "opus_encoder_create") }
         self.encoder = encoder
         func check(_ code: Int32, _ call: String) throws {

@@ -118,8 +118,9 @@ final class Pipeline {
                 if configuration.isFileUpstream && configuration.loop {
                     reconnect.again()
                 } else {
-                    fail(DownloadError(.transfer, url: configuration.upstream, "the upstream ended the stream"),
-                         now: now)
+                    fail(
+                        DownloadError(.transfer, url: configuration.upstream, "the upstream ended the stream"),
+                        now: now)
                 }
             }
         } catch {
@@ -136,8 +137,9 @@ final class Pipeline {
         let headers = downloader.responseHeaders
         let station = headers["icy-name"].map { " \"\($0)\"" } ?? ""
         let what = configuration.isFileUpstream ? "upstream file opened" : "upstream connected"
-        Log.info("\(configuration.name): \(what): \(configuration.upstream)\(station)"
-                 + (interval.map { ", ICY metadata every \($0) bytes" } ?? ""))
+        Log.info(
+            "\(configuration.name): \(what): \(configuration.upstream)\(station)"
+                + (interval.map { ", ICY metadata every \($0) bytes" } ?? ""))
     }
 
     // MARK: Pacing

@@ -25,16 +25,19 @@ public final class Station: Service {
     }
 
     /// - Parameter onUnexpectedExit: what happens when the pipeline thread ends by itself (tests observe it).
-    package init(_ configuration: StationConfiguration, adoptedSocket: Int32? = nil,
-                 onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void) throws {
+    package init(
+        _ configuration: StationConfiguration, adoptedSocket: Int32? = nil,
+        onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void
+    ) throws {
         try configuration.validate()
         self.configuration = configuration
         self.onUnexpectedExit = onUnexpectedExit
         let pageSeconds = Double(configuration.encoder.pageDuration) / 1000
         let keep = configuration.broadcaster.maxLag * 2 + configuration.broadcaster.burst + 2
         let ring = PageRing(capacity: max(16, Int((keep / pageSeconds).rounded(.up))))
-        broadcaster = try Broadcaster(name: configuration.name, configuration: configuration.broadcaster, ring: ring,
-                                      adoptedSocket: adoptedSocket)
+        broadcaster = try Broadcaster(
+            name: configuration.name, configuration: configuration.broadcaster, ring: ring,
+            adoptedSocket: adoptedSocket)
     }
 
     /// Heartbeats of the station's threads (pipeline, network loop), for the watchdog.

@@ -4,7 +4,14 @@ import Glibc
 /// Log lines to stderr, one call one line. Under systemd (JOURNAL_STREAM set) each line carries a `<N>` syslog
 /// priority prefix, which journald reads as the entry's priority; on a terminal each line carries a time instead.
 package enum Log {
-    package enum Priority: Int32, Sendable { case error = 3, warning = 4, notice = 5, info = 6, debug = 7 }
+    /// syslog priorities (sd-daemon(3)'s `<N>` prefixes).
+    package enum Priority: Int32, Sendable {
+        case error = 3
+        case warning = 4
+        case notice = 5
+        case info = 6
+        case debug = 7
+    }
 
     private static let underJournal = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
     /// Lines written so far, behind the lock that keeps lines from different threads whole.
@@ -31,8 +38,9 @@ package enum Log {
             var parts = tm()
             var seconds = now.tv_sec
             localtime_r(&seconds, &parts)
-            let stamp = String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec,
-                               Int(now.tv_nsec / 1_000_000))
+            let stamp = String(
+                format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec,
+                Int(now.tv_nsec / 1_000_000))
             let label = ["", "", "", "error: ", "warning: ", "", "", "debug: "][Int(priority.rawValue)]
             line = "\(stamp) \(label)\(message)\n"
         }

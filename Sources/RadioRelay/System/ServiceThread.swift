@@ -48,11 +48,13 @@ package final class ServiceThread: Sendable {
             // The thread holds a reference to its ServiceThread until its body has returned.
             let context = Unmanaged.passRetained(self).toOpaque()
             var thread = pthread_t()
-            let result = pthread_create(&thread, nil, { context in
-                guard let context else { return nil }
-                Unmanaged<ServiceThread>.fromOpaque(context).takeRetainedValue().main()
-                return nil
-            }, context)
+            let result = pthread_create(
+                &thread, nil,
+                { context in
+                    guard let context else { return nil }
+                    Unmanaged<ServiceThread>.fromOpaque(context).takeRetainedValue().main()
+                    return nil
+                }, context)
             guard result == 0 else {
                 Unmanaged<ServiceThread>.fromOpaque(context).release()
                 running.store(false, ordering: .releasing)

@@ -49,8 +49,10 @@ public struct Transcoder {
         }
     }
 
-    private func pump(_ downloader: Downloader, into sink: OutputFile, input: String,
-                      progress: ((Progress) -> Void)?) throws -> Summary {
+    private func pump(
+        _ downloader: Downloader, into sink: OutputFile, input: String,
+        progress: ((Progress) -> Void)?
+    ) throws -> Summary {
         var settings = StageChain.Configuration()
         settings.encoder = options.encoder
         settings.commonRate = options.commonRate
@@ -64,11 +66,14 @@ public struct Transcoder {
             pages += out.count
         }
 
-        while try downloader.poll(timeout: 1000, { chunk in
-            bytesIn += chunk.count
-            try chain.feedAudio(chunk)
-            try write()
-        }) {
+        while try downloader.poll(
+            timeout: 1000,
+            { chunk in
+                bytesIn += chunk.count
+                try chain.feedAudio(chunk)
+                try write()
+            })
+        {
             if chain.encoder == nil && bytesIn >= options.giveUpWithoutAudioAfter {
                 throw TranscodeError.notMP3(input: input, bytes: bytesIn)
             }
@@ -80,8 +85,9 @@ public struct Transcoder {
             throw TranscodeError.notMP3(input: input, bytes: bytesIn)
         }
         try write()
-        return Summary(format: chain.parser.dataFormat, parser: chain.parser.statistics, reader: reader.statistics,
-                       secondsOut: chain.secondsEncoded, bytesOut: encoder.bytesOut, pages: pages)
+        return Summary(
+            format: chain.parser.dataFormat, parser: chain.parser.statistics, reader: reader.statistics,
+            secondsOut: chain.secondsEncoded, bytesOut: encoder.bytesOut, pages: pages)
     }
 }
 

@@ -28,7 +28,9 @@ final class CurlTransfer {
     /// The easy handle is in the multi handle (so `deinit` takes it out first).
     private var added = true
 
-    static var libraryVersion: String { String(cString: curl_version()).split(separator: " ").first.map(String.init) ?? "libcurl" }
+    static var libraryVersion: String {
+        String(cString: curl_version()).split(separator: " ").first.map(String.init) ?? "libcurl"
+    }
 
     private static let globalInit: Bool = {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))  // not thread-safe: once per process, before any handle
@@ -57,12 +59,14 @@ final class CurlTransfer {
         do {
             try check(rr_curl_setopt_string(easy, CURLOPT_URL, url), "CURLOPT_URL")
             try check(rr_curl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "CURLOPT_PROTOCOLS_STR")
-            try check(rr_curl_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
-                      "CURLOPT_REDIR_PROTOCOLS_STR")
+            try check(
+                rr_curl_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
+                "CURLOPT_REDIR_PROTOCOLS_STR")
             try check(rr_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1), "CURLOPT_FOLLOWLOCATION")
             try check(rr_curl_setopt_long(easy, CURLOPT_MAXREDIRS, options.maxRedirects), "CURLOPT_MAXREDIRS")
-            try check(rr_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, options.connectTimeout),
-                      "CURLOPT_CONNECTTIMEOUT")
+            try check(
+                rr_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT, options.connectTimeout),
+                "CURLOPT_CONNECTTIMEOUT")
             try check(rr_curl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1), "CURLOPT_LOW_SPEED_LIMIT")
             try check(rr_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, options.stallTimeout), "CURLOPT_LOW_SPEED_TIME")
             try check(rr_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
@@ -72,27 +76,32 @@ final class CurlTransfer {
             errorBuffer[0] = 0
             try check(rr_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
             if options.requestICYMetadata { headerList = curl_slist_append(headerList, "Icy-MetaData: 1") }
-            if let headerList { try check(rr_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "CURLOPT_HTTPHEADER") }
+            if let headerList {
+                try check(rr_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "CURLOPT_HTTPHEADER")
+            }
             try check(rr_curl_setopt_pointer(easy, CURLOPT_WRITEDATA, context), "CURLOPT_WRITEDATA")
-            try check(rr_curl_setopt_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
-                guard let context else { return 0 }
-                let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-                let n = size * count
-                transfer.received.append(contentsOf: UnsafeRawBufferPointer(start: data, count: n))
-                return n
-            }, "CURLOPT_WRITEFUNCTION")
+            try check(
+                rr_curl_setopt_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+                    guard let context else { return 0 }
+                    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+                    let n = size * count
+                    transfer.received.append(contentsOf: UnsafeRawBufferPointer(start: data, count: n))
+                    return n
+                }, "CURLOPT_WRITEFUNCTION")
             try check(rr_curl_setopt_pointer(easy, CURLOPT_HEADERDATA, context), "CURLOPT_HEADERDATA")
-            try check(rr_curl_setopt_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
-                guard let context else { return 0 }
-                let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-                let n = size * count
-                transfer.header(UnsafeRawBufferPointer(start: data, count: n))
-                return n
-            }, "CURLOPT_HEADERFUNCTION")
+            try check(
+                rr_curl_setopt_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+                    guard let context else { return 0 }
+                    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+                    let n = size * count
+                    transfer.header(UnsafeRawBufferPointer(start: data, count: n))
+                    return n
+                }, "CURLOPT_HEADERFUNCTION")
             let added = curl_multi_add_handle(multi, easy)
             guard added == CURLM_OK else {
-                throw DownloadError(.transfer, url: url,
-                                    "curl_multi_add_handle: \(String(cString: curl_multi_strerror(added)))")
+                throw DownloadError(
+                    .transfer, url: url,
+                    "curl_multi_add_handle: \(String(cString: curl_multi_strerror(added)))")
             }
         } catch {
             added = false
@@ -159,7 +168,8 @@ final class CurlTransfer {
             guard result == CURLE_OK else {
                 let detail = String(cString: errorBuffer)
                 let text = detail.isEmpty ? String(cString: curl_easy_strerror(result)) : detail
-                let kind: DownloadError.Kind = result == CURLE_URL_MALFORMAT || result == CURLE_UNSUPPORTED_PROTOCOL
+                let kind: DownloadError.Kind =
+                    result == CURLE_URL_MALFORMAT || result == CURLE_UNSUPPORTED_PROTOCOL
                     ? .badURL : .transfer
                 throw DownloadError(kind, url: url, text)
             }

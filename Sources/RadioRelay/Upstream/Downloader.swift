@@ -34,7 +34,9 @@ public final class Downloader {
             curl.requestICYMetadata = options.requestICYMetadata
             transfer = try CurlTransfer(url: url, options: curl)
             file = nil
-        } else if lower.contains("://") && !lower.hasPrefix("file://") || lower.hasPrefix("file:") && !lower.hasPrefix("file:/") {
+        } else if lower.contains("://") && !lower.hasPrefix("file://")
+            || lower.hasPrefix("file:") && !lower.hasPrefix("file:/")
+        {
             throw DownloadError(.badURL, url: url, "unsupported URL scheme: use http://, https://, file:// or a path")
         } else {
             let path = Self.path(of: url)
@@ -66,7 +68,9 @@ public final class Downloader {
     public var responseHeaders: [String: String] { transfer?.headers ?? [:] }
 
     /// The ICY metadata interval announced by the server, if any.
-    public var icyMetaInterval: Int? { responseHeaders["icy-metaint"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil } }
+    public var icyMetaInterval: Int? {
+        responseHeaders["icy-metaint"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
+    }
 
     /// Hands over the bytes that arrive within `timeout` ms. Returns false at the end of the input; throws a
     /// `DownloadError` when the transfer fails.

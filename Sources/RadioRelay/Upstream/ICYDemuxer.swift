@@ -66,12 +66,15 @@ public struct ICYDemuxer {
             var j = valueStart
             while j < bytes.count {
                 if quoted, bytes[j] == UInt8(ascii: "'"), j + 1 < bytes.count, bytes[j + 1] == UInt8(ascii: ";"),
-                   isFieldStart(bytes, at: j + 2) {
+                    isFieldStart(bytes, at: j + 2)
+                {
                     end = j
                     next = j + 2
                     break
                 }
-                if quoted, bytes[j] == UInt8(ascii: "'"), j + 1 == bytes.count || (j + 2 == bytes.count && bytes[j + 1] == UInt8(ascii: ";")) {
+                if quoted, bytes[j] == UInt8(ascii: "'"),
+                    j + 1 == bytes.count || (j + 2 == bytes.count && bytes[j + 1] == UInt8(ascii: ";"))
+                {
                     end = j
                     next = bytes.count
                     break
@@ -95,8 +98,10 @@ public struct ICYDemuxer {
         while j < bytes.count, bytes[j] == UInt8(ascii: " ") { j += 1 }
         if j >= bytes.count { return true }
         var k = j
-        while k < bytes.count, (bytes[k] >= 0x41 && bytes[k] <= 0x5A) || (bytes[k] >= 0x61 && bytes[k] <= 0x7A)
-            || bytes[k] == UInt8(ascii: "_") { k += 1 }
+        while k < bytes.count,
+            (bytes[k] >= 0x41 && bytes[k] <= 0x5A) || (bytes[k] >= 0x61 && bytes[k] <= 0x7A)
+                || bytes[k] == UInt8(ascii: "_")
+        { k += 1 }
         return k > j && k < bytes.count && bytes[k] == UInt8(ascii: "=")
     }
 
