@@ -9,23 +9,23 @@ final class LoadRun {
     private static let maxEvents = 256
 
     let options: LoadOptions
-    private let address: LoopbackAddress
+    let address: LoopbackAddress
     let connections: UnsafeMutablePointer<Connection>
     let count: Int
     /// One `OggStreamCheck.slabSize` header slab per connection (also holds the start of an HTTP response).
-    private let slabs: UnsafeMutablePointer<UInt8>
-    private let buffer: UnsafeMutablePointer<UInt8>
-    private let crc = OggCRC()
-    private let epoll: Int32
-    private let request: [UInt8]
-    private var events = [UInt32](repeating: 0, count: LoadRun.maxEvents)
-    private var tags = [UInt64](repeating: 0, count: LoadRun.maxEvents)
-    private var paused: [Int] = []
-    private var started = 0
-    private var connecting = 0
-    private let slowRate: Double
-    private let slowCapacity: Double
-    private let slowResume: Double
+    let slabs: UnsafeMutablePointer<UInt8>
+    let buffer: UnsafeMutablePointer<UInt8>
+    let crc = OggCRC()
+    let epoll: Int32
+    let request: [UInt8]
+    var events = [UInt32](repeating: 0, count: LoadRun.maxEvents)
+    var tags = [UInt64](repeating: 0, count: LoadRun.maxEvents)
+    var paused: [Int] = []
+    var started = 0
+    var connecting = 0
+    let slowRate: Double
+    let slowCapacity: Double
+    let slowResume: Double
     private(set) var startTime = 0.0
     private(set) var endTime = 0.0
 
@@ -116,7 +116,7 @@ final class LoadRun {
 
     // MARK: Connecting
 
-    private func start(_ i: Int, now t: Double) {
+    func start(_ i: Int, now t: Double) {
         let c = connections + i
         c.pointee.startedAt = t
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
@@ -144,7 +144,7 @@ final class LoadRun {
         }
     }
 
-    private func connected(_ i: Int, now t: Double) {
+    func connected(_ i: Int, now t: Double) {
         let c = connections + i
         if c.pointee.state == .connecting { connecting -= 1 }
         c.pointee.connectedAt = t
@@ -160,7 +160,7 @@ final class LoadRun {
         }
     }
 
-    private func sendRequest(_ i: Int, now t: Double) {
+    func sendRequest(_ i: Int, now t: Double) {
         let c = connections + i
         while c.pointee.requestSent < request.count {
             let n = request.withUnsafeBytes {
@@ -178,7 +178,7 @@ final class LoadRun {
         _ = register(i, EPOLL_CTL_MOD, EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
     }
 
-    private func expireConnects(now t: Double) {
+    func expireConnects(now t: Double) {
         for i in 0..<started where connections[i].state == .connecting {
             if t - connections[i].startedAt > options.connectTimeout {
                 connectFailed(i, "connect timed out after \(options.connectTimeout) s")
@@ -186,7 +186,7 @@ final class LoadRun {
         }
     }
 
-    private func connectFailed(_ i: Int, _ reason: String) {
+    func connectFailed(_ i: Int, _ reason: String) {
         let c = connections + i
         if c.pointee.state == .connecting { connecting -= 1 }
         c.pointee.outcome = .connectFailed
@@ -195,7 +195,7 @@ final class LoadRun {
     }
 
     @discardableResult
-    private func register(_ i: Int, _ op: Int32, _ mask: UInt32) -> Bool {
+    func register(_ i: Int, _ op: Int32, _ mask: UInt32) -> Bool {
         guard rr_epoll_ctl(epoll, op, connections[i].fd, mask, UInt64(i)) == 0 else {
             let reason = "epoll_ctl: \(String(cString: strerror(errno)))"
             if connections[i].state == .open { disconnected(i, now: now(), reason) } else { connectFailed(i, reason) }
@@ -206,7 +206,7 @@ final class LoadRun {
 
     // MARK: Events
 
-    private func handle(_ i: Int, mask: UInt32, now t: Double) {
+    func handle(_ i: Int, mask: UInt32, now t: Double) {
         guard i < count else { return }
         let c = connections + i
         switch c.pointee.state {
@@ -239,7 +239,7 @@ final class LoadRun {
         }
     }
 
-    private func readable(_ i: Int, now t: Double) {
+    func readable(_ i: Int, now t: Double) {
         let c = connections + i
         for _ in 0..<4 {
             var want = Self.bufferSize
@@ -262,7 +262,7 @@ final class LoadRun {
         }
     }
 
-    private func received(_ i: Int, _ n: Int, now t: Double) {
+    func received(_ i: Int, _ n: Int, now t: Double) {
         let c = connections + i
         let slab = slabs + i * OggStreamCheck.slabSize
         c.pointee.bytes += n
@@ -287,95 +287,6 @@ final class LoadRun {
         guard left > 0 else { return }
         c.pointee.check.feed(p, left, slab: slab, crc: crc)
         if c.pointee.firstAudioAt.isNaN && c.pointee.check.audioPages > 0 { c.pointee.firstAudioAt = t }
-    }
-
-    /// Consumes response header bytes up to and including the blank line; keeps the first 32 in the slab.
-    private func skipHTTPHeaders(
-        _ c: UnsafeMutablePointer<Connection>, slab: UnsafeMutablePointer<UInt8>,
-        _ p: UnsafePointer<UInt8>, _ n: Int
-    ) -> Int {
-        var match = c.pointee.httpMatch
-        var i = 0
-        while i < n && match < 4 {
-            let b = p[i]
-            if c.pointee.httpStatusBytes < 32 {
-                slab[c.pointee.httpStatusBytes] = b
-                c.pointee.httpStatusBytes += 1
-            }
-            if b == 13 {
-                match = match == 2 ? 3 : 1
-            } else if b == 10 {
-                match = match == 1 || match == 3 ? match + 1 : 0
-            } else {
-                match = 0
-            }
-            i += 1
-        }
-        c.pointee.httpMatch = match
-        return i
-    }
-
-    private func statusIsOK(_ slab: UnsafeMutablePointer<UInt8>, _ length: Int) -> Bool {
-        let line = Array(UnsafeBufferPointer(start: slab, count: length))
-        let http = Array("HTTP/1.".utf8)
-        if line.count >= 12 && Array(line[0..<7]) == http && Array(line[9..<12]) == Array("200".utf8) { return true }
-        return line.count >= 7 && Array(line[0..<7]) == Array("ICY 200".utf8)
-    }
-
-    // MARK: Slow listeners
-
-    private func refill(_ c: UnsafeMutablePointer<Connection>, now t: Double) {
-        c.pointee.tokens = min(slowCapacity, c.pointee.tokens + (t - c.pointee.refilledAt) * slowRate)
-        c.pointee.refilledAt = t
-    }
-
-    private func pause(_ i: Int) {
-        connections[i].paused = true
-        paused.append(i)
-        _ = register(i, EPOLL_CTL_MOD, EPOLLRDHUP.rawValue)
-    }
-
-    private func resumePaused(now t: Double) {
-        var k = 0
-        while k < paused.count {
-            let i = paused[k]
-            let c = connections + i
-            guard c.pointee.state == .open, c.pointee.paused else {
-                paused.swapAt(k, paused.count - 1)
-                paused.removeLast()
-                continue
-            }
-            refill(c, now: t)
-            if c.pointee.tokens >= slowResume {
-                c.pointee.paused = false
-                paused.swapAt(k, paused.count - 1)
-                paused.removeLast()
-                _ = register(i, EPOLL_CTL_MOD, EPOLLIN.rawValue | EPOLLRDHUP.rawValue)
-            } else {
-                k += 1
-            }
-        }
-    }
-
-    // MARK: Ending
-
-    private func disconnected(_ i: Int, now t: Double, _ reason: String) {
-        connections[i].outcome = .disconnected
-        connections[i].endedAt = t
-        closeConnection(i)
-        fail(i, reason)
-    }
-
-    private func closeConnection(_ i: Int) {
-        let c = connections + i
-        if c.pointee.fd >= 0 { close(c.pointee.fd) }  // also leaves the epoll set
-        c.pointee.fd = -1
-        c.pointee.state = .closed
-        c.pointee.paused = false
-    }
-
-    private func fail(_ i: Int, _ reason: String) {
-        if connections[i].failure == nil { connections[i].failure = reason }
     }
 
     /// Seconds on the monotonic clock (the library's one clock).
