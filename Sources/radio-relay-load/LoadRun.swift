@@ -129,7 +129,9 @@ final class LoadRun {
         c.pointee.fd = fd
         if c.pointee.slow && options.slowReceiveBuffer > 0 {
             var size = Int32(options.slowReceiveBuffer)
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            guard setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+                radio_relay_load.fail("setsockopt SO_RCVBUF: \(String(cString: strerror(errno)))", code: 1)
+            }
         }
         let result = address.address.withSockaddr { connect(fd, $0, $1) }
         if result == 0 {

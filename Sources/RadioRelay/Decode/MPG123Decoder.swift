@@ -11,13 +11,13 @@ package struct DecoderError: Error, CustomStringConvertible {
 final class MPG123Decoder {
     private let handle: OpaquePointer
 
-    private static let initialized: Bool = {
-        mpg123_init()  // a no-op on current libmpg123, required by old ones; once per process
-        return true
-    }()
+    /// `mpg123_init`: a no-op on current libmpg123, required by old ones; once per process.
+    private static let initialization: Int32 = mpg123_init()
 
     init() throws {
-        _ = Self.initialized
+        guard Self.initialization == MPG123_OK.rawValue else {
+            throw DecoderError(code: Self.initialization, call: "mpg123_init")
+        }
         var error: Int32 = 0
         guard let handle = mpg123_new(nil, &error) else { throw DecoderError(code: error, call: "mpg123_new") }
         self.handle = handle

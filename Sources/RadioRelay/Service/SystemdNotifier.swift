@@ -1,8 +1,10 @@
 import CSystemd
 import Glibc
+import Synchronization
 
-/// sd_notify messages to the service manager (`sd_notify`); does nothing when not started by systemd.
-package struct SystemdNotifier: Sendable {
+/// sd_notify messages to the service manager (`sd_notify`); does nothing when not started by systemd. A message
+/// that cannot be sent (the socket is gone) is logged once, then counted.
+package final class SystemdNotifier: Sendable {
     /// Half the watchdog interval systemd asked for, if it asked (`sd_watchdog_enabled`).
     package let watchdogInterval: Double?
 
@@ -16,7 +18,15 @@ package struct SystemdNotifier: Sendable {
     package func watchdog() { send("WATCHDOG=1") }
     package func stopping() { send("STOPPING=1") }
 
+    /// Messages sd_notify could not send.
+    package let failures = Atomic<Int>(0)
+
     private func send(_ message: String) {
-        _ = sd_notify(0, message)
+        let result = sd_notify(0, message)
+        guard result < 0 else { return }
+        if failures.add(1, ordering: .relaxed).newValue == 1 {
+            Log.warning(
+                "cannot notify systemd: \(SystemError("sd_notify", errno: -result)); later failures are counted")
+        }
     }
 }

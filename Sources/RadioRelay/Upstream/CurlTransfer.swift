@@ -32,13 +32,14 @@ final class CurlTransfer {
         String(cString: curl_version()).split(separator: " ").first.map(String.init) ?? "libcurl"
     }
 
-    private static let globalInit: Bool = {
-        curl_global_init(Int(CURL_GLOBAL_DEFAULT))  // not thread-safe: once per process, before any handle
-        return true
-    }()
+    /// `curl_global_init`: not thread-safe, so once per process (a static is initialized once), before any handle.
+    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
 
     init(url: String, options: Options) throws {
-        _ = Self.globalInit
+        guard Self.globalInit == CURLE_OK else {
+            let reason = String(cString: curl_easy_strerror(Self.globalInit))
+            throw DownloadError(.transfer, url: url, "curl_global_init failed: \(reason)")
+        }
         guard let easy = curl_easy_init() else { throw DownloadError(.transfer, url: url, "curl_easy_init failed") }
         guard let multi = curl_multi_init() else {
             curl_easy_cleanup(easy)
