@@ -44,7 +44,7 @@ let package = Package(
             dependencies: ["RadioRelay", "RadioRelayTestSupport", "CLinux"],
             swiftSettings: swiftSettings
         ),
-        // libFuzzer entry point for the Parser; without -DFUZZING it replays a corpus (see STYLE.md).
+        // libFuzzer entry point for the Parser; without -DFUZZING it replays a corpus (see CONTRIBUTING.md).
         .executableTarget(
             name: "ParserFuzz",
             dependencies: ["RadioRelay", "RadioRelayTestSupport"],

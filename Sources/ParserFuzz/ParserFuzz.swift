@@ -1,4 +1,4 @@
-// libFuzzer target for the MP3 `Parser` (see STYLE.md, "Fuzzing").
+// libFuzzer target for the MP3 `Parser` (see CONTRIBUTING.md, "Fuzz").
 //
 // Built with -DFUZZING (and -sanitize=fuzzer,address) this file only defines `LLVMFuzzerTestOneInput`; libFuzzer
 // supplies `main`. Built plainly it has a `@main` that replays a corpus (default Tests/FuzzCorpus/Parser) through the
