@@ -15,10 +15,12 @@ package final class HTTPTestServer: @unchecked Sendable {
         package var repeats = 1
         /// Seconds to keep the connection open, silent, after the body (a stalled upstream).
         package var holdOpen = 0.0
+        /// The whole status line instead of `HTTP/1.0 <status> X` (SHOUTcast v1 answers `ICY 200 OK`).
+        package var statusLine: String? = nil
 
         package init(
             status: Int = 200, headers: [String: String] = [:], body: [UInt8] = [], pace: Int? = nil,
-            repeats: Int = 1, holdOpen: Double = 0
+            repeats: Int = 1, holdOpen: Double = 0, statusLine: String? = nil
         ) {
             self.status = status
             self.headers = headers
@@ -26,6 +28,7 @@ package final class HTTPTestServer: @unchecked Sendable {
             self.pace = pace
             self.repeats = repeats
             self.holdOpen = holdOpen
+            self.statusLine = statusLine
         }
     }
 
@@ -83,7 +86,7 @@ package final class HTTPTestServer: @unchecked Sendable {
         let parts = line.split(separator: " ")
         let path = parts.count > 1 ? String(parts[1]) : "/"
         let response = route(path)
-        var head = "HTTP/1.0 \(response.status) X\r\n"
+        var head = (response.statusLine ?? "HTTP/1.0 \(response.status) X") + "\r\n"
         for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
         if response.pace == nil && response.repeats == 1 && response.holdOpen == 0 {
             head += "Content-Length: \(response.body.count)\r\n"

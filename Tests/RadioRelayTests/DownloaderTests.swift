@@ -28,7 +28,7 @@ import Testing
         let downloader = try Downloader(url: server.baseURL + "/old", options: options)
         #expect(try Self.drain(downloader) == body)
         #expect(seen.paths == ["/old", "/new"])
-        #expect(downloader.icyMetaInterval == 8192)
+        #expect(try downloader.icyMetaInterval() == 8192)
         #expect(downloader.responseHeaders["icy-name"] == "Test")
     }
 
@@ -51,5 +51,65 @@ import Testing
         #expect(Downloader.path(of: "file://localhost/tmp/x.mp3") == "/tmp/x.mp3")
         #expect(Downloader.path(of: "file:/tmp/x.mp3") == "/tmp/x.mp3")
         #expect(Downloader.path(of: "/tmp/x.mp3") == "/tmp/x.mp3")
+    }
+}
+
+/// Upstreams that lie or answer oddly: SHOUTcast v1 status lines, redirects to errors, bad metadata intervals.
+@Suite(.timeLimit(.minutes(1))) struct UpstreamAnswerTests {
+    @Test func shoutcastV1HeadersAreReadAsHeadersNotAsAudio() throws {
+        let body = Array(repeating: UInt8(0x55), count: 3000)
+        let server = try HTTPTestServer { _ in
+            .init(headers: ["icy-metaint": "1000", "icy-name": "Old Server"], body: body, statusLine: "ICY 200 OK")
+        }
+        defer { server.stop() }
+        var options = Downloader.Options()
+        options.requestICYMetadata = true
+        let downloader = try Downloader(url: server.baseURL + "/", options: options)
+        #expect(try DownloaderTests.drain(downloader) == body)
+        #expect(try downloader.icyMetaInterval() == 1000)
+        #expect(downloader.responseHeaders["icy-name"] == "Old Server")
+    }
+
+    @Test func aRedirectToAnErrorIsThatError() throws {
+        let server = try HTTPTestServer { path in
+            path == "/moved" ? .init(status: 302, headers: ["Location": "/gone"]) : .init(status: 404, body: [1, 2, 3])
+        }
+        defer { server.stop() }
+        let downloader = try Downloader(url: server.baseURL + "/moved")
+        #expect { _ = try DownloaderTests.drain(downloader) } throws: { error in
+            (error as? DownloadError)?.kind == .httpStatus(404)
+        }
+    }
+
+    @Test func aRedirectToAnEmptyServerErrorIsThatError() throws {
+        let server = try HTTPTestServer { path in
+            path == "/moved" ? .init(status: 301, headers: ["Location": "/broken"]) : .init(status: 503)
+        }
+        defer { server.stop() }
+        let downloader = try Downloader(url: server.baseURL + "/moved")
+        #expect { _ = try DownloaderTests.drain(downloader) } throws: { error in
+            (error as? DownloadError)?.kind == .httpStatus(503)
+        }
+    }
+
+    @Test(arguments: ["0", "65536", "-1", "abc", "8192x", "99999999999999999999999"])
+    func aMetaIntervalOutOfRangeIsAnErrorNamingIt(_ value: String) throws {
+        let server = try HTTPTestServer { _ in .init(headers: ["icy-metaint": value], body: [0xFF]) }
+        defer { server.stop() }
+        let downloader = try Downloader(url: server.baseURL + "/")
+        _ = try DownloaderTests.drain(downloader)
+        #expect { _ = try downloader.icyMetaInterval() } throws: { error in
+            "\(error)".contains("icy-metaint \"\(value.prefix(40))") && "\(error)".contains("1 to 65535")
+        }
+    }
+
+    @Test func aMetaIntervalAtTheLimitsIsAccepted() throws {
+        for value in ["1", "65535", " 8192 "] {
+            let server = try HTTPTestServer { _ in .init(headers: ["icy-metaint": value], body: [0xFF]) }
+            defer { server.stop() }
+            let downloader = try Downloader(url: server.baseURL + "/")
+            _ = try DownloaderTests.drain(downloader)
+            #expect(try downloader.icyMetaInterval() == Int(value.trimmingCharacters(in: .whitespaces)))
+        }
     }
 }

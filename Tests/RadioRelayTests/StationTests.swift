@@ -17,16 +17,21 @@ import Testing
     }
 
     /// The acceptance test: a real HTTP server on 127.0.0.1 serves a fixture with ICY metadata at real time; the
-    /// station relays it; three listeners join at different moments and each decodes to the fixture's tones.
-    @Test func relaysAnICYUpstreamToThreeListeners() throws {
+    /// station relays it; three listeners join at different moments and each decodes to the fixture's tones. Once
+    /// as Icecast answers (`HTTP/1.0 200`), once as SHOUTcast v1 does (`ICY 200 OK`, whose headers must still be
+    /// read as headers, or the metadata blocks would land in the audio), with a title that tries to forge a log line
+    /// and drive a terminal.
+    @Test(arguments: ["HTTP/1.0 200 OK", "ICY 200 OK"])
+    func relaysAnICYUpstreamToThreeListeners(statusLine: String) throws {
         let audio = try Fixture.bytes("stereo-44k-128k.mp3")
         let interval = 8192
         // The file four times over, as one ICY stream (metadata positions count from the start of the response).
-        let body = icyStream(audio + audio + audio + audio, interval: interval, title: "Test Artist – Test Title")
+        let title = "Test Artist – Test Title\n<0>\u{1B}[31mred\u{202E}"
+        let body = icyStream(audio + audio + audio + audio, interval: interval, title: title)
         let server = try HTTPTestServer { _ in
             .init(
                 headers: ["Content-Type": "audio/mpeg", "icy-metaint": "\(interval)", "icy-name": "Fixture FM"],
-                body: body, pace: 16_400)
+                body: body, pace: 16_400, statusLine: statusLine)
         }
         defer { server.stop() }
         let station = try Self.station(upstream: server.baseURL + "/live.mp3")
@@ -68,7 +73,8 @@ import Testing
             #expect(capture.medianAmplitude(left: true, frequency: 1000) < 0.02)
         }
         let state = station.state
-        #expect(state.title == "Test Artist – Test Title")
+        #expect(state.title == "Test Artist – Test Title<0>[31mred")
+        #expect(state.skippedBytes == 0, "metadata reached the Parser")
         #expect(state.upstream == .connected)
         #expect(state.format?.sampleRate == 44_100)
         #expect(station.broadcaster.counters.snapshot.connections == 3)

@@ -102,7 +102,7 @@ final class Pipeline {
             let more = try downloader.poll(timeout: 20) { chunk in
                 if !announced {
                     announced = true
-                    connected(downloader)
+                    try connected(downloader)
                 }
                 local.bytesIn += chunk.count
                 if configuration.isPaced {
@@ -129,13 +129,13 @@ final class Pipeline {
         }
     }
 
-    private func connected(_ downloader: Downloader) {
-        let interval = downloader.icyMetaInterval
+    private func connected(_ downloader: Downloader) throws {
+        let interval = try downloader.icyMetaInterval()
         chain.restart(metaInterval: interval)
         local.upstream = .connected
         reconnect.connected()
         let headers = downloader.responseHeaders
-        let station = headers["icy-name"].map { " \"\($0)\"" } ?? ""
+        let station = headers["icy-name"].map { " \"\(Sanitized.text($0))\"" } ?? ""
         let what = configuration.isFileUpstream ? "upstream file opened" : "upstream connected"
         Log.info(
             "\(configuration.name): \(what): \(configuration.upstream)\(station)"
@@ -169,7 +169,9 @@ final class Pipeline {
                 Log.info("\(configuration.name): upstream format\(now) \(format)")
                 local.format = format
             case .metadata(let fields):
-                guard let title = fields["StreamTitle"], title != local.title else { continue }
+                guard let raw = fields["StreamTitle"] else { continue }
+                let title = Sanitized.text(raw, limit: Sanitized.titleLimit)
+                guard title != local.title else { continue }
                 local.title = title
                 Log.info("\(configuration.name): now playing: \(title)")
                 publishState()

@@ -21,15 +21,17 @@ public struct StationConfiguration: Sendable, Equatable {
 
     public init() {}
 
-    public var isFileUpstream: Bool {
-        let lower = upstream.lowercased()
-        return !(lower.hasPrefix("http://") || lower.hasPrefix("https://"))
-    }
+    public var isFileUpstream: Bool { (try? UpstreamURL.classify(upstream)) != .http }
 
     public var isPaced: Bool { paced ?? isFileUpstream }
 
     public func validate() throws {
         guard !upstream.isEmpty else { throw ConfigurationError("station \(name): no upstream URL") }
+        do {
+            _ = try UpstreamURL.classify(upstream)
+        } catch {
+            throw ConfigurationError("station \(name): upstream \(error.message)")
+        }
         try encoder.validate()
         try broadcaster.validate()
         guard Reader.supportedCommonRates.contains(commonRate) else {

@@ -19,6 +19,8 @@ final class CurlTransfer {
     private let easy: UnsafeMutableRawPointer
     private let multi: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// Status lines taken as "HTTP 200": SHOUTcast v1 answers `ICY 200 OK` followed by ordinary headers.
+    private var aliases: UnsafeMutablePointer<curl_slist>?
     private var received: [UInt8] = []
     /// Response headers of the last response (after redirects), names lowercased.
     private(set) var headers: [String: String] = [:]
@@ -71,8 +73,13 @@ final class CurlTransfer {
             try check(rr_curl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1), "CURLOPT_LOW_SPEED_LIMIT")
             try check(rr_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, options.stallTimeout), "CURLOPT_LOW_SPEED_TIME")
             try check(rr_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
-            // SHOUTcast v1 answers "ICY 200 OK".
-            try check(rr_curl_setopt_long(easy, CURLOPT_HTTP09_ALLOWED, 1), "CURLOPT_HTTP09_ALLOWED")
+            // SHOUTcast v1 answers "ICY 200 OK": an alias of a 200 status line, so its headers (icy-metaint) are
+            // read as headers. HTTP/0.9 stays refused: a body without a status line is not a stream we trust.
+            aliases = curl_slist_append(aliases, "ICY 200 OK")
+            if let aliases {
+                try check(rr_curl_setopt_slist(easy, CURLOPT_HTTP200ALIASES, aliases), "CURLOPT_HTTP200ALIASES")
+            }
+            try check(rr_curl_setopt_long(easy, CURLOPT_HTTP09_ALLOWED, 0), "CURLOPT_HTTP09_ALLOWED")
             try check(rr_curl_setopt_string(easy, CURLOPT_USERAGENT, options.userAgent), "CURLOPT_USERAGENT")
             errorBuffer[0] = 0
             try check(rr_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
@@ -115,6 +122,7 @@ final class CurlTransfer {
         curl_easy_cleanup(easy)
         curl_multi_cleanup(multi)
         curl_slist_free_all(headerList)
+        curl_slist_free_all(aliases)
         errorBuffer.deallocate()
     }
 
@@ -148,7 +156,9 @@ final class CurlTransfer {
             try multiCheck(curl_multi_poll(multi, nil, 0, Int32(clamping: timeout), nil), "curl_multi_poll")
             try multiCheck(curl_multi_perform(multi, &running), "curl_multi_perform")
         }
-        if status == 0 {
+        // The status of the response whose body is arriving (or that ended the transfer): after a redirect that is
+        // the final response's, never the cached 3xx (libcurl does not deliver the bodies of followed redirects).
+        if !received.isEmpty || running == 0 {
             var code = 0
             if rr_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK { status = code }
         }

@@ -26,18 +26,13 @@ public final class Downloader {
     public init(url: String, options: Options = Options()) throws {
         self.url = url
         self.chunkSize = options.chunkSize
-        let lower = url.lowercased()
-        if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
+        if try UpstreamURL.classify(url) == .http {
             var curl = CurlTransfer.Options()
             curl.connectTimeout = options.connectTimeout
             curl.stallTimeout = options.stallTimeout
             curl.requestICYMetadata = options.requestICYMetadata
             transfer = try CurlTransfer(url: url, options: curl)
             file = nil
-        } else if lower.contains("://") && !lower.hasPrefix("file://")
-            || lower.hasPrefix("file:") && !lower.hasPrefix("file:/")
-        {
-            throw DownloadError(.badURL, url: url, "unsupported URL scheme: use http://, https://, file:// or a path")
         } else {
             let path = Self.path(of: url)
             guard let handle = FileHandle(forReadingAtPath: path) else {
@@ -67,9 +62,17 @@ public final class Downloader {
     /// HTTP response headers (lowercased names); empty for files.
     public var responseHeaders: [String: String] { transfer?.headers ?? [:] }
 
-    /// The ICY metadata interval announced by the server, if any.
-    public var icyMetaInterval: Int? {
-        responseHeaders["icy-metaint"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
+    /// The ICY metadata interval the server announced (`icy-metaint`), nil when it announced none. A value that
+    /// is not a whole number from 1 to 65 535 is an error naming it: demuxing with it would put metadata into the
+    /// audio or audio into the metadata.
+    public func icyMetaInterval() throws(DownloadError) -> Int? {
+        guard let text = responseHeaders["icy-metaint"] else { return nil }
+        guard let value = Int(text.trimmingWhitespace()), (1...65_535).contains(value) else {
+            let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
+            throw DownloadError(
+                .transfer, url: url, "icy-metaint \"\(Sanitized.text(shown))\" is not a whole number from 1 to 65535")
+        }
+        return value
     }
 
     /// Hands over the bytes that arrive within `timeout` ms. Returns false at the end of the input; throws a
