@@ -17,6 +17,9 @@ public final class StageChain {
         public var confirmsFrames = true
         /// Trim the encoder delay and padding a LAME tag announces (files; a live stream has no meaningful end).
         public var gapless = true
+        /// Decoded audio waits in a queue until `release` hands it to the Encoder (live: the stream clock decides
+        /// how much, when); otherwise it is encoded at once (transcode).
+        public var holdsDecodedAudio = false
 
         public init() {}
     }
@@ -34,6 +37,8 @@ public final class StageChain {
     public private(set) var reader: Reader?
     public private(set) var encoder: Encoder?
     private var icy: ICYDemuxer?
+    /// Decoded audio not yet encoded (only with `holdsDecodedAudio`).
+    private var queue: PCMQueue
     /// Pages completed since the last `take`, in order.
     private var pages: [OggPage] = []
     private var events: [Event] = []
@@ -42,6 +47,24 @@ public final class StageChain {
         self.configuration = configuration
         self.parser = Parser(confirmsFrames: configuration.confirmsFrames)
         self.encoder = encoder
+        self.queue = PCMQueue(sampleRate: configuration.commonRate)
+    }
+
+    /// Seconds of decoded audio waiting for `release`.
+    public var queuedSeconds: Double { queue.seconds }
+
+    /// Drops the oldest `seconds` of waiting audio (crossfaded into what follows).
+    public func drop(seconds: Double) {
+        queue.drop(frames: StreamClock.frames(seconds, rate: configuration.commonRate))
+    }
+
+    /// Encodes the oldest `seconds` of waiting audio; `nudge` > 0 leaves that fraction of samples out, < 0 repeats
+    /// as many (a rate correction for an upstream whose clock drifts).
+    public func release(seconds: Double, nudge: Double = 0) throws {
+        let frames = StreamClock.frames(seconds, rate: configuration.commonRate)
+        guard frames > 0, let encoder else { return }
+        let buffer = queue.take(frames: frames, nudge: nudge)
+        if !buffer.isEmpty { pages += try encoder.encode(buffer) }
     }
 
     /// Samples (per channel, 48 kHz) the Encoder has taken: the stream's clock.
@@ -115,7 +138,11 @@ public final class StageChain {
         case .packet(let packet):
             let reader = try self.reader ?? makeReader()
             let pcm = try reader.read(packet)
-            if !pcm.isEmpty, let encoder { pages += try encoder.encode(pcm) }
+            if configuration.holdsDecodedAudio {
+                queue.append(pcm)
+            } else if !pcm.isEmpty, let encoder {
+                pages += try encoder.encode(pcm)
+            }
         }
     }
 

@@ -29,14 +29,21 @@ final class Pipeline {
         // and a live stream's LAME tag says nothing about where our stream ends.
         settings.confirmsFrames = false
         settings.gapless = false
+        // Decoded audio waits for the stream clock, which keeps it within the lead of the wall clock.
+        settings.holdsDecodedAudio = true
         chain = StageChain(settings, encoder: encoder)
         var clockSettings = StreamClock.Settings()
-        clockSettings.silenceAfter = configuration.silenceAfter
+        clockSettings.jitter = configuration.silenceAfter
+        clockSettings.maxLead = configuration.maxLead
         clock = StreamClock(settings: clockSettings, now: monotonicNow())
         reconnect = ReconnectSchedule(delays: configuration.reconnectDelay)
     }
 
-    private var encoded: Double { chain.secondsEncoded }
+    /// Decoded audio not yet encoded.
+    private var queued: Double { chain.queuedSeconds }
+    /// Drops and pauses seen by the last log line about them (logged at most every `reportInterval`).
+    private var reported = (dropped: 0.0, paused: 0.0, at: -Double.infinity)
+    private static let reportInterval = 60.0
 
     /// Runs until `thread` is asked to stop; every iteration beats its heartbeat, whatever the upstream does.
     func run(in thread: ServiceThread) {
@@ -53,13 +60,11 @@ final class Pipeline {
             } else if !paced || backlog.isEmpty {
                 usleep(10_000)
             }
-            if paced {
-                drainBacklog()
-                if backlog.isFull || downloader == nil, let nap = clock.nap(now: monotonicNow(), encoded: encoded) {
-                    usleep(UInt32(nap * 1_000_000))
-                }
+            if paced { drainBacklog() }
+            advanceClock(paced: paced)
+            if paced, backlog.isFull || downloader == nil, let nap = clock.nap(now: monotonicNow(), queued: queued) {
+                usleep(UInt32(nap * 1_000_000))
             }
-            fillSilence()
             publish()
             if monotonicNow() - lastPublishedState > 0.1 {
                 publishState()
@@ -147,7 +152,7 @@ final class Pipeline {
     /// Feeds the backlog in 1 KB pieces (about 60 ms at 128 kb/s) while the stream is not ahead of the clock.
     private func drainBacklog() {
         do {
-            while !backlog.isEmpty && clock.mayFeed(now: monotonicNow(), encoded: encoded) {
+            while !backlog.isEmpty && clock.mayFeed(now: monotonicNow(), queued: queued) {
                 try backlog.consume(upTo: 1024) { try chain.feed($0) }
                 takeEvents()
             }
@@ -179,17 +184,41 @@ final class Pipeline {
         }
     }
 
-    /// Keeps the stream at real-time pace while the upstream is away or behind.
-    private func fillSilence() {
-        let seconds = clock.silence(now: monotonicNow(), encoded: encoded)
-        let frames = StreamClock.frames(seconds, rate: configuration.commonRate)
-        guard frames > 0 else { return }
+    /// Carries out one step of the stream clock: drops what runs too far ahead, encodes what is due (with the
+    /// clock's rate correction), fills silence while the upstream is away or late.
+    private func advanceClock(paced: Bool) {
+        let now = monotonicNow()
+        let step = clock.step(now: now, queued: queued, finite: paced)
+        if step.drop > 0 { chain.drop(seconds: step.drop) }
         do {
-            try chain.encodeSilence(frames: frames)
-            local.silenceSeconds += Double(frames) / Double(configuration.commonRate)
+            try chain.release(seconds: step.release, nudge: step.nudge)
+            let frames = StreamClock.frames(step.silence, rate: configuration.commonRate)
+            if frames > 0 { try chain.encodeSilence(frames: frames) }
         } catch {
-            Log.error("\(configuration.name): encoding silence failed: \(error)")
+            Log.error("\(configuration.name): encoding failed: \(error)")
         }
+        local.silenceSeconds = clock.silenceSeconds
+        local.droppedSeconds = clock.droppedSeconds
+        local.pausedSeconds = clock.pausedSeconds
+        report(now: now)
+    }
+
+    /// Drops and pauses are logged when they first happen, then at most once a minute with what came since.
+    private func report(now: Double) {
+        let dropped = clock.droppedSeconds - reported.dropped
+        let paused = clock.pausedSeconds - reported.paused
+        guard dropped > 0.001 || paused > 0, now - reported.at >= Self.reportInterval else { return }
+        if dropped > 0.001 {
+            Log.notice(
+                "\(configuration.name): dropped \(String(format: "%.1f", dropped)) s of upstream audio beyond the "
+                    + "\(clock.settings.maxLead) s lead (the upstream sent faster than real time)")
+        }
+        if paused > 0 {
+            Log.warning(
+                "\(configuration.name): the pipeline did not run for \(String(format: "%.1f", paused)) s "
+                    + "(process paused); the stream clock moved on without filling that time")
+        }
+        reported = (clock.droppedSeconds, clock.pausedSeconds, now)
     }
 
     /// Hands the pages completed in this iteration to the Broadcaster, with one wake-up for all of them.
@@ -201,7 +230,7 @@ final class Pipeline {
         local.packets = chain.parser.statistics.packets
         local.skippedBytes = chain.parser.statistics.bytesSkipped
         local.decodeErrors = chain.reader?.statistics.decodeErrors ?? 0
-        local.encodedSeconds = encoded
+        local.encodedSeconds = chain.secondsEncoded
         let snapshot = local
         shared.withLock { $0 = snapshot }
     }

@@ -17,7 +17,10 @@ public struct StationConfiguration: Sendable, Equatable {
     /// Reconnect delays: doubling from the first to the last.
     public var reconnectDelay: ClosedRange<Double> = 1...30
     /// Seconds the audio may fall behind the wall clock before silence fills in for the missing upstream.
-    public var silenceAfter = 0.5
+    public var silenceAfter = 0.3
+    /// Seconds the audio may run ahead of the wall clock (`--max-lead`): a finite upstream is held back there, a
+    /// live one that sends faster than real time has its oldest audio dropped beyond it.
+    public var maxLead = 1.0
 
     public init() {}
 
@@ -36,6 +39,12 @@ public struct StationConfiguration: Sendable, Equatable {
         try broadcaster.validate()
         guard Reader.supportedCommonRates.contains(commonRate) else {
             throw ConfigurationError("station \(name): common rate \(commonRate) Hz: use 48000 or 44100")
+        }
+        guard maxLead.isFinite, (0.2...30).contains(maxLead) else {
+            throw ConfigurationError("station \(name): max lead \(maxLead) s: use 0.2 to 30 seconds")
+        }
+        guard silenceAfter.isFinite, (0.05...10).contains(silenceAfter) else {
+            throw ConfigurationError("station \(name): jitter allowance \(silenceAfter) s: use 0.05 to 10 seconds")
         }
     }
 }

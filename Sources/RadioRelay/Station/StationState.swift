@@ -17,6 +17,11 @@ public struct StationState: Sendable, Equatable {
     public var reconnects = 0
     /// Seconds of silence encoded while the upstream was away or behind.
     public var silenceSeconds = 0.0
+    /// Seconds of decoded upstream audio dropped to keep the stream within its lead (a fast or bursting upstream,
+    /// or silence taken back after an outage).
+    public var droppedSeconds = 0.0
+    /// Seconds the pipeline did not run (a paused process); not filled with silence.
+    public var pausedSeconds = 0.0
     public var skippedBytes = 0
     public var decodeErrors = 0
     /// Seconds of audio encoded (the stream's clock).

@@ -77,7 +77,7 @@ package final class ServiceThread: Sendable {
     package func requestStop() { stopRequested.store(true, ordering: .releasing) }
 
     /// Asks the body to stop and joins the thread. Returns false if it did not end within `timeout` seconds (the
-    /// thread is then left to the process's exit).
+    /// thread is then detached and left to finish, or to the process's exit).
     @discardableResult
     package func stop(timeout: Double = 10) -> Bool {
         requestStop()
@@ -90,6 +90,8 @@ package final class ServiceThread: Sendable {
         let result = rr_thread_join(UInt(thread), milliseconds)
         guard result == 0 else {
             Log.error("\(name): thread did not stop within \(timeout) s (\(SystemError("join", errno: result)))")
+            // Nobody will join it now: its resources go back to the system when it ends by itself.
+            _ = pthread_detach(thread)
             return false
         }
         return true

@@ -1,0 +1,85 @@
+/// Decoded audio waiting for the Encoder, in the common format: the place where the stream clock's decisions
+/// become samples. Dropping from the front crossfades, so a cut costs no click; releasing can apply a small rate
+/// correction by leaving out or repeating single samples spread evenly (at 1000 ppm, one in a thousand).
+struct PCMQueue {
+    /// Samples of the crossfade when the front is dropped (5 ms at 48 kHz).
+    static let crossfade = 240
+
+    let sampleRate: Int
+    private var left: [Float] = []
+    private var right: [Float] = []
+    private var start = 0
+    /// Fractional samples owed by the rate correction, carried from one release to the next.
+    private var owed = 0.0
+
+    init(sampleRate: Int) { self.sampleRate = sampleRate }
+
+    var frameCount: Int { left.count - start }
+    var seconds: Double { Double(frameCount) / Double(sampleRate) }
+
+    mutating func append(_ buffer: PCMBuffer) {
+        guard !buffer.isEmpty else { return }
+        left.append(contentsOf: buffer.left)
+        right.append(contentsOf: buffer.right)
+    }
+
+    /// Drops the oldest `frames` (at most all), crossfading from the dropped audio into what follows, so the
+    /// stream goes on from where the last released sample left off without a step.
+    mutating func drop(frames: Int) {
+        let n = min(max(0, frames), frameCount)
+        guard n > 0 else { return }
+        let fade = min(Self.crossfade, n, frameCount - n)
+        if fade > 0 {
+            let from = start
+            let to = start + n
+            for i in 0..<fade {
+                let weight = Float(i + 1) / Float(fade + 1)
+                left[to + i] = left[from + i] * (1 - weight) + left[to + i] * weight
+                right[to + i] = right[from + i] * (1 - weight) + right[to + i] * weight
+            }
+        }
+        start += n
+        compact()
+    }
+
+    /// Takes `frames` input frames from the front as one buffer; with `nudge` > 0 about `frames × nudge` samples
+    /// are left out, with `nudge` < 0 as many are repeated.
+    mutating func take(frames: Int, nudge: Double = 0) -> PCMBuffer {
+        let n = min(max(0, frames), frameCount)
+        guard n > 0 else { return PCMBuffer(sampleRate: sampleRate) }
+        let rate = nudge.isFinite ? max(-0.01, min(0.01, nudge)) : 0
+        var outLeft: [Float] = []
+        var outRight: [Float] = []
+        outLeft.reserveCapacity(n + n / 100 + 1)
+        outRight.reserveCapacity(n + n / 100 + 1)
+        for i in start..<start + n {
+            owed += rate
+            if owed >= 1 {
+                owed -= 1
+                continue  // leave this sample out
+            }
+            outLeft.append(left[i])
+            outRight.append(right[i])
+            if owed <= -1 {
+                owed += 1
+                outLeft.append(left[i])
+                outRight.append(right[i])
+            }
+        }
+        start += n
+        compact()
+        return PCMBuffer(left: outLeft, right: outRight, sampleRate: sampleRate)
+    }
+
+    private mutating func compact() {
+        if start == left.count {
+            left.removeAll(keepingCapacity: true)
+            right.removeAll(keepingCapacity: true)
+            start = 0
+        } else if start > 1 << 16 && start * 2 > left.count {
+            left.removeFirst(start)
+            right.removeFirst(start)
+            start = 0
+        }
+    }
+}
