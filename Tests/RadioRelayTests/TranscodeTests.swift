@@ -21,20 +21,23 @@ import Testing
     }
 
     /// ffmpeg's own decode of an MP3, in seconds (it honours the LAME tag like we do).
-    static func ffmpegDuration(_ path: String) throws -> Double? {
-        guard let ffmpeg = tool("ffmpeg") else { return nil }
+    static func ffmpegDuration(_ path: String) throws -> Double {
+        let ffmpeg = try #require(tool("ffmpeg"))
+        let ffprobe = try #require(tool("ffprobe"))
         let raw = temporaryPath("ffmpeg.f32")
         defer { try? FileManager.default.removeItem(atPath: raw) }
         let result = try run(ffmpeg, ["-nostdin", "-v", "quiet", "-i", path, "-f", "f32le", "-ac", "1", raw])
-        guard result.status == 0, let size = try FileManager.default.attributesOfItem(atPath: raw)[.size] as? Int
-        else { return nil }
+        try #require(result.status == 0, "ffmpeg: \(result.stderr)")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: raw)[.size] as? Int)
         let probe = try run(
-            tool("ffprobe")!,
+            ffprobe,
             [
                 "-v", "error", "-select_streams", "a", "-show_entries",
                 "stream=sample_rate", "-of", "default=nw=1:nk=1", path,
             ])
-        guard let rate = Double(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else { return nil }
+        let rate = try #require(
+            Double(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)),
+            "ffprobe: \(probe.stdout)\(probe.stderr)")
         return Double(size / 4) / rate
     }
 
@@ -46,20 +49,39 @@ import Testing
         let expected = try #require(Self.durations[name])
         #expect(abs(decoded.duration - expected) < 0.020, "\(decoded.duration) s vs \(expected) s")
         #expect(abs(summary.secondsOut - decoded.duration) < 0.001)
-        if name != "rate-switch.mp3", let probed = try Self.ffmpegDuration(Fixture.path(name)) {
-            #expect(abs(decoded.duration - probed) < 0.020, "\(decoded.duration) s vs ffmpeg \(probed) s")
-        }
-        if let opusinfo = tool("opusinfo") {
-            let result = try run(opusinfo, [output])
-            #expect(result.status == 0)
-            let text = result.stdout + result.stderr
-            #expect(!text.localizedCaseInsensitiveContains("warning"), "\(text)")
-            #expect(!text.localizedCaseInsensitiveContains("error"), "\(text)")
-        }
-        if let validate = tool("oggz-validate") {
-            let result = try run(validate, [output])
-            #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-        }
+    }
+
+    /// ffmpeg decodes the input (all fixtures but rate-switch.mp3) to the same length as our output. Skipped, and
+    /// reported so, when ffmpeg or ffprobe is not installed.
+    @Test(
+        .enabled(if: tool("ffmpeg") != nil, "needs ffmpeg (Debian: ffmpeg; `.ci/deps --test`)"),
+        .enabled(if: tool("ffprobe") != nil, "needs ffprobe (Debian: ffmpeg; `.ci/deps --test`)"),
+        arguments: Fixture.all.filter { $0 != "rate-switch.mp3" }
+    )
+    func outputLengthMatchesFFmpeg(_ name: String) throws {
+        let (_, output) = try Self.transcode(Fixture.path(name))
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let decoded = try decodeOpus([UInt8](try Data(contentsOf: URL(fileURLWithPath: output))))
+        let probed = try Self.ffmpegDuration(Fixture.path(name))
+        #expect(abs(decoded.duration - probed) < 0.020, "\(decoded.duration) s vs ffmpeg \(probed) s")
+    }
+
+    /// The reference tools find nothing wrong in the output. Skipped, and reported so, when they are not installed.
+    @Test(
+        .enabled(if: tool("opusinfo") != nil, "needs opusinfo (Debian: opus-tools; `.ci/deps --test`)"),
+        .enabled(if: tool("oggz-validate") != nil, "needs oggz-validate (Debian: oggz-tools; `.ci/deps --test`)"),
+        arguments: Fixture.all
+    )
+    func referenceToolsAcceptTheOutput(_ name: String) throws {
+        let (_, output) = try Self.transcode(Fixture.path(name))
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let opusinfo = try run(try #require(tool("opusinfo")), [output])
+        #expect(opusinfo.status == 0)
+        let text = opusinfo.stdout + opusinfo.stderr
+        #expect(!text.localizedCaseInsensitiveContains("warning"), "\(text)")
+        #expect(!text.localizedCaseInsensitiveContains("error"), "\(text)")
+        let validate = try run(try #require(tool("oggz-validate")), [output])
+        #expect(validate.status == 0, "\(validate.stdout)\(validate.stderr)")
     }
 
     /// The garbage file: the two damaged frames are dropped and the Opus stream stays exact, with the tones intact.
