@@ -61,7 +61,8 @@ import Testing
     @Test(arguments: [false, true]) func serveReadsEveryFlag(joined: Bool) throws {
         let pairs = [
             ("upstream", "http://example.com/stream.mp3"), ("port", "9000"), ("bind", "::"), ("bitrate", "128k"),
-            ("page-ms", "20"), ("flush-ms", "0"), ("burst", "0.5"), ("max-lag", "30"), ("max-listeners", "5"),
+            ("page-ms", "20"), ("flush-ms", "0"), ("burst", "0.5"), ("max-lag", "30"), ("max-lead", "2.5"),
+            ("max-listeners", "5"),
             ("max-per-ip", "2"), ("complexity", "3"), ("pace", "yes"), ("name", "jazz"), ("log-level", "debug"),
         ]
         #expect(Set(pairs.map(\.0)) == Set(OptionSpecification.serve.map(\.name)), "a flag is not tested")
@@ -72,6 +73,7 @@ import Testing
         #expect(station.encoder.bitrate == 128_000 && station.encoder.pageDuration == 20)
         #expect(station.broadcaster.flushInterval == 0)
         #expect(station.broadcaster.burst == 0.5 && station.broadcaster.maxLag == 30)
+        #expect(station.maxLead == 2.5)
         #expect(station.broadcaster.maxListeners == 5 && station.broadcaster.maxPerIP == 2)
         #expect(station.encoder.complexity == 3)
         #expect(station.paced == true && station.name == "jazz")
@@ -170,6 +172,7 @@ import Testing
             (["serve", "--burst", "inf"], "--burst inf: use 0 to 60 seconds", .serve),
             (["serve", "--max-lag", "0.4"], "--max-lag 0.4: use 0.5 to 600 seconds", .serve),
             (["serve", "--max-lag", "nan"], "--max-lag nan: use 0.5 to 600 seconds", .serve),
+            (["serve", "--max-lead", "0.1"], "--max-lead 0.1: use 0.2 to 30 seconds", .serve),
             (["serve", "--max-listeners", "-1"], "--max-listeners -1: use 0 to 1000000", .serve),
             (["serve", "--max-per-ip", "1000001"], "--max-per-ip 1000001: use 0 to 1000000", .serve),
             (["serve", "--complexity", "11"], "--complexity 11: use 0 to 10", .serve),

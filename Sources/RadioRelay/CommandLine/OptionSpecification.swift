@@ -44,6 +44,10 @@ struct OptionSpecification: Sendable {
             summary: "how far behind a listener may fall before it is moved, then dropped (default 10)",
             accepts: "0.5 to 600 seconds"),
         .init(
+            name: "max-lead", placeholder: "SECONDS",
+            summary: "how far the audio may run ahead of real time; a faster upstream is held or trimmed (default 1)",
+            accepts: "0.2 to 30 seconds"),
+        .init(
             name: "max-listeners", placeholder: "N", summary: "listeners per station (default 20000; 0 = no limit)",
             accepts: "0 to 1000000"),
         .init(

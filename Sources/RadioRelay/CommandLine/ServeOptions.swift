@@ -41,6 +41,7 @@ package struct ServeOptions: Sendable, Equatable {
         }
         if let burst = try scanner.value("burst", Values.seconds(0...60)) { station.broadcaster.burst = burst }
         if let lag = try scanner.value("max-lag", Values.seconds(0.5...600)) { station.broadcaster.maxLag = lag }
+        if let lead = try scanner.value("max-lead", Values.seconds(0.2...30)) { station.maxLead = lead }
         if let n = try scanner.value("max-listeners", Values.integer(0...1_000_000)) {
             station.broadcaster.maxListeners = n
         }
