@@ -90,6 +90,27 @@ import Testing
         }
     }
 
+    /// A live stream may carry an ID3v2 header whose size is corrupt: with the live bound it is taken for garbage
+    /// and the audio after it is kept; a file's parser skips a tag of any legal size.
+    @Test func aHugeTagSizeInALiveStreamCostsOnlyItsHeader() throws {
+        let audio = try Fixture.bytes("stereo-44k-128k.mp3")
+        // Syncsafe 0x7F7F7F7F: a claimed 256 MiB tag, then the rest of the stream.
+        let header: [UInt8] = [0x49, 0x44, 0x33, 3, 0, 0, 0x7F, 0x7F, 0x7F, 0x7F]
+        let frames = parseAll(audio, confirmsFrames: false).packets
+        let whole = frames.count
+        // The header between two frames, halfway.
+        let bytes = frames[..<(whole / 2)].flatMap(\.bytes) + header + frames[(whole / 2)...].flatMap(\.bytes)
+        let live = Parser(confirmsFrames: false, maxTagLength: Parser.liveTagLimit)
+        var packets = 0
+        bytes.withUnsafeBytes { live.parse($0) { if case .packet = $0 { packets += 1 } } }
+        live.finish { if case .packet = $0 { packets += 1 } }
+        #expect(packets >= whole - 2, "\(packets) of \(whole) frames")
+        #expect(live.statistics.id3TagsSkipped == 0)
+        let file = parseAll(bytes, confirmsFrames: false).parser
+        #expect(file.statistics.id3TagsSkipped == 1)
+        #expect(file.statistics.packets <= whole / 2 + 1)
+    }
+
     @Test func skipsID3TagsAndRecognisesTheXingFrame() throws {
         let (packets, _, parser) = parseAll(try Fixture.bytes("id3-xing-vbr.mp3"))
         #expect(parser.statistics.id3TagsSkipped == 2)  // one at the front, one with a footer at the end

@@ -116,7 +116,8 @@ import Testing
         let encoded = station.state.encodedSeconds
         // At most the 1 s lead ahead of the clock, and nothing dropped: a finite upstream is held back.
         #expect(encoded > 1.0 && encoded < 2.6, "\(encoded) s encoded after 1.5 s")
-        #expect(station.state.silenceSeconds < 0.6)
+        // Silence only until the first audio arrived (the clock starts with the thread).
+        #expect(station.state.silenceSeconds < 1.2)
         #expect(station.state.droppedSeconds == 0)
     }
 
@@ -133,5 +134,46 @@ import Testing
         let state = station.state
         #expect(state.encodedSeconds < 2.6, "\(state.encodedSeconds) s encoded after 1.5 s")
         #expect(state.droppedSeconds > 8, "\(state.droppedSeconds) s dropped")
+    }
+}
+
+/// Upstreams that send bytes but no audio count as down; files without audio do not loop at once.
+@Suite(.timeLimit(.minutes(1))) struct UpstreamWithoutAudioTests {
+    @Test func anHTMLPageAnsweredWith200IsAnOutageWithAReason() throws {
+        let page = Array("<!doctype html><html><body>Station moved</body></html>\n".utf8)
+        let body = Array((0..<2000).map { _ in page }.joined())
+        let server = try HTTPTestServer { _ in
+            .init(headers: ["Content-Type": "text/html"], body: body, pace: 20_000, repeats: 5)
+        }
+        defer { server.stop() }
+        let station = try StationTests.station(upstream: server.baseURL + "/") { $0.noAudioTimeout = 1 }
+        try station.start()
+        defer { station.stop() }
+        let client = try ListenerClient(port: station.port)
+        defer { client.close() }
+        let (bytes, closed) = client.read(for: 2.5)
+        #expect(!closed)
+        // The listener got a valid stream of silence meanwhile.
+        let capture = try LiveCapture(bytes)
+        #expect(capture.headerOK && capture.sequenceGaps == 0)
+        #expect(Double(capture.left.count) / 48_000 > 2)
+        let state = station.state
+        #expect(state.reconnects >= 1)
+        let reason = state.lastError ?? ""
+        #expect(reason.contains("no MPEG audio in 1 s") && reason.contains("Content-Type text/html"), "\(reason)")
+    }
+
+    @Test func aFileWithoutAudioIsRetriedWithBackoffNotLoopedAtOnce() throws {
+        let path = temporaryPath("not-audio.mp3")
+        try Data(String(repeating: "not an mp3 file\n", count: 400).utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let station = try StationTests.station(upstream: path)
+        try station.start()
+        defer { station.stop() }
+        usleep(2_500_000)
+        let state = station.state
+        // 1 s, then 1–3 s: two or three attempts in 2.5 s, not thousands.
+        #expect((1...3).contains(state.reconnects), "\(state.reconnects) reconnects")
+        #expect(state.lastError?.hasSuffix("no MPEG audio in the file") == true, "\(state.lastError ?? "")")
     }
 }

@@ -245,25 +245,47 @@ struct ClockSimulation {
         #expect(OpusClock.samples(1e300) == 4_000_000_000_000_000_000)
     }
 
-    @Test func reconnectDelaysDoubleToTheCapAndResetOnSuccess() {
+    @Test func reconnectDelaysGrowWithJitterToTheCapAndResetAfterAStableMinute() {
         var schedule = ReconnectSchedule(delays: 1...30)
         #expect(schedule.isDue(now: 0))
-        var waits: [Double] = []
+        // The top of each draw: 1, 3, 9, 27, then the cap.
         var now = 100.0
-        for _ in 0..<7 {
-            let wait = schedule.failed(now: now)
+        var waits: [Double] = []
+        for _ in 0..<6 {
+            let wait = schedule.failed(now: now, random: 1)
             waits.append(wait)
             #expect(!schedule.isDue(now: now + wait - 0.001))
             #expect(schedule.isDue(now: now + wait))
             now += wait
         }
-        #expect(waits == [1, 2, 4, 8, 16, 30, 30])
-        #expect(schedule.failures == 7)
-        schedule.connected()
-        #expect(schedule.failed(now: now) == 1)
+        #expect(waits == [1, 3, 9, 27, 30, 30])
+        #expect(schedule.failures == 6)
+        // The bottom of each draw is the first delay; a draw in between lies between them.
+        #expect(schedule.failed(now: now, random: 0) == 1)
+        #expect(schedule.failed(now: now, random: 0.5) == 2)
+        #expect(schedule.failed(now: now, random: .nan) == 1)
+        // A connection that fails within the minute keeps growing the delay…
+        _ = schedule.failed(now: now, random: 1)
+        schedule.connected(now: 1_000)
+        #expect(schedule.failed(now: 1_030, random: 1) == 9)
+        // …one that lasted a minute starts again from the first.
+        schedule.connected(now: 2_000)
+        schedule.connected(now: 2_050)  // later bytes do not move the start
+        #expect(schedule.failed(now: 2_060, random: 1) == 1)
         schedule.again()
         #expect(schedule.isDue(now: 0))
-        #expect(schedule.delay == 1)
+    }
+
+    @Test func jitteredDelaysSpreadACrowd() {
+        var generator = SplitMix64(seed: 3)
+        var seconds: [Double] = []
+        for _ in 0..<100 {
+            var schedule = ReconnectSchedule(delays: 1...30)
+            for _ in 0..<3 { _ = schedule.failed(now: 0, random: Double(generator.next() % 1000) / 1000) }
+            seconds.append(schedule.failed(now: 0, random: Double(generator.next() % 1000) / 1000))
+        }
+        #expect(Set(seconds.map { Int($0) }).count > 8)
+        #expect(seconds.allSatisfy { (1...30).contains($0) })
     }
 
     @Test func backlogIsBoundedAndConsumedInPieces() throws {

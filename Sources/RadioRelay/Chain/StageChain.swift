@@ -20,6 +20,8 @@ public final class StageChain {
         /// Decoded audio waits in a queue until `release` hands it to the Encoder (live: the stream clock decides
         /// how much, when); otherwise it is encoded at once (transcode).
         public var holdsDecodedAudio = false
+        /// The longest ID3v2 tag the Parser skips (see `Parser.init(confirmsFrames:maxTagLength:)`).
+        public var maxTagLength = Int.max
 
         public init() {}
     }
@@ -45,7 +47,7 @@ public final class StageChain {
 
     public init(_ configuration: Configuration, encoder: Encoder? = nil) {
         self.configuration = configuration
-        self.parser = Parser(confirmsFrames: configuration.confirmsFrames)
+        self.parser = Parser(confirmsFrames: configuration.confirmsFrames, maxTagLength: configuration.maxTagLength)
         self.encoder = encoder
         self.queue = PCMQueue(sampleRate: configuration.commonRate)
     }

@@ -53,9 +53,18 @@ public final class Parser {
     ///   it, so a frame cut short by garbage never reaches the decoder. false (for live relaying): handed on as soon
     ///   as it is complete, one frame (26 ms) sooner; a damaged frame may then pass before sync is lost. Searching
     ///   for sync needs three consecutive headers either way.
-    public init(confirmsFrames: Bool = true) {
+    /// - Parameter maxTagLength: the longest ID3v2 tag skipped as a tag; a header announcing more is taken for
+    ///   garbage and searched through (live streams: a corrupt size must not skip megabytes of audio). Files keep
+    ///   the default, the format's own limit (256 MiB), so a leading tag with large cover art is skipped whole.
+    public init(confirmsFrames: Bool = true, maxTagLength: Int = .max) {
         self.confirmsFrames = confirmsFrames
+        self.maxTagLength = maxTagLength
     }
+
+    /// See `init(confirmsFrames:maxTagLength:)`.
+    public let maxTagLength: Int
+    /// The bound live stations use: 1 MiB, far more than a tag with a title and a small picture needs.
+    public static let liveTagLimit = 1 << 20
 
     /// Bytes held while waiting for more input (bounded by a few frame lengths).
     public var carryOverCount: Int { buffer.count - start }
@@ -250,7 +259,8 @@ public final class Parser {
         else { return .some(nil) }
         let size = Int(buffer[i + 6]) << 21 | Int(buffer[i + 7]) << 14 | Int(buffer[i + 8]) << 7 | Int(buffer[i + 9])
         let hasFooter = buffer[i + 3] == 4 && buffer[i + 5] & 0x10 != 0
-        return .some(10 + size + (hasFooter ? 10 : 0))
+        let length = 10 + size + (hasFooter ? 10 : 0)
+        return length <= maxTagLength ? .some(length) : .some(nil)
     }
 
     private func isInfoFrame(_ frame: [UInt8], _ header: MP3FrameHeader) -> Bool {

@@ -22,6 +22,12 @@ struct Backlog {
         try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[first..<first + n])) }
     }
 
+    /// Forgets everything held (the upstream connection it came from is gone).
+    mutating func clear() {
+        bytes.removeAll(keepingCapacity: true)
+        start = 0
+    }
+
     /// Gives back the space of consumed bytes once there is enough of it.
     mutating func compact() {
         if start == bytes.count {

@@ -15,6 +15,9 @@ final class Pipeline {
     private var downloader: Downloader?
     /// The current connection's first bytes were seen (and logged).
     private var announced = false
+    /// When the current connection was opened, and the packet count then: an upstream that sends bytes but no
+    /// audio for `noAudioTimeout` counts as down.
+    private var connection = (openedAt: 0.0, packets: 0, lastAudioAt: 0.0, lastPackets: 0)
     /// Bytes held for a paced upstream: read ahead of the clock, fed to the stages as the clock reaches them.
     private var backlog = Backlog(limit: 64 * 1024)
 
@@ -31,6 +34,7 @@ final class Pipeline {
         settings.gapless = false
         // Decoded audio waits for the stream clock, which keeps it within the lead of the wall clock.
         settings.holdsDecodedAudio = true
+        settings.maxTagLength = Parser.liveTagLimit
         chain = StageChain(settings, encoder: encoder)
         var clockSettings = StreamClock.Settings()
         clockSettings.jitter = configuration.silenceAfter
@@ -61,6 +65,7 @@ final class Pipeline {
                 usleep(10_000)
             }
             if paced { drainBacklog() }
+            checkAudio(now: monotonicNow())
             advanceClock(paced: paced)
             if paced, backlog.isFull || downloader == nil, let nap = clock.nap(now: monotonicNow(), queued: queued) {
                 usleep(UInt32(nap * 1_000_000))
@@ -76,7 +81,18 @@ final class Pipeline {
 
     // MARK: Upstream
 
+    /// A file's pass ended: its next one starts only if this one yielded audio.
+    private var passEnded = false
+
     private func connect(now: Double) {
+        if passEnded {
+            passEnded = false
+            if chain.parser.statistics.packets == connection.packets {
+                // An empty file, or one without MP3 audio: looping it again at once would spin.
+                fail(DownloadError(.file, url: configuration.upstream, "no MPEG audio in the file"), now: now)
+                return
+            }
+        }
         var options = Downloader.Options()
         options.connectTimeout = configuration.connectTimeout
         options.stallTimeout = configuration.stallTimeout
@@ -85,6 +101,8 @@ final class Pipeline {
         local.upstream = .connecting
         do {
             downloader = try Downloader(url: configuration.upstream, options: options)
+            let packets = chain.parser.statistics.packets
+            connection = (now, packets, now, packets)
             // A looping file announces itself once; a network upstream on every (re)connection.
             announced = configuration.isFileUpstream && local.packets > 0
             chain.restart(metaInterval: nil)
@@ -96,10 +114,34 @@ final class Pipeline {
 
     private func fail(_ error: any Error, now: Double) {
         downloader = nil
+        backlog.clear()
         local.reconnects += 1
         local.upstream = .retrying(reason: "\(error)")
-        let wait = reconnect.failed(now: now)
-        Log.warning("\(configuration.name): upstream \(error); retrying in \(String(format: "%.0f", wait)) s")
+        local.lastError = "\(error)"
+        let wait = reconnect.failed(now: now, random: Double.random(in: 0..<1))
+        Log.warning(
+            "\(configuration.name): upstream \(error); retrying in \(String(format: "%.1f", wait)) s "
+                + "(attempt \(reconnect.failures))")
+    }
+
+    /// An upstream that keeps sending bytes none of which is audio (an HTML page, AAC, a metadata trickle) is down.
+    private func checkAudio(now: Double) {
+        guard downloader != nil, announced, !configuration.isFileUpstream else { return }
+        let packets = chain.parser.statistics.packets
+        if packets != connection.lastPackets {
+            connection.lastPackets = packets
+            connection.lastAudioAt = now
+            return
+        }
+        let silentFor = now - connection.lastAudioAt
+        guard silentFor >= configuration.noAudioTimeout else { return }
+        let received = local.bytesIn
+        let type = downloader?.responseHeaders["content-type"].map { ", Content-Type \(Sanitized.text($0))" } ?? ""
+        fail(
+            DownloadError(
+                .transfer, url: configuration.upstream,
+                "no MPEG audio in \(Int(configuration.noAudioTimeout)) s (\(received) bytes received in all\(type))"),
+            now: now)
     }
 
     private func pull(_ downloader: Downloader, now: Double) {
@@ -121,6 +163,8 @@ final class Pipeline {
                 // The upstream ended. A file loops; a network stream that ends is an outage, not the end of ours.
                 self.downloader = nil
                 if configuration.isFileUpstream && configuration.loop {
+                    // Again once what was read has played out; `connect` checks that this pass had audio.
+                    passEnded = true
                     reconnect.again()
                 } else {
                     fail(
@@ -138,7 +182,8 @@ final class Pipeline {
         let interval = try downloader.icyMetaInterval()
         chain.restart(metaInterval: interval)
         local.upstream = .connected
-        reconnect.connected()
+        connection.lastAudioAt = monotonicNow()
+        reconnect.connected(now: connection.lastAudioAt)
         let headers = downloader.responseHeaders
         let station = headers["icy-name"].map { " \"\(Sanitized.text($0))\"" } ?? ""
         let what = configuration.isFileUpstream ? "upstream file opened" : "upstream connected"

@@ -14,7 +14,9 @@ public struct StationConfiguration: Sendable, Equatable {
     public var connectTimeout = 10
     /// Seconds without a byte from the upstream before the connection is dropped and retried.
     public var stallTimeout = 10
-    /// Reconnect delays: doubling from the first to the last.
+    /// Seconds an upstream may send bytes without a single MPEG audio frame before it counts as down.
+    public var noAudioTimeout = 10.0
+    /// Reconnect delays, from the first to the last, with decorrelated jitter (see `ReconnectSchedule`).
     public var reconnectDelay: ClosedRange<Double> = 1...30
     /// Seconds the audio may fall behind the wall clock before silence fills in for the missing upstream.
     public var silenceAfter = 0.3

@@ -15,6 +15,8 @@ public struct StationState: Sendable, Equatable {
     public var packets = 0
     public var bytesIn = 0
     public var reconnects = 0
+    /// The last upstream failure, kept after the upstream is back (for the status page and tests).
+    public var lastError: String?
     /// Seconds of silence encoded while the upstream was away or behind.
     public var silenceSeconds = 0.0
     /// Seconds of decoded upstream audio dropped to keep the stream within its lead (a fast or bursting upstream,
