@@ -67,6 +67,7 @@ final class NetworkLoop {
         refresh()
         defer {
             for listener in active { disconnect(listener, reason: "server stopping", quiet: true) }
+            logSummaries(now: .infinity)  // what the rate limit left out, counted before the last line
             Log.info("\(name): stopped listening")
         }
         while !thread.isStopping {
