@@ -4,6 +4,7 @@
 #include <time.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 int rr_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
@@ -30,6 +31,14 @@ int rr_accept4(int fd, void *addr, uint32_t *addrlen) {
     return accept4(fd, (struct sockaddr *)addr, (socklen_t *)addrlen, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
+int rr_send_iov_flags(void) { return MSG_NOSIGNAL | MSG_DONTWAIT; }
+
+long rr_send_iov(int fd, const void *iov, int count) {
+    struct msghdr message = { 0 };
+    message.msg_iov = (struct iovec *)iov;
+    message.msg_iovlen = (size_t)(count < 0 ? 0 : count);
+    return (long)sendmsg(fd, &message, rr_send_iov_flags());
+}
 
 int rr_thread_set_name(const char *name) {
     char short_name[16];

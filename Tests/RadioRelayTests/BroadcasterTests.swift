@@ -13,7 +13,8 @@ import Testing
         let broadcaster: Broadcaster
         var frames = 0
 
-        init(_ configure: (inout BroadcasterConfiguration) -> Void = { _ in }) throws {
+        init(budget: ListenerBudget = .shared, _ configure: (inout BroadcasterConfiguration) -> Void = { _ in }) throws
+        {
             var configuration = BroadcasterConfiguration()
             configuration.bind = "127.0.0.1"
             configuration.port = 0
@@ -21,7 +22,10 @@ import Testing
             encoder = try Encoder(EncoderConfiguration())
             let ring = PageRing(capacity: 400)
             ring.setHeaders(encoder.headerPages)
-            broadcaster = try Broadcaster(name: "test", configuration: configuration, ring: ring)
+            broadcaster = try Broadcaster(
+                name: "test", configuration: configuration, ring: ring,
+                onUnexpectedExit: ServiceThread.terminateProcess,
+                budget: budget)
             try broadcaster.start()
         }
 

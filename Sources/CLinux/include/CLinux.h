@@ -15,6 +15,11 @@ int rr_eventfd_signal(int fd);
 int rr_eventfd_drain(int fd);
 /* accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC. */
 int rr_accept4(int fd, void *addr, uint32_t *addrlen);
+/* sendmsg of `count` iovecs (struct iovec *) with MSG_NOSIGNAL | MSG_DONTWAIT: a peer that is gone gives EPIPE,
+   never SIGPIPE, whatever the process's SIGPIPE disposition. Returns the bytes sent or -1 (errno set). */
+long rr_send_iov(int fd, const void *iov, int count);
+/* The flags rr_send_iov passes to sendmsg (for tests). */
+int rr_send_iov_flags(void);
 /* The calling thread's name (at most 15 bytes are kept); 0 or an errno value. */
 int rr_thread_set_name(const char *name);
 /* pthread_timedjoin_np on a pthread_t passed as an integer, with a relative timeout in milliseconds; 0 or an

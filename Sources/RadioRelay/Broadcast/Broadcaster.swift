@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// One network thread runs an epoll loop over the listening socket, an eventfd that the pipeline signals after each
 /// publish, and the listeners' non-blocking sockets. Pages are never copied per listener: each listener is a cursor
-/// into the shared `PageRing`, and one `writev` sends several pages straight from the ring. A listener is written
+/// into the shared `PageRing`, and one `sendmsg` sends several pages straight from the ring. A listener is written
 /// at most every `flushInterval` (listeners' phases differ, so the writes spread over time), and `EPOLLOUT` is armed
 /// only while its socket is backed up, so no listener can block or slow another.
 package final class Broadcaster: Sendable {
@@ -19,6 +19,8 @@ package final class Broadcaster: Sendable {
     /// each closed once when the Broadcaster goes, whatever failed on the way.
     let listenSocket: FileDescriptor
     let wakeEvent: EventFD
+    /// The places for listeners shared by all stations (capped by `ResourceLimits.apply` at start-up).
+    let budget: ListenerBudget
     /// The network thread, while it runs.
     private let thread: LockedBox<ServiceThread?> = LockedBox(nil)
     private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
@@ -28,6 +30,7 @@ package final class Broadcaster: Sendable {
     ///   Broadcaster owns it from here on, and closes it even when this initializer throws.
     /// - Parameter onUnexpectedExit: what happens when the network thread ends by itself (default: the process
     ///   exits with EX_SOFTWARE; tests observe it instead).
+    /// - Parameter budget: the listener places it shares with other stations (default: the process's).
     package convenience init(
         name: String, configuration: BroadcasterConfiguration, ring: PageRing,
         adoptedSocket: Int32? = nil
@@ -39,9 +42,10 @@ package final class Broadcaster: Sendable {
 
     package init(
         name: String, configuration: BroadcasterConfiguration, ring: PageRing, adoptedSocket: Int32? = nil,
-        onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void
+        onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void, budget: ListenerBudget = .shared
     ) throws {
         self.onUnexpectedExit = onUnexpectedExit
+        self.budget = budget
         let socket: FileDescriptor
         if let adoptedSocket {
             guard adoptedSocket >= 0 else { throw SystemError("adopting socket \(adoptedSocket)", errno: EBADF) }
@@ -72,6 +76,10 @@ package final class Broadcaster: Sendable {
                     | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
         try setSocketOption(socket.rawValue, SOL_SOCKET, SO_REUSEADDR, 1, name: "SO_REUSEADDR")
+        if address.family == AF_INET6 {
+            // `::` serves IPv4 too (as ::ffff:a.b.c.d), whatever net.ipv6.bindv6only says.
+            try setSocketOption(socket.rawValue, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0, name: "IPV6_V6ONLY")
+        }
         _ = try syscall("bind \(address)") { address.withSockaddr { bind(socket.rawValue, $0, $1) } }
         // A large backlog: a crowd reconnecting at once must not wait on SYN retries (Icecast's backlog is 5).
         _ = try syscall("listen \(address)") { Glibc.listen(socket.rawValue, 4096) }

@@ -4,7 +4,8 @@
 final class Listener {
     let socket: FileDescriptor
     let peer: SocketAddress
-    let host: String
+    /// Who it counts as for `maxPerIP`.
+    let hostKey: HostKey
     let connectedAt: Double
     /// Its place in the stream, as the `ListenerSchedule` decides it.
     var state = ListenerState()
@@ -12,11 +13,13 @@ final class Listener {
     var partial: SharedPage?
     var bytesSent = 0
     var bytesRead = 0
+    /// It shut down its side (read returned 0): it is no longer read from, but still written to.
+    var readClosed = false
 
     init(socket: consuming FileDescriptor, peer: SocketAddress, connectedAt: Double) {
         self.socket = socket
         self.peer = peer
-        self.host = peer.host
+        self.hostKey = HostKey(peer)
         self.connectedAt = connectedAt
     }
 

@@ -1,6 +1,6 @@
 /// The listener rules as a pure value: where a new listener starts, how far behind it is, when its next write is
 /// due, and what happens to one that falls behind. It takes `now` and a view of the ring and returns actions; the
-/// network loop only executes them (writev, epoll, close), so every rule is tested on virtual time (see
+/// network loop only executes them (sendmsg, epoll, close), so every rule is tested on virtual time (see
 /// ListenerScheduleTests) with a fake ring and no sockets.
 ///
 /// Hot path: the loop asks once per listener per page publication, for up to 10 000 listeners, so everything here

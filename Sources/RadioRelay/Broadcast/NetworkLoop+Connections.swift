@@ -3,46 +3,32 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// Accepting, reading from and closing listeners' connections.
+/// Kinds of log lines that a storm can repeat, each rate-limited on its own.
+enum LogTopic: String, Hashable, Sendable {
+    case refused = "refusals"
+    case moved = "moves"
+    case dropped = "drops"
+    case socketTrouble = "socket warnings"
+}
+
+/// Admitting, reading from and closing listeners' connections, and the loop's rate-limited log lines.
 extension NetworkLoop {
-
-    func acceptAll() {
-        while true {
-            var storage = sockaddr_storage()
-            var length = UInt32(MemoryLayout<sockaddr_storage>.size)
-            let accepted: IOResult<Int32>
-            do {
-                accepted = try nonblockingSyscall("accept4") {
-                    withUnsafeMutablePointer(to: &storage) { rr_accept4(listenFD, $0, &length) }
-                }
-            } catch {
-                switch error.errno {
-                case ECONNABORTED, EPROTO: continue
-                case EMFILE, ENFILE:
-                    Log.error("\(name): cannot accept: \(error); raise LimitNOFILE")
-                    return
-                default:
-                    Log.warning("\(name): \(error)")
-                    return
-                }
-            }
-            guard case .done(let fd) = accepted else { return }
-            admit(FileDescriptor(owning: fd), peer: SocketAddress(storage: storage, length: length))
-        }
-    }
-
     func admit(_ socket: consuming FileDescriptor, peer: SocketAddress) {
         counters.connections.add(1, ordering: .relaxed)
-        let host = peer.host
+        let key = HostKey(peer)
         var refusal: String?
         if configuration.maxListeners > 0 && active.count >= configuration.maxListeners {
             refusal = "station full (\(configuration.maxListeners) listeners)"
-        } else if configuration.maxPerIP > 0 && perHost[host, default: 0] >= configuration.maxPerIP {
-            refusal = "too many connections from \(host) (limit \(configuration.maxPerIP))"
+        } else if configuration.maxPerIP > 0 && perHost[key, default: 0] >= configuration.maxPerIP {
+            refusal = "too many connections from \(Self.clientName(peer)) (limit \(configuration.maxPerIP))"
+        } else if !broadcaster.budget.acquire() {
+            let cap = broadcaster.budget.limit.load(ordering: .relaxed)
+            refusal = "server full (\(cap) listeners across all stations: the open-files limit)"
         }
+        let now = monotonicNow()
         if let refusal {
             counters.rejected.add(1, ordering: .relaxed)
-            Log.notice("\(name): listener \(peer) refused: \(refusal)")
+            logLimited(.refused, .notice, now: now, "\(name): listener \(peer) refused: \(refusal)")
             return  // `socket` closes here
         }
         let fd = socket.rawValue
@@ -52,15 +38,16 @@ extension NetworkLoop {
             try setSocketOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1, name: "TCP_NODELAY")
             try setSocketOption(fd, SOL_SOCKET, SO_SNDBUF, Int32(clamping: configuration.sendBuffer), name: "SO_SNDBUF")
         } catch {
-            Log.warning("\(name): listener \(peer): \(error)")
+            logLimited(.socketTrouble, .warning, now: now, "\(name): listener \(peer): \(error)")
         }
         do {
             try epoll.add(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(fd))
         } catch {
-            Log.warning("\(name): listener \(peer) not served: \(error)")
+            broadcaster.budget.release()
+            logLimited(.socketTrouble, .warning, now: now, "\(name): listener \(peer) not served: \(error)")
             return
         }
-        let listener = Listener(socket: socket, peer: peer, connectedAt: monotonicNow())
+        let listener = Listener(socket: socket, peer: peer, connectedAt: now)
         let slot = Int(fd)
         if slot >= byFD.count {
             byFD += Array(repeating: nil, count: slot + 1 - byFD.count + 64)
@@ -69,14 +56,21 @@ extension NetworkLoop {
         byFD[slot] = listener
         position[slot] = active.count
         active.append(listener)
-        perHost[host, default: 0] += 1
+        perHost[key, default: 0] += 1
         counters.listeners.store(active.count, ordering: .relaxed)
+        // The access log: info, so that `--log-level notice` turns it off (the text is then not even built).
         Log.info("\(name): listener \(peer) connected (\(active.count) listening)")
-        refresh()  // the newest pages, even if their wake-up is still queued
-        flush(listener, now: monotonicNow())  // headers and burst right away
+        flush(listener, now: now)  // headers and burst right away
     }
 
-    /// Reads what a listener sent and drops it; false when the listener was disconnected.
+    /// An IPv4 address, or an IPv6 client's /64, as `maxPerIP` counts them (only for a refusal's log line).
+    static func clientName(_ peer: SocketAddress) -> String {
+        let key = HostKey(peer)
+        return key.isIPv4 ? peer.host.replacingOccurrences(of: "::ffff:", with: "") : "\(peer.host)/64"
+    }
+
+    /// Reads what a listener sent and drops it; false when the listener was disconnected. A listener that shuts
+    /// its side down (`nc -N`, a client that sent its request) is no longer read, but still written to.
     func readAndDiscard(_ listener: Listener) -> Bool {
         while true {
             let result: IOResult<Int>
@@ -92,21 +86,23 @@ extension NetworkLoop {
             case .wouldBlock:
                 return true
             case .done(0):
-                disconnect(listener, reason: "closed by listener")
-                return false
+                listener.readClosed = true
+                watch(listener)
+                return byFD[Int(listener.fd)] === listener
             case .done(let n):
                 listener.bytesRead += n
                 if listener.bytesRead > configuration.readCap {
                     counters.droppedChatty.add(1, ordering: .relaxed)
-                    disconnect(listener, reason: "sent more than \(configuration.readCap) bytes")
+                    disconnect(listener, reason: "sent more than \(configuration.readCap) bytes", topic: .dropped)
                     return false
                 }
             }
         }
     }
 
-    /// Forgets the listener; its socket closes (and leaves the epoll set) when the last reference to it goes.
-    func disconnect(_ listener: Listener, reason: String, quiet: Bool = false) {
+    /// Forgets the listener; its socket closes (and leaves the epoll set) when the last reference to it goes. Its
+    /// leave line is the access log's (info), or, for a listener dropped by a rule (`topic`), a rate-limited notice.
+    func disconnect(_ listener: Listener, reason: String, quiet: Bool = false, topic: LogTopic? = nil) {
         let slot = Int(listener.fd)
         guard slot < byFD.count, byFD[slot] === listener else { return }
         let index = position[slot]
@@ -117,14 +113,44 @@ extension NetworkLoop {
         }
         byFD[slot] = nil
         position[slot] = -1
-        perHost[listener.host, default: 1] -= 1
-        if perHost[listener.host] == 0 { perHost[listener.host] = nil }
+        perHost[listener.hostKey, default: 1] -= 1
+        if perHost[listener.hostKey] == 0 { perHost[listener.hostKey] = nil }
+        broadcaster.budget.release()
         counters.listeners.store(active.count, ordering: .relaxed)
-        if !quiet {
-            let duration = monotonicNow() - listener.connectedAt
-            Log.info(
-                "\(name): listener \(listener.peer) left after \(String(format: "%.1f", duration)) s, "
-                    + "\(listener.bytesSent) bytes: \(reason)")
+        if quiet { return }
+        let now = monotonicNow()
+        func line() -> String {
+            "\(name): listener \(listener.peer) left after \(String(format: "%.1f", now - listener.connectedAt)) s, "
+                + "\(listener.bytesSent) bytes: \(reason)"
         }
+        if let topic {
+            logLimited(topic, .notice, now: now, line())
+        } else {
+            Log.info(line())
+        }
+    }
+
+    /// Writes a line of a kind that can repeat, within `logLimit`: after 10 in 10 s, the rest are counted and
+    /// reported in one line.
+    func logLimited(_ topic: LogTopic, _ priority: Log.Priority, now: Double, _ message: @autoclosure () -> String) {
+        guard Log.isEnabled(priority) else { return }
+        switch logLimit.admit(topic, now: now) {
+        case .suppress:
+            return
+        case .writeAfter(let suppressed):
+            Log.write(priority, summary(topic, suppressed))
+            Log.write(priority, message())
+        case .write:
+            Log.write(priority, message())
+        }
+    }
+
+    /// Reports the kinds of lines whose window ended with lines left out.
+    func logSummaries(now: Double) {
+        while let (topic, suppressed) = logLimit.summary(now: now) { Log.notice(summary(topic, suppressed)) }
+    }
+
+    private func summary(_ topic: LogTopic, _ suppressed: Int) -> String {
+        "\(name): … \(topic.rawValue) repeated \(suppressed) more times in \(wholeSeconds(logLimit.window)) s (not logged)"
     }
 }

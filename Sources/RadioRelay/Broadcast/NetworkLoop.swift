@@ -4,13 +4,16 @@ import Synchronization
 
 /// The epoll loop behind a Broadcaster. Everything here lives on the network thread. The rules — where a listener
 /// starts, when it is written, when it is moved or dropped — are the `ListenerSchedule`'s; this type executes them
-/// (writev, epoll, close).
+/// (sendmsg, epoll, close).
 final class NetworkLoop {
-    private static let listenTag: UInt64 = UInt64.max
+    static let listenTag: UInt64 = UInt64.max
     private static let wakeTag: UInt64 = UInt64.max - 1
     private static let maxIOV = 64
+    /// Connections accepted per wake-up at most: a storm is admitted in batches between which the loop serves the
+    /// listeners already connected (each admission writes the headers and burst at once, ~20 µs).
+    static let acceptBatch = 128
 
-    private let broadcaster: Broadcaster
+    let broadcaster: Broadcaster
     let configuration: BroadcasterConfiguration
     let schedule: ListenerSchedule
     let counters: BroadcasterCounters
@@ -21,9 +24,14 @@ final class NetworkLoop {
     var byFD: [Listener?] = []
     var active: [Listener] = []
     var position: [Int] = []
-    var perHost: [String: Int] = [:]
+    var perHost: [HostKey: Int] = [:]
+    /// Whether the listening socket is watched, and when it is watched again after `accept4` ran out of resources.
+    var listenWatched = true
+    var backoff = AcceptBackoff()
+    /// Lines that a storm could repeat (refusals, moves, drops): at most 10 per kind per 10 s, then a count.
+    var logLimit = LogRateLimit<LogTopic>(limit: 10, window: 10)
 
-    private var ring = RingSnapshot()
+    var ring = RingSnapshot()
     /// When the earliest deferred flush is due (monotonic seconds), if any listener has pages waiting.
     private var nextDue: Double?
     private var iov: UnsafeMutablePointer<iovec>
@@ -59,28 +67,33 @@ final class NetworkLoop {
         refresh()
         defer {
             for listener in active { disconnect(listener, reason: "server stopping", quiet: true) }
+            logSummaries(now: .infinity)  // what the rate limit left out, counted before the last line
             Log.info("\(name): stopped listening")
         }
         while !thread.isStopping {
             thread.beat()
-            // Sleep until the next deferred flush is due, or half a second.
-            let wait = ListenerSchedule.waitMilliseconds(until: nextDue, now: monotonicNow())
+            let now = monotonicNow()
+            if backoff.resumes(now: now) { watchListenSocket(true) }
+            if let due = logLimit.nextSummary, now >= due { logSummaries(now: now) }
+            // Sleep until the next deferred flush is due, the accept pause ends, or half a second.
+            let until = [nextDue, backoff.resumeAt].compactMap { $0 }.min()
+            let wait = ListenerSchedule.waitMilliseconds(until: until, now: now)
             let count = try epoll.wait(timeoutMilliseconds: wait)
             var published = false
             for i in 0..<count {
                 let (tag, mask) = epoll.event(at: i)
                 if tag == Self.listenTag {
-                    acceptAll()
+                    acceptBatch()
                 } else if tag == Self.wakeTag {
                     drainWake()
                     published = true
                 } else {
                     guard tag < UInt64(byFD.count), let listener = byFD[Int(tag)] else { continue }
                     if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
-                        disconnect(listener, reason: "connection reset")
+                        disconnect(listener, reason: listener.readClosed ? "closed by listener" : "connection reset")
                         continue
                     }
-                    if mask & EPOLLIN.rawValue != 0 {
+                    if mask & EPOLLIN.rawValue != 0 && !listener.readClosed {
                         guard readAndDiscard(listener) else { continue }
                     }
                     if mask & EPOLLOUT.rawValue != 0 { flush(listener, now: monotonicNow()) }
@@ -136,7 +149,7 @@ final class NetworkLoop {
 
     // MARK: Writing
 
-    /// Executes the schedule's decision for one listener: one `writev` of the remaining headers and its pages, or a
+    /// Executes the schedule's decision for one listener: one `sendmsg` of the remaining headers and its pages, or a
     /// move to the live edge first, or a disconnection.
     func flush(_ listener: Listener, now: Double) {
         let end: Int64
@@ -151,10 +164,11 @@ final class NetworkLoop {
                 if case .seconds(let seconds) = lag { "fell \(wholeSeconds(seconds)) s behind" } else {
                     "was overtaken by the ring"
                 }
-            Log.notice("\(name): listener \(listener.peer) \(behind), moved to the live edge")
+            logLimited(
+                .moved, .notice, now: now, "\(name): listener \(listener.peer) \(behind), moved to the live edge")
         case .drop(let reason):
             counters.droppedSlow.add(1, ordering: .relaxed)
-            disconnect(listener, reason: reason.description)
+            disconnect(listener, reason: reason.description, topic: .dropped)
             return
         }
         var count = 0
@@ -178,7 +192,9 @@ final class NetworkLoop {
         guard count > 0 else { return }
         let written: Int
         do {
-            switch try nonblockingSyscall("writev", { writev(listener.fd, iov, Int32(count)) }) {
+            // sendmsg with MSG_NOSIGNAL, not writev: a listener that is gone gives EPIPE, never SIGPIPE, whatever
+            // the embedding process does with that signal.
+            switch try nonblockingSyscall("sendmsg", { rr_send_iov(listener.fd, iov, Int32(count)) }) {
             case .done(let n): written = n
             case .wouldBlock: written = 0
             }
@@ -237,7 +253,14 @@ final class NetworkLoop {
     private func setBackedUp(_ listener: Listener, _ backedUp: Bool) {
         guard listener.state.backedUp != backedUp else { return }
         listener.state.backedUp = backedUp
-        let mask = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (backedUp ? EPOLLOUT.rawValue : 0)
+        watch(listener)
+    }
+
+    /// Tells epoll what to report for a listener: its input until it shuts its side down, its socket draining while
+    /// it is backed up (errors and hang-ups always).
+    func watch(_ listener: Listener) {
+        let input = listener.readClosed ? 0 : EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+        let mask = input | (listener.state.backedUp ? EPOLLOUT.rawValue : 0)
         do {
             try epoll.modify(listener.fd, events: mask, tag: UInt64(listener.fd))
         } catch {

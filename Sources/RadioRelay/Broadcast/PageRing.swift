@@ -1,5 +1,5 @@
 /// One published Ogg page, immutable and shared by every listener: its bytes live at a fixed address for the
-/// page's lifetime, so the network loop can hand them to `writev` without copying.
+/// page's lifetime, so the network loop can hand them to `sendmsg` without copying.
 package final class SharedPage: @unchecked Sendable {
     /// Immutable after init: safe to read from any thread.
     package let bytes: UnsafeRawBufferPointer

@@ -32,6 +32,8 @@ package final class Server {
 
     /// Starts every station, then waits for a stop signal on the calling thread.
     package func run() throws {
+        // Before any listener: the open-files limit raised, and all stations' listeners capped under it.
+        ResourceLimits.apply(configured: stations.map(\.broadcaster.configuration.maxListeners))
         try group.start()
         notifier.ready(status: statusLine())
         var set = Self.handledSignals
