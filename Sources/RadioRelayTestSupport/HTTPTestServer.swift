@@ -128,6 +128,7 @@ package final class HTTPTestServer: @unchecked Sendable {
 package final class ManagedFlag: @unchecked Sendable {
     private var value = false
     private let lock = NSLock()
+    package init() {}
     package func set() {
         lock.lock()
         value = true

@@ -233,8 +233,17 @@ final class Pipeline {
     /// clock's rate correction), fills silence while the upstream is away or late.
     private func advanceClock(paced: Bool) {
         let now = monotonicNow()
-        let step = clock.step(now: now, queued: queued, finite: paced)
-        if step.drop > 0 { chain.drop(seconds: step.drop) }
+        let waiting = queued
+        let step = clock.step(now: now, queued: waiting, finite: paced)
+        if step.drop > 0 {
+            chain.drop(seconds: step.drop)
+            Log.debug(
+                "\(configuration.name): clock: dropped \(step.drop) s of \(waiting) s queued, released \(step.release) s, "
+                    + "ahead \(clock.ahead(now: now)) s")
+        }
+        if step.silence > 0 {
+            Log.debug("\(configuration.name): clock: \(step.silence) s of silence, ahead \(clock.ahead(now: now)) s")
+        }
         do {
             try chain.release(seconds: step.release, nudge: step.nudge)
             let frames = StreamClock.frames(step.silence, rate: configuration.commonRate)

@@ -7,7 +7,8 @@
 /// real time keeps up exactly when `ahead` stays bounded, so the rules are about `ahead`:
 /// - **Lead.** `ahead` never exceeds `maxLead`. A finite upstream (a file, a response with a length) is simply not
 ///   read further (back-pressure, nothing lost); a live one that sends faster than real time (a burst on connect, a
-///   fast clock) has its oldest decoded audio dropped, keeping the newest.
+///   fast clock) has its oldest decoded audio dropped, keeping the newest, once more than half a lead waits beyond
+///   the lead (so the pieces of a stream that runs at its lead are not trimmed one by one).
 /// - **Jitter and silence.** Audio that is late by up to `jitter` is waited for; past that, silence fills in up to
 ///   half of it. A short gap bridged so stays as a little more buffer (an adaptive jitter buffer: the next late
 ///   arrival of that size needs no silence). An outage (a silence run of `outage` or more) is remembered as `debt`:
@@ -117,9 +118,15 @@ struct StreamClock: Equatable {
             step.release = min(waiting, max(0, room))
             step.mayRead = encoded + waiting < wall + settings.maxLead
         } else {
-            let over = max(0, waiting - max(0, room))
-            step.drop += over
-            step.release = waiting - over
+            // Audio beyond the lead waits (unencoded) up to half a lead more, so that pieces of a normal size keep
+            // flowing when the stream runs at its lead; past that, everything but the newest `room` is dropped at
+            // once: one clean cut, not a cut on every piece while a burst arrives.
+            let over = waiting - max(0, room)
+            if over > settings.maxLead / 2 {
+                step.drop += over
+                waiting -= over
+            }
+            step.release = min(waiting, max(0, room))
         }
         droppedSeconds += step.drop
         step.nudge = steer(now: now, release: step.release)

@@ -1,0 +1,143 @@
+import Foundation
+import RadioRelayTestSupport
+import Testing
+
+@testable import RadioRelay
+
+/// The real binary as a process, under faults only a whole process can have: stopped with SIGSTOP for 30 s while
+/// listeners are connected, fed a title that tries to forge log lines.
+@Suite(.timeLimit(.minutes(2)), .serialized) struct ServerProcessTests {
+    /// A running `radio-relay serve`, its stderr collected; stopped (by its PID) when the test ends.
+    final class ServerProcess: @unchecked Sendable {
+        let process = Process()
+        /// Its stderr goes to a file, read whenever the test looks.
+        private let logPath = temporaryPath("server.log")
+        private(set) var port: UInt16 = 0
+
+        init(arguments: [String]) throws {
+            let executable = try #require(radioRelayExecutable(), "the radio-relay binary is built with the tests")
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            try #require(FileManager.default.createFile(atPath: logPath, contents: nil))
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+            try process.run()
+            // The port it bound, from its start-up line ("… on 127.0.0.1:PORT (listen: …").
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                if let range = log.range(of: #"on 127\.0\.0\.1:([0-9]+) "#, options: .regularExpression) {
+                    port = UInt16(log[range].dropFirst("on 127.0.0.1:".count).dropLast()) ?? 0
+                    break
+                }
+                usleep(20_000)
+            }
+            try #require(port != 0, "no listening address in the log:\n\(log)")
+        }
+
+        var log: String {
+            (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        }
+
+        func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+        func stop() {
+            if process.isRunning {
+                signal(SIGCONT)
+                signal(SIGTERM)
+            }
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(atPath: logPath)
+        }
+    }
+
+    /// Reads one listener's stream on its own thread until told to stop.
+    final class Reader: @unchecked Sendable {
+        private let client: ListenerClient
+        private let lock = NSLock()
+        private var bytes: [UInt8] = []
+        private var closed = false
+        private let stopFlag = ManagedFlag()
+        private let finished = DispatchSemaphore(value: 0)
+
+        init(port: UInt16) throws {
+            client = try ListenerClient(port: port)
+            DispatchQueue.global().async { [self] in
+                while !stopFlag.isSet {
+                    let (chunk, ended) = client.read(for: 0.25)
+                    lock.lock()
+                    bytes += chunk
+                    closed = closed || ended
+                    lock.unlock()
+                    if ended { break }
+                }
+                finished.signal()
+            }
+        }
+
+        func finish() -> (bytes: [UInt8], closed: Bool) {
+            stopFlag.set()
+            _ = finished.wait(timeout: .now() + 5)
+            client.close()
+            lock.lock()
+            defer { lock.unlock() }
+            return (bytes, closed)
+        }
+    }
+
+    /// A port nothing listens on now (the kernel's choice for a socket bound to port 0, closed again).
+    static func freePort() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        let bound = try #require(SocketAddress(host: "127.0.0.1", port: 0)).withSockaddr { bind(fd, $0, $1) }
+        try #require(bound == 0)
+        return try SocketAddress.local(of: fd).port
+    }
+
+    @Test func aThirtySecondStopCostsNoListenerAndLogTextStaysHarmless() throws {
+        let audio = try Fixture.bytes("stereo-44k-128k.mp3")
+        let title = "Artist – Title\n<0>forged\u{1B}[31mred\u{202E}"
+        // One ICY stream of 72 s (metadata positions count from the start of the response, so no repeats).
+        let body = icyStream(Array([[UInt8]](repeating: audio, count: 24).joined()), interval: 4096, title: title)
+        let upstream = try HTTPTestServer { _ in
+            .init(
+                headers: ["icy-metaint": "4096", "icy-name": "Name\u{1B}[2J\u{202E}"], body: body, pace: 16_400)
+        }
+        defer { upstream.stop() }
+        let server = try ServerProcess(arguments: [
+            "serve", "--upstream", upstream.baseURL + "/live.mp3", "--bind", "127.0.0.1", "--port",
+            "\(try Self.freePort())",
+            "--name", "e2e", "--max-lag", "10", "--log-level", "debug",
+        ])
+        defer { server.stop() }
+        usleep(1_500_000)
+        let readers = try (0..<3).map { _ in try Reader(port: server.port) }
+        usleep(3_000_000)
+        server.signal(SIGSTOP)
+        sleep(30)
+        server.signal(SIGCONT)
+        usleep(10_000_000)
+        #expect(server.process.isRunning, "the server died:\n\(server.log)")
+        for (index, reader) in readers.enumerated() {
+            let (bytes, closed) = reader.finish()
+            #expect(!closed, "listener \(index) was disconnected")
+            let capture = try LiveCapture(bytes)
+            #expect(capture.headerOK, "listener \(index)")
+            #expect(capture.sequenceGaps == 0 && capture.granuleRegressions == 0, "listener \(index)")
+            // 3 s before the stop, 10 s after it, the 2 s burst: at least 12 s of audio, and the tones.
+            #expect(Double(capture.left.count) / 48_000 > 12, "listener \(index): \(capture.left.count) samples")
+            #expect(
+                abs(capture.medianAmplitude(left: true, frequency: 440) - 0.475) < 0.05,
+                "listener \(index): \(capture.amplitudes(left: true, frequency: 440))")
+        }
+        let log = server.log
+        #expect(!log.contains("moved to the live edge") && !log.contains("too slow"), "\(log)")
+        #expect(log.contains("did not run for"), "the pause was not reported:\n\(log)")
+        #expect(log.contains("now playing: Artist – Title<0>forged[31mred"), "\(log)")
+        #expect(log.contains("\"Name[2J\""), "\(log)")
+        // No line of the log was started by upstream text, and no escape character reached it.
+        #expect(!log.split(separator: "\n").contains { $0.hasPrefix("<0>") || $0.hasPrefix("forged") })
+        #expect(!log.contains("\u{1B}") && !log.contains("\u{202E}"))
+    }
+}
