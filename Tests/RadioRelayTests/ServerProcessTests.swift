@@ -140,4 +140,77 @@ import Testing
         #expect(!log.split(separator: "\n").contains { $0.hasPrefix("<0>") || $0.hasPrefix("forged") })
         #expect(!log.contains("\u{1B}") && !log.contains("\u{202E}"))
     }
+
+    /// The hard RLIMIT_NOFILE of a process, from /proc/PID/limits.
+    static func hardDescriptorLimit(_ pid: Int32) -> String? {
+        guard let limits = try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8),
+            let line = limits.split(separator: "\n").first(where: { $0.hasPrefix("Max open files") })
+        else { return nil }
+        let fields = line.split(separator: " ")
+        return fields.count >= 5 ? String(fields[4]) : nil
+    }
+
+    /// CPU seconds (user + system) of a process so far, from /proc/PID/stat.
+    static func cpuSeconds(_ pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return .nan }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return .nan }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Out of descriptors: the running server's limit is lowered (prlimit) below what a crowd of connections needs,
+    /// so accept4 fails with EMFILE for real. It must not spin, must log a bounded number of lines, must keep
+    /// serving the listener it has, and must serve new listeners once descriptors are free again.
+    @Test(.enabled(if: tool("prlimit") != nil, "needs prlimit (util-linux)"))
+    func runningOutOfDescriptorsDoesNotSpin() throws {
+        let fixture = Fixture.path("stereo-44k-128k.mp3")
+        let server = try ServerProcess(arguments: [
+            "serve", "--upstream", fixture, "--bind", "127.0.0.1", "--port", "\(try Self.freePort())", "--name", "fd",
+        ])
+        defer { server.stop() }
+        let pid = server.process.processIdentifier
+        let existing = try Reader(port: server.port)
+        usleep(500_000)
+        // The soft limit only (raising a hard limit again needs a privilege the test may not have).
+        let hard = try #require(Self.hardDescriptorLimit(pid))
+        let limit = try run(try #require(tool("prlimit")), ["--pid", "\(pid)", "--nofile=40:\(hard)"])
+        try #require(limit.status == 0, "prlimit: \(limit.stderr)")
+        let linesBefore = server.log.split(separator: "\n").count
+        // 200 connections against a limit of 40: most wait in the backlog or fail to be accepted.
+        var crowd: [Int32] = []
+        for _ in 0..<200 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { break }
+            let address = try #require(SocketAddress(host: "127.0.0.1", port: server.port))
+            _ = address.withSockaddr { connect(fd, $0, $1) }
+            crowd.append(fd)
+        }
+        let cpuBefore = Self.cpuSeconds(pid)
+        sleep(4)
+        let cpu = (Self.cpuSeconds(pid) - cpuBefore) / 4
+        #expect(cpu < 0.05, "the server used \(Int(cpu * 100)) % of a core while out of descriptors")
+        let lines = server.log.split(separator: "\n")
+        print(
+            "out of descriptors: \(String(format: "%.1f", cpu * 100)) % of a core, \(lines.count - linesBefore) log lines in 4 s"
+        )
+        #expect(lines.count - linesBefore < 60, "\(lines.count - linesBefore) log lines in 4 s:\n\(server.log)")
+        #expect(server.log.contains("cannot accept"), "no accept failure reported:\n\(server.log)")
+        // Descriptors free again: the crowd leaves, the limit goes back up, a new listener is served.
+        for fd in crowd { close(fd) }
+        let raised = try run(try #require(tool("prlimit")), ["--pid", "\(pid)", "--nofile=\(hard):\(hard)"])
+        try #require(raised.status == 0)
+        usleep(1_500_000)
+        let late = try ListenerClient(port: server.port)
+        let (lateBytes, lateClosed) = late.read(for: 2)
+        late.close()
+        #expect(!lateClosed)
+        #expect(try LiveCapture(lateBytes).headerOK)
+        let (bytes, closed) = existing.finish()
+        #expect(!closed, "the existing listener was disconnected")
+        let capture = try LiveCapture(bytes)
+        #expect(capture.sequenceGaps == 0 && capture.granuleRegressions == 0)
+        #expect(Double(capture.left.count) / 48_000 > 7, "\(capture.left.count) samples")
+    }
 }
