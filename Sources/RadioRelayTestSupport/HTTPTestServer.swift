@@ -11,6 +11,8 @@ package final class HTTPTestServer: @unchecked Sendable {
         package var body: [UInt8] = []
         /// Bytes per second; nil sends as fast as possible.
         package var pace: Int? = nil
+        /// With a pace: this many bytes go out at once first (Icecast's burst on connect), the rest at the pace.
+        package var burst = 0
         /// Send the body this many times (a looping live stream).
         package var repeats = 1
         /// Seconds to keep the connection open, silent, after the body (a stalled upstream).
@@ -26,6 +28,7 @@ package final class HTTPTestServer: @unchecked Sendable {
             self.headers = headers
             self.body = body
             self.pace = pace
+            self.burst = 0
             self.repeats = repeats
             self.holdOpen = holdOpen
             self.statusLine = statusLine
@@ -104,7 +107,7 @@ package final class HTTPTestServer: @unchecked Sendable {
                 offset += piece
                 sent += piece
                 if let pace = response.pace {
-                    let due = Double(sent) / Double(pace) - Date().timeIntervalSince(started)
+                    let due = Double(max(0, sent - response.burst)) / Double(pace) - Date().timeIntervalSince(started)
                     if due > 0 { usleep(UInt32(due * 1_000_000)) }
                 }
             }

@@ -213,4 +213,53 @@ import Testing
         #expect(capture.sequenceGaps == 0 && capture.granuleRegressions == 0)
         #expect(Double(capture.left.count) / 48_000 > 7, "\(capture.left.count) samples")
     }
+
+    /// An upstream that sends 20 s at once on every connection (Icecast's burst on connect after each reconnect),
+    /// then real time for 15 s, then drops the connection. A listener that reads as the audio comes stays connected,
+    /// is never moved, and the stream's position against its wall clock stays where it was after 5 s (the lead
+    /// bounds it; the bursts' excess is dropped).
+    @Test func aBurstOnEveryReconnectCostsAListenerNothing() throws {
+        let audio = try Fixture.bytes("stereo-44k-128k.mp3")
+        let body = Array([[UInt8]](repeating: audio, count: 12).joined())  // 36 s
+        let upstream = try HTTPTestServer { _ in
+            var response = HTTPTestServer.Response(body: body, pace: 16_000)
+            response.burst = 20 * 16_000
+            return response
+        }
+        defer { upstream.stop() }
+        let server = try ServerProcess(arguments: [
+            "serve", "--upstream", upstream.baseURL + "/live.mp3", "--bind", "127.0.0.1", "--port",
+            "\(try Self.freePort())", "--name", "bursty", "--burst", "0",
+        ])
+        defer { server.stop() }
+        usleep(2_000_000)
+        let client = try ListenerClient(port: server.port)
+        defer { client.close() }
+        var received: [UInt8] = []
+        var offsets: [(at: Double, offset: Double)] = []
+        let start = Date()
+        var firstGranule: Int64?
+        while Date().timeIntervalSince(start) < 62 {
+            let (chunk, closed) = client.read(for: 0.5)
+            received += chunk
+            #expect(!closed, "disconnected after \(Date().timeIntervalSince(start)) s")
+            if closed { break }
+            let capture = try LiveCapture(received)
+            guard capture.lastGranule > 0 else { continue }
+            if firstGranule == nil { firstGranule = capture.firstAudioGranule }
+            let elapsed = Date().timeIntervalSince(start)
+            let audioSeconds = Double(capture.lastGranule - (firstGranule ?? 0)) / 48_000
+            offsets.append((elapsed, audioSeconds - elapsed))
+        }
+        let capture = try LiveCapture(received)
+        #expect(capture.sequenceGaps == 0 && capture.granuleRegressions == 0)
+        // The highest offset over a few seconds: reads, 300 ms flushes and 100 ms pages each add their own jitter.
+        let early = try #require(offsets.filter { (2...5).contains($0.at) }.map(\.offset).max())
+        let late = try #require(offsets.filter { $0.at >= 57 }.map(\.offset).max())
+        print("bursts on reconnect: stream ahead of the listener's clock \(early) s after 5 s, \(late) s after 60 s")
+        #expect(abs(late - early) < 0.5, "after 5 s \(early) s, after 60 s \(late) s")
+        let log = server.log
+        #expect(log.contains("dropped"), "no burst was dropped:\n\(log)")
+        #expect(!log.contains("moved to the live edge") && !log.contains("too slow"), "\(log)")
+    }
 }

@@ -271,14 +271,20 @@ struct ClockSimulation {
         #expect(schedule.failed(now: now, random: 0) == 1)
         #expect(schedule.failed(now: now, random: 0.5) == 2)
         #expect(schedule.failed(now: now, random: .nan) == 1)
-        // A connection that fails within the minute keeps growing the delay…
+        // A connection that fails within seconds keeps growing the delay…
         _ = schedule.failed(now: now, random: 1)
         schedule.connected(now: 1_000)
-        #expect(schedule.failed(now: 1_030, random: 1) == 9)
-        // …one that lasted a minute starts again from the first.
+        #expect(schedule.failed(now: 1_005, random: 1) == 9)
+        // …one that delivered for a while is retried after the first delay and at most half of it…
+        schedule.connected(now: 1_100)
+        #expect(schedule.failed(now: 1_130, random: 1) == 1.5)
+        #expect(schedule.failed(now: 1_140, random: 1) == 3)
+        // …and one that lasted a minute starts again from the first.
+        _ = schedule.failed(now: 1_150, random: 1)
         schedule.connected(now: 2_000)
         schedule.connected(now: 2_050)  // later bytes do not move the start
-        #expect(schedule.failed(now: 2_060, random: 1) == 1)
+        #expect(schedule.failed(now: 2_060, random: 1) == 1.5)
+        #expect(schedule.failed(now: 2_070, random: 1) == 3)
         schedule.again()
         #expect(schedule.isDue(now: 0))
     }

@@ -71,10 +71,15 @@ struct PCMQueue {
         return PCMBuffer(left: outLeft, right: outRight, sampleRate: sampleRate)
     }
 
+    /// Storage kept when the queue empties (a second at 48 kHz); a burst's larger buffers go back to the system, so
+    /// memory returns to its steady size after it.
+    static let keptCapacity = 48_000
+
     private mutating func compact() {
         if start == left.count {
-            left.removeAll(keepingCapacity: true)
-            right.removeAll(keepingCapacity: true)
+            let keep = left.capacity <= Self.keptCapacity
+            left.removeAll(keepingCapacity: keep)
+            right.removeAll(keepingCapacity: keep)
             start = 0
         } else if start > 1 << 16 && start * 2 > left.count {
             left.removeFirst(start)

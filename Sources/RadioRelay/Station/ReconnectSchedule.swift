@@ -2,11 +2,15 @@
 ///
 /// Delays use decorrelated jitter: each is drawn between the first delay and three times the previous one, capped
 /// at the last, so a crowd of relays that lost the same server does not come back in step. A connection that stays
-/// up for `stableAfter` seconds resets the delay to the first one; one that fails sooner keeps growing it.
+/// up for `stableAfter` seconds resets the delay entirely. One that delivered for at least `deliveredAfter` seconds
+/// but not a minute (a server that drops its sources now and then) is followed by the first delay with at most half
+/// of it as jitter: listeners hear a short gap, not a growing one. Failures without such a connection keep growing.
 struct ReconnectSchedule: Equatable {
     let delays: ClosedRange<Double>
     /// Seconds a connection must last before its failure starts again from the first delay.
     let stableAfter: Double
+    /// Seconds a connection must have delivered for its failure to be retried after about the first delay.
+    let deliveredAfter = 10.0
     /// The last delay waited (0 before any failure, or after a stable connection).
     private(set) var previous = 0.0
     /// Monotonic time of the next attempt.
@@ -25,11 +29,19 @@ struct ReconnectSchedule: Equatable {
 
     /// Records a failure at `now`; returns how long until the next attempt. `random` is uniform in 0..<1.
     mutating func failed(now: Double, random: Double) -> Double {
-        if let since = connectedAt, now - since >= stableAfter { previous = 0 }
-        connectedAt = nil
         let first = delays.lowerBound
-        let upper = min(delays.upperBound, max(first, previous * 3))
+        let lasted = connectedAt.map { now - $0 } ?? 0
+        connectedAt = nil
         let r = random.isFinite ? max(0, min(1, random)) : 0
+        if lasted >= stableAfter { previous = 0 }
+        if lasted >= deliveredAfter {
+            let wait = min(delays.upperBound, first * (1 + r / 2))
+            previous = first
+            failures += 1
+            nextAttempt = now + wait
+            return wait
+        }
+        let upper = min(delays.upperBound, max(first, previous * 3))
         let wait = min(delays.upperBound, first + r * (upper - first))
         previous = wait
         failures += 1
