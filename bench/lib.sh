@@ -18,3 +18,17 @@ require_binaries() {
 install_bench_tools() {
     "$REPO_ROOT/.ci/deps" --bench
 }
+
+# bench_stop_pid PID: stops a process this script started, by its PID: SIGTERM, up to 5 s, then SIGKILL.
+bench_stop_pid() {
+    local pid=$1
+    [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+}
+
+# bench_free_port: a TCP port on 127.0.0.1 that nothing listens on right now.
+bench_free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
