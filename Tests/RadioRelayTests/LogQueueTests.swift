@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import Glibc
 import Testing
@@ -13,7 +14,7 @@ import Testing
     }
 
     static func entry(_ message: String, _ priority: Log.Priority = .notice) -> LogQueue.Entry {
-        LogQueue.Entry(priority: priority, message: message, time: timespec(tv_sec: 0, tv_nsec: 0))
+        LogQueue.Entry(priority: priority, message: message, time: timespec())
     }
 
     static func journalQueue(capacity: Int, output: Output, sink: (@Sendable (String) -> Void)? = nil) -> LogQueue {

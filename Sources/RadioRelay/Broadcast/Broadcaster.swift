@@ -9,7 +9,11 @@ import Synchronization
 /// at most every `flushInterval` (listeners' phases differ, so the writes spread over time), and `EPOLLOUT` is armed
 /// only while its socket is backed up, so no listener can block or slow another.
 package final class Broadcaster: Sendable {
-    package let configuration: BroadcasterConfiguration
+    /// The settings in force: replaced as a whole by `update` (a reload), read by the network loop when
+    /// `settingsVersion` moves.
+    private let settings: LockedBox<BroadcasterConfiguration>
+    package let settingsVersion = Atomic<Int>(0)
+    package var configuration: BroadcasterConfiguration { settings.snapshot }
     package let counters = BroadcasterCounters()
     package let ring: PageRing
     /// Where it listens (the port is the real one when 0 was asked for).
@@ -58,11 +62,20 @@ package final class Broadcaster: Sendable {
         }
         let local = try SocketAddress.local(of: socket.rawValue)
         self.name = name
-        self.configuration = configuration
+        self.settings = LockedBox(configuration)
         self.ring = ring
         address = local
         wakeEvent = try EventFD()
         listenSocket = socket
+    }
+
+    /// Applies new limits, lag, burst and flush settings to the running loop (its listeners stay connected). The
+    /// listening address cannot change this way: a station bound elsewhere is a new station.
+    package func update(_ configuration: BroadcasterConfiguration) throws {
+        try configuration.validate()
+        settings.withLock { $0 = configuration }
+        settingsVersion.add(1, ordering: .releasing)
+        wake()
     }
 
     private static func listen(_ configuration: BroadcasterConfiguration) throws -> FileDescriptor {

@@ -14,8 +14,10 @@ final class NetworkLoop {
     static let acceptBatch = 128
 
     let broadcaster: Broadcaster
-    let configuration: BroadcasterConfiguration
-    let schedule: ListenerSchedule
+    private(set) var configuration: BroadcasterConfiguration
+    private(set) var schedule: ListenerSchedule
+    /// The Broadcaster's settings version these were taken at.
+    private var settingsVersion = 0
     let counters: BroadcasterCounters
     let name: String
     let epoll: Epoll
@@ -72,6 +74,12 @@ final class NetworkLoop {
         }
         while !thread.isStopping {
             thread.beat()
+            let version = broadcaster.settingsVersion.load(ordering: .acquiring)
+            if version != settingsVersion {
+                settingsVersion = version
+                configuration = broadcaster.configuration
+                schedule = ListenerSchedule(configuration)
+            }
             let now = monotonicNow()
             if backoff.resumes(now: now) { watchListenSocket(true) }
             if let due = logLimit.nextSummary, now >= due { logSummaries(now: now) }

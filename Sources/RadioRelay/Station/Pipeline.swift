@@ -1,28 +1,33 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// The station's pipeline thread: pulls the upstream, runs the stage chain, publishes pages, and carries out the
 /// stream clock's and the reconnect schedule's decisions. Confined to its thread.
 final class Pipeline {
-    private let configuration: StationConfiguration
-    private let broadcaster: Broadcaster
-    private let shared: LockedBox<StationState>
-    private var local = StationState()
-    private let chain: StageChain
-    private var clock: StreamClock
-    private var reconnect: ReconnectSchedule
+    var configuration: StationConfiguration
+    let station: Station
+    /// The station's settings version `configuration` was taken at.
+    var settingsVersion = 0
+    let broadcaster: Broadcaster
+    let shared: LockedBox<StationState>
+    var local = StationState()
+    let chain: StageChain
+    var clock: StreamClock
+    var reconnect: ReconnectSchedule
 
-    private var downloader: Downloader?
+    var downloader: Downloader?
     /// The current connection's first bytes were seen (and logged).
-    private var announced = false
+    var announced = false
     /// When the current connection was opened, and the packet count then: an upstream that sends bytes but no
     /// audio for `noAudioTimeout` counts as down.
-    private var connection = (openedAt: 0.0, packets: 0, lastAudioAt: 0.0, lastPackets: 0)
+    var connection = (openedAt: 0.0, packets: 0, lastAudioAt: 0.0, lastPackets: 0)
     /// Bytes held for a paced upstream: read ahead of the clock, fed to the stages as the clock reaches them.
-    private var backlog = Backlog(limit: 64 * 1024)
+    var backlog = Backlog(limit: 64 * 1024)
 
     init(station: Station, encoder: Encoder, state: LockedBox<StationState>) {
         self.configuration = station.configuration
+        self.station = station
         self.broadcaster = station.broadcaster
         self.shared = state
         var settings = StageChain.Configuration()
@@ -44,10 +49,10 @@ final class Pipeline {
     }
 
     /// Decoded audio not yet encoded.
-    private var queued: Double { chain.queuedSeconds }
+    var queued: Double { chain.queuedSeconds }
     /// Drops and pauses seen by the last log line about them (logged at most every `reportInterval`).
-    private var reported = (dropped: 0.0, paused: 0.0, at: -Double.infinity)
-    private static let reportInterval = 60.0
+    var reported = (dropped: 0.0, paused: 0.0, at: -Double.infinity)
+    static let reportInterval = 60.0
 
     /// Runs until `thread` is asked to stop; every iteration beats its heartbeat, whatever the upstream does.
     func run(in thread: ServiceThread) {
@@ -56,6 +61,7 @@ final class Pipeline {
         let paced = configuration.isPaced
         while !thread.isStopping {
             thread.beat()
+            reconfigure()
             let now = monotonicNow()
             // A paced upstream's next connection (a file's next loop) starts once the last one has played out.
             if downloader == nil && reconnect.isDue(now: now) && backlog.isEmpty { connect(now: now) }
@@ -82,9 +88,9 @@ final class Pipeline {
     // MARK: Upstream
 
     /// A file's pass ended: its next one starts only if this one yielded audio.
-    private var passEnded = false
+    var passEnded = false
 
-    private func connect(now: Double) {
+    func connect(now: Double) {
         if passEnded {
             passEnded = false
             if chain.parser.statistics.packets == connection.packets {
@@ -112,7 +118,7 @@ final class Pipeline {
         }
     }
 
-    private func fail(_ error: any Error, now: Double) {
+    func fail(_ error: any Error, now: Double) {
         downloader = nil
         backlog.clear()
         local.reconnects += 1
@@ -124,27 +130,7 @@ final class Pipeline {
                 + "(attempt \(reconnect.failures))")
     }
 
-    /// An upstream that keeps sending bytes none of which is audio (an HTML page, AAC, a metadata trickle) is down.
-    private func checkAudio(now: Double) {
-        guard downloader != nil, announced, !configuration.isFileUpstream else { return }
-        let packets = chain.parser.statistics.packets
-        if packets != connection.lastPackets {
-            connection.lastPackets = packets
-            connection.lastAudioAt = now
-            return
-        }
-        let silentFor = now - connection.lastAudioAt
-        guard silentFor >= configuration.noAudioTimeout else { return }
-        let received = local.bytesIn
-        let type = downloader?.responseHeaders["content-type"].map { ", Content-Type \(Sanitized.text($0))" } ?? ""
-        fail(
-            DownloadError(
-                .transfer, url: configuration.upstream,
-                "no MPEG audio in \(Int(configuration.noAudioTimeout)) s (\(received) bytes received in all\(type))"),
-            now: now)
-    }
-
-    private func pull(_ downloader: Downloader, now: Double) {
+    func pull(_ downloader: Downloader, now: Double) {
         do {
             let more = try downloader.poll(timeout: 20) { chunk in
                 if !announced {
@@ -178,7 +164,7 @@ final class Pipeline {
         }
     }
 
-    private func connected(_ downloader: Downloader) throws {
+    func connected(_ downloader: Downloader) throws {
         let interval = try downloader.icyMetaInterval()
         chain.restart(metaInterval: interval)
         local.upstream = .connected
@@ -195,7 +181,7 @@ final class Pipeline {
     // MARK: Pacing
 
     /// Feeds the backlog in 1 KB pieces (about 60 ms at 128 kb/s) while the stream is not ahead of the clock.
-    private func drainBacklog() {
+    func drainBacklog() {
         do {
             while !backlog.isEmpty && clock.mayFeed(now: monotonicNow(), queued: queued) {
                 try backlog.consume(upTo: 1024) { try chain.feed($0) }
@@ -211,7 +197,7 @@ final class Pipeline {
 
     // MARK: Stages
 
-    private func takeEvents() {
+    func takeEvents() {
         for event in chain.takeEvents() {
             switch event {
             case .format(let format):
@@ -231,7 +217,7 @@ final class Pipeline {
 
     /// Carries out one step of the stream clock: drops what runs too far ahead, encodes what is due (with the
     /// clock's rate correction), fills silence while the upstream is away or late.
-    private func advanceClock(paced: Bool) {
+    func advanceClock(paced: Bool) {
         let now = monotonicNow()
         let waiting = queued
         let step = clock.step(now: now, queued: waiting, finite: paced)
@@ -257,30 +243,12 @@ final class Pipeline {
         report(now: now)
     }
 
-    /// Drops and pauses are logged when they first happen, then at most once a minute with what came since.
-    private func report(now: Double) {
-        let dropped = clock.droppedSeconds - reported.dropped
-        let paused = clock.pausedSeconds - reported.paused
-        guard dropped > 0.001 || paused > 0, now - reported.at >= Self.reportInterval else { return }
-        if dropped > 0.001 {
-            Log.notice(
-                "\(configuration.name): dropped \(String(format: "%.1f", dropped)) s of upstream audio beyond the "
-                    + "\(clock.settings.maxLead) s lead (the upstream sent faster than real time)")
-        }
-        if paused > 0 {
-            Log.warning(
-                "\(configuration.name): the pipeline did not run for \(String(format: "%.1f", paused)) s "
-                    + "(process paused); the stream clock moved on without filling that time")
-        }
-        reported = (clock.droppedSeconds, clock.pausedSeconds, now)
-    }
-
     /// Hands the pages completed in this iteration to the Broadcaster, with one wake-up for all of them.
-    private func publish() {
+    func publish() {
         broadcaster.publish(chain.takePages())
     }
 
-    private func publishState() {
+    func publishState() {
         local.packets = chain.parser.statistics.packets
         local.skippedBytes = chain.parser.statistics.bytesSkipped
         local.decodeErrors = chain.reader?.statistics.decodeErrors ?? 0

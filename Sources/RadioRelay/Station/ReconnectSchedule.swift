@@ -6,7 +6,7 @@
 /// but not a minute (a server that drops its sources now and then) is followed by the first delay with at most half
 /// of it as jitter: listeners hear a short gap, not a growing one. Failures without such a connection keep growing.
 struct ReconnectSchedule: Equatable {
-    let delays: ClosedRange<Double>
+    private(set) var delays: ClosedRange<Double>
     /// Seconds a connection must last before its failure starts again from the first delay.
     let stableAfter: Double
     /// Seconds a connection must have delivered for its failure to be retried after about the first delay.
@@ -26,6 +26,12 @@ struct ReconnectSchedule: Equatable {
     }
 
     func isDue(now: Double) -> Bool { now >= nextAttempt }
+
+    /// New delays (a reload); the next failure uses them.
+    mutating func update(delays: ClosedRange<Double>) {
+        self.delays = delays
+        previous = min(previous, delays.upperBound)
+    }
 
     /// Records a failure at `now`; returns how long until the next attempt. `random` is uniform in 0..<1.
     mutating func failed(now: Double, random: Double) -> Double {

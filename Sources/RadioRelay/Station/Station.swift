@@ -5,7 +5,11 @@ import Synchronization
 /// can come and go; the stream does not: while it is away (or behind) the Encoder keeps encoding silence at
 /// real-time pace, so granules stay continuous and listeners stay connected.
 public final class Station: Service {
-    public let configuration: StationConfiguration
+    /// The settings in force; `update` replaces them (a reload), the pipeline reads them when `settingsVersion`
+    /// moves.
+    private let settings: LockedBox<StationConfiguration>
+    let settingsVersion = Atomic<Int>(0)
+    public var configuration: StationConfiguration { settings.snapshot }
     package let broadcaster: Broadcaster
     private let shared = LockedBox(StationState())
     private let pipeline: LockedBox<ServiceThread?> = LockedBox(nil)
@@ -30,7 +34,7 @@ public final class Station: Service {
         onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void
     ) throws {
         try configuration.validate()
-        self.configuration = configuration
+        self.settings = LockedBox(configuration)
         self.onUnexpectedExit = onUnexpectedExit
         let pageSeconds = Double(configuration.encoder.pageDuration) / 1000
         let keep = configuration.broadcaster.maxLag * 2 + configuration.broadcaster.burst + 2
@@ -38,6 +42,31 @@ public final class Station: Service {
         broadcaster = try Broadcaster(
             name: configuration.name, configuration: configuration.broadcaster, ring: ring,
             adoptedSocket: adoptedSocket)
+    }
+
+    /// Whether `new` can replace this station's settings while it runs: everything but the encoding (bitrate,
+    /// complexity, page duration, rates — its Ogg stream would change), the listening address, and a lag or burst
+    /// the page ring was not sized for.
+    package func canUpdate(to new: StationConfiguration) -> Bool {
+        let old = configuration
+        guard new.name == old.name, new.encoder == old.encoder, new.commonRate == old.commonRate,
+            new.broadcaster.bind == old.broadcaster.bind, new.broadcaster.port == old.broadcaster.port
+        else { return false }
+        let pageSeconds = Double(new.encoder.pageDuration) / 1000
+        let keep = new.broadcaster.maxLag * 2 + new.broadcaster.burst + 2
+        return Int((keep / pageSeconds).rounded(.up)) <= broadcaster.ring.capacity
+    }
+
+    /// Applies `new` to the running station (see `canUpdate`): listeners, pipeline and Ogg stream go on; a new
+    /// upstream is connected to at once.
+    package func update(_ new: StationConfiguration) throws {
+        guard canUpdate(to: new) else {
+            throw ConfigurationError("station \(name): this change needs a restart of the station")
+        }
+        try new.validate()
+        try broadcaster.update(new.broadcaster)
+        settings.withLock { $0 = new }
+        settingsVersion.add(1, ordering: .releasing)
     }
 
     /// Heartbeats of the station's threads (pipeline, network loop), for the watchdog.

@@ -57,7 +57,7 @@ struct StreamClock: Equatable {
         var mayRead = true
     }
 
-    let settings: Settings
+    private(set) var settings: Settings
     /// Monotonic time of the stream's second 0, moved forward by pauses.
     private(set) var origin: Double
     /// Seconds of audio handed to the Encoder, silence included.
@@ -83,6 +83,9 @@ struct StreamClock: Equatable {
         self.origin = now
         self.lastNow = now
     }
+
+    /// New settings (a reload); the stream's state goes on.
+    mutating func update(settings: Settings) { self.settings = settings }
 
     /// Seconds the encoded audio is ahead of the wall clock (negative: behind).
     func ahead(now: Double) -> Double { encoded - (now - origin) }

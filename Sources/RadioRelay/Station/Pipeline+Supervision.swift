@@ -1,0 +1,66 @@
+import Foundation
+import Synchronization
+
+/// The pipeline's supervision: settings taken after a reload, the upstream that sends no audio, and the log lines
+/// about what the stream clock dropped or skipped.
+extension Pipeline {
+    /// Takes the station's new settings after a reload: the clock's lead and jitter at once, a new upstream by
+    /// dropping the current connection and connecting to it now.
+    func reconfigure() {
+        let version = station.settingsVersion.load(ordering: .acquiring)
+        guard version != settingsVersion else { return }
+        settingsVersion = version
+        let old = configuration
+        configuration = station.configuration
+        var clockSettings = clock.settings
+        clockSettings.jitter = configuration.silenceAfter
+        clockSettings.maxLead = configuration.maxLead
+        clock.update(settings: clockSettings)
+        reconnect.update(delays: configuration.reconnectDelay)
+        if configuration.upstream != old.upstream {
+            Log.notice("\(configuration.name): upstream is now \(configuration.upstream)")
+            downloader = nil
+            backlog.clear()
+            passEnded = false
+            reconnect.again()
+        }
+    }
+
+    /// An upstream that keeps sending bytes none of which is audio (an HTML page, AAC, a metadata trickle) is down.
+    func checkAudio(now: Double) {
+        guard downloader != nil, announced, !configuration.isFileUpstream else { return }
+        let packets = chain.parser.statistics.packets
+        if packets != connection.lastPackets {
+            connection.lastPackets = packets
+            connection.lastAudioAt = now
+            return
+        }
+        let silentFor = now - connection.lastAudioAt
+        guard silentFor >= configuration.noAudioTimeout else { return }
+        let received = local.bytesIn
+        let type = downloader?.responseHeaders["content-type"].map { ", Content-Type \(Sanitized.text($0))" } ?? ""
+        fail(
+            DownloadError(
+                .transfer, url: configuration.upstream,
+                "no MPEG audio in \(Int(configuration.noAudioTimeout)) s (\(received) bytes received in all\(type))"),
+            now: now)
+    }
+
+    /// Drops and pauses are logged when they first happen, then at most once a minute with what came since.
+    func report(now: Double) {
+        let dropped = clock.droppedSeconds - reported.dropped
+        let paused = clock.pausedSeconds - reported.paused
+        guard dropped > 0.001 || paused > 0, now - reported.at >= Self.reportInterval else { return }
+        if dropped > 0.001 {
+            Log.notice(
+                "\(configuration.name): dropped \(String(format: "%.1f", dropped)) s of upstream audio beyond the "
+                    + "\(clock.settings.maxLead) s lead (the upstream sent faster than real time)")
+        }
+        if paused > 0 {
+            Log.warning(
+                "\(configuration.name): the pipeline did not run for \(String(format: "%.1f", paused)) s "
+                    + "(process paused); the stream clock moved on without filling that time")
+        }
+        reported = (clock.droppedSeconds, clock.pausedSeconds, now)
+    }
+}
