@@ -63,7 +63,8 @@ import Testing
             ("upstream", "http://example.com/stream.mp3"), ("port", "9000"), ("bind", "::"), ("bitrate", "128k"),
             ("page-ms", "20"), ("flush-ms", "0"), ("burst", "0.5"), ("max-lag", "30"), ("max-lead", "2.5"),
             ("max-listeners", "5"),
-            ("max-per-ip", "2"), ("complexity", "3"), ("pace", "yes"), ("name", "jazz"), ("log-level", "debug"),
+            ("max-per-ip", "2"), ("complexity", "3"), ("pace", "yes"), ("reconnect-max", "120"), ("name", "jazz"),
+            ("log-level", "debug"),
         ]
         #expect(Set(pairs.map(\.0)) == Set(OptionSpecification.serve.map(\.name)), "a flag is not tested")
         let serve = try Self.serve(["serve"] + Self.flags(pairs, joined: joined))
@@ -77,6 +78,7 @@ import Testing
         #expect(station.broadcaster.maxListeners == 5 && station.broadcaster.maxPerIP == 2)
         #expect(station.encoder.complexity == 3)
         #expect(station.paced == true && station.name == "jazz")
+        #expect(station.reconnectDelay == 1...120)
         #expect(serve.logLevel == .debug)
     }
 
