@@ -136,7 +136,7 @@ import Testing
                 "max_listeners", "max_per_ip", "complexity", "pace", "reconnect_max",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
-        #expect(others == ["name", "log-level"])
+        #expect(others == ["name", "config", "log-level"])
         for option in OptionSpecification.stationSettings {
             #expect(option.key == option.name.replacingOccurrences(of: "-", with: "_"))
         }

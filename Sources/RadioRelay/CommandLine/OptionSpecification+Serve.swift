@@ -61,6 +61,7 @@ extension OptionSpecification {
         .init(
             name: "name", placeholder: "NAME", summary: "station name in logs (default main)",
             accepts: "a non-empty name"),
+        config,
         logLevel,
     ]
 

@@ -12,7 +12,8 @@ struct OptionSpecification: Sendable {
     let summary: String
     /// What values it accepts, for error messages: "1 to 65535".
     let accepts: String
-    /// How the option sets a station. Nil for options that are not station settings (`name`, `log-level`): only options with a setting are `[station NAME]` keys in a config file.
+    /// How the option sets a station. Nil for options that are not station settings (`name`, `log-level`,
+    /// `config`): only options with a setting are `[station NAME]` keys in a config file.
     let setting: StationSetting?
     /// A config file may give the value as `@credential:NAME`, read from systemd's `$CREDENTIALS_DIRECTORY`, so that
     /// a secret (an upstream password) stays out of the world-readable file.
@@ -54,6 +55,10 @@ struct OptionSpecification: Sendable {
     static let logLevel = OptionSpecification(
         name: "log-level", placeholder: "LEVEL", summary: "least important log lines shown (default info)",
         accepts: "error, warning, notice, info or debug")
+
+    static let config = OptionSpecification(
+        name: "config", placeholder: "FILE",
+        summary: "run the stations of a config file (no station flags with it)", accepts: "a config file's path")
 
     /// The `serve` options that configure a station, which are also the `[station NAME]` keys of a config file.
     static var stationSettings: [OptionSpecification] { serve.filter { $0.setting != nil } }
