@@ -31,21 +31,39 @@ func transcode(input: String, output: String, options: Transcoder.Options) -> Ne
     }
 }
 
-func serve(_ options: ServeOptions) -> Never {
-    Log.threshold = options.logLevel
+/// Runs `configurations` until SIGTERM or SIGINT; errors go through the log, so that journald records them.
+func serve(_ configurations: () throws -> [StationConfiguration], logLevel: Log.Priority) -> Never {
+    Log.threshold = logLevel
     Server.blockSignals()
     do {
-        let configuration = try options.resolvedStation()
-        let station = try Station(configuration)
-        Log.notice(
-            "radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays "
-                + "\(configuration.upstream) on \(station.listenAddress) "
-                + "(listen: ffplay tcp://HOST:\(station.port))")
-        try Server(stations: [station]).run()
+        var stations: [Station] = []
+        for configuration in try configurations() {
+            let station = try Station(configuration)
+            Log.notice(
+                "radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays "
+                    + "\(Credentials.redacted(configuration.upstream)) on \(station.listenAddress) "
+                    + "(listen: ffplay tcp://HOST:\(station.port))")
+            stations.append(station)
+        }
+        try Server(stations: stations).run()
         exit(ExitCode.ok.rawValue)
+    } catch let error as ConfigFileError {
+        for message in error.messages { Log.error(message) }
+        exit(ExitCode(for: error).rawValue)
     } catch {
-        // Through the log, so that journald records it as an error.
         Log.error("\(error)")
+        exit(ExitCode(for: error).rawValue)
+    }
+}
+
+/// `--config FILE`: the file's log level applies unless `--log-level` overrides it.
+func serve(configPath path: String, logLevel: Log.Priority?) -> Never {
+    do {
+        let file = try ConfigFile.load(path: path)
+        serve({ file.stations }, logLevel: logLevel ?? file.server.logLevel)
+    } catch {
+        Log.threshold = logLevel ?? .info
+        for message in error.messages { Log.error(message) }
         exit(ExitCode(for: error).rawValue)
     }
 }
@@ -64,7 +82,14 @@ case .help(let topic):
 case .version:
     print("radio-relay \(RadioRelayVersion.string) (\(RadioRelayVersion.libraries))")
 case .serve(let options):
-    serve(options)
+    serve({ [try options.resolvedStation()] }, logLevel: options.logLevel)
+case .serveConfig(let path, let logLevel):
+    serve(configPath: path, logLevel: logLevel)
+case .checkConfig(let path):
+    let check = ConfigCheck(path: path)
+    if !check.report.isEmpty { print(check.report) }
+    for problem in check.problems { StandardError.write(problem + "\n") }
+    exit(check.status.rawValue)
 case .transcode(let input, let output, let options):
     transcode(input: input, output: output, options: options)
 }

@@ -63,9 +63,12 @@ import Testing
             ("upstream", "http://example.com/stream.mp3"), ("port", "9000"), ("bind", "::"), ("bitrate", "128k"),
             ("page-ms", "20"), ("flush-ms", "0"), ("burst", "0.5"), ("max-lag", "30"), ("max-lead", "2.5"),
             ("max-listeners", "5"),
-            ("max-per-ip", "2"), ("complexity", "3"), ("pace", "yes"), ("name", "jazz"), ("log-level", "debug"),
+            ("max-per-ip", "2"), ("complexity", "3"), ("pace", "yes"), ("reconnect-max", "120"), ("name", "jazz"),
+            ("log-level", "debug"),
         ]
-        #expect(Set(pairs.map(\.0)) == Set(OptionSpecification.serve.map(\.name)), "a flag is not tested")
+        // --config replaces the station flags; ConfigFileCommandTests covers it.
+        let flags = Set(OptionSpecification.serve.map(\.name)).subtracting(["config"])
+        #expect(Set(pairs.map(\.0)) == flags, "a flag is not tested")
         let serve = try Self.serve(["serve"] + Self.flags(pairs, joined: joined))
         let station = serve.station
         #expect(station.upstream == "http://example.com/stream.mp3")
@@ -77,6 +80,7 @@ import Testing
         #expect(station.broadcaster.maxListeners == 5 && station.broadcaster.maxPerIP == 2)
         #expect(station.encoder.complexity == 3)
         #expect(station.paced == true && station.name == "jazz")
+        #expect(station.reconnectDelay == 1...120)
         #expect(serve.logLevel == .debug)
     }
 
@@ -144,12 +148,12 @@ import Testing
     /// Each wrong command line: the one-line message, naming the flag and what it accepts, and the help it points to.
     @Test(
         arguments: [
-            (["frob"], "unknown command frob: use serve or transcode", HelpTopic.overall),
+            (["frob"], "unknown command frob: use serve, transcode or check-config", HelpTopic.overall),
             (["--port", "9000"], "unknown option --port", .overall),
             (["--log-level", "loud"], "--log-level loud: use error, warning, notice, info or debug", .overall),
             (["--log-level"], "--log-level needs a value: error, warning, notice, info or debug", .overall),
             (["--version", "x"], "--version takes no arguments", .overall),
-            (["help", "frob"], "no help for frob: use serve or transcode", .overall),
+            (["help", "frob"], "no help for frob: use serve, transcode or check-config", .overall),
             (["-x"], "unknown option -x", .overall),
             (["serve", "--bogus", "1"], "unknown option --bogus", .serve),
             (["serve", "--rate=44100"], "unknown option --rate", .serve),

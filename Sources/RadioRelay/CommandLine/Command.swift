@@ -6,6 +6,11 @@ package enum Command: Sendable {
     /// `radio-relay serve [options]`, and `radio-relay [--log-level LEVEL]` alone: the demo, which is `serve` with
     /// every default.
     case serve(ServeOptions)
+    /// `radio-relay --config FILE` or `radio-relay serve --config FILE`: the stations of a config file, read when it
+    /// runs (`ConfigFile.load`). `logLevel` is `--log-level`, which overrides the file's `log_level`.
+    case serveConfig(path: String, logLevel: Log.Priority?)
+    /// `radio-relay check-config FILE`: read the file, report, run nothing.
+    case checkConfig(path: String)
     /// `radio-relay transcode [options] INPUT OUTPUT`.
     case transcode(input: String, output: String, options: Transcoder.Options)
     /// `radio-relay --version`.
@@ -24,6 +29,7 @@ package enum Command: Sendable {
             if let extra = scanner.positional.first {
                 throw scanner.error("serve takes only options, not \(extra)")
             }
+            if let config = try configFile(scanner) { return config }
             return .serve(try ServeOptions(scanner))
         case "transcode":
             let scanner = try ArgumentScanner(rest, options: OptionSpecification.transcode, topic: .transcode)
@@ -34,6 +40,13 @@ package enum Command: Sendable {
             return .transcode(
                 input: scanner.positional[0], output: scanner.positional[1],
                 options: try transcodeOptions(scanner))
+        case "check-config":
+            let scanner = try ArgumentScanner(rest, options: [], topic: .checkConfig)
+            if scanner.wantsHelp { return .help(.checkConfig) }
+            guard scanner.positional.count == 1 else {
+                throw scanner.error("check-config needs 1 argument, FILE; got \(scanner.positional.count)")
+            }
+            return .checkConfig(path: scanner.positional[0])
         case "--version":
             guard rest.isEmpty else { throw UsageError("--version takes no arguments", topic: .overall) }
             return .version
@@ -42,20 +55,36 @@ package enum Command: Sendable {
             case nil: return .help(.overall)
             case "serve": return .help(.serve)
             case "transcode": return .help(.transcode)
-            case let other?: throw UsageError("no help for \(other): use serve or transcode", topic: .overall)
+            case "check-config": return .help(.checkConfig)
+            case let other?:
+                throw UsageError("no help for \(other): use serve, transcode or check-config", topic: .overall)
             }
         default:
             guard first.hasPrefix("-") else {
-                throw UsageError("unknown command \(first): use serve or transcode", topic: .overall)
+                throw UsageError(
+                    "unknown command \(first): use serve, transcode or check-config", topic: .overall)
             }
-            // The demo takes only a log level; a station's options need `serve`.
-            let scanner = try ArgumentScanner(arguments[...], options: [.logLevel], topic: .overall)
+            // The demo takes only a log level, or a config file; a station's options need `serve`.
+            let scanner = try ArgumentScanner(arguments[...], options: [.config, .logLevel], topic: .overall)
             if scanner.wantsHelp { return .help(.overall) }
             if let extra = scanner.positional.first { throw scanner.error("unknown command \(extra)") }
+            if let config = try configFile(scanner) { return config }
             var demo = ServeOptions()
             demo.logLevel = try scanner.value("log-level", Log.Priority.init(name:)) ?? demo.logLevel
             return .serve(demo)
         }
+    }
+
+    /// `.serveConfig` when `--config` was given, after checking that no station flag came with it (the file says
+    /// everything about its stations; only `--log-level` may override it).
+    private static func configFile(_ scanner: ArgumentScanner) throws(UsageError) -> Command? {
+        guard let path = scanner.values[OptionSpecification.config.name] else { return nil }
+        let allowed: Set = [OptionSpecification.config.name, OptionSpecification.logLevel.name]
+        if let flag = scanner.options.map(\.name).first(where: { scanner.values[$0] != nil && !allowed.contains($0) }) {
+            throw scanner.error("--config cannot be combined with --\(flag): set it in the config file")
+        }
+        return .serveConfig(
+            path: path, logLevel: try scanner.value(OptionSpecification.logLevel.name, Log.Priority.init(name:)))
     }
 
     private static func transcodeOptions(_ scanner: ArgumentScanner) throws(UsageError) -> Transcoder.Options {

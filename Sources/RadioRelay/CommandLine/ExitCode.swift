@@ -28,7 +28,7 @@ package enum ExitCode: Int32, Sendable, CaseIterable {
     package init(for error: any Error) {
         switch error {
         case is UsageError: self = .usage
-        case is ConfigurationError: self = .config
+        case is ConfigurationError, is ConfigFileError: self = .config
         case is OutputError: self = .cantCreate
         case is TranscodeError: self = .dataError
         case let error as DownloadError: self = Self.code(for: error.kind)

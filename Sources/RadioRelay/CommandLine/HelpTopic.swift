@@ -3,6 +3,7 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
     case overall
     case serve
     case transcode
+    case checkConfig
 
     /// The command line that shows this help.
     package var invocation: String {
@@ -10,6 +11,7 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
         case .overall: return "radio-relay --help"
         case .serve: return "radio-relay serve --help"
         case .transcode: return "radio-relay transcode --help"
+        case .checkConfig: return "radio-relay check-config --help"
         }
     }
 
@@ -19,11 +21,14 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
         case .overall: return Self.overallText
         case .serve: return Self.serveText
         case .transcode: return Self.transcodeText
+        case .checkConfig: return Self.checkConfigText
         }
     }
 
     private static let serveSynopsis = "radio-relay serve [options]"
     private static let transcodeSynopsis = "radio-relay transcode [options] INPUT OUTPUT"
+    private static let configSynopsis = "radio-relay [serve] --config FILE [--log-level LEVEL]"
+    private static let checkSynopsis = "radio-relay check-config FILE"
 
     private static var overallText: String {
         """
@@ -32,10 +37,13 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
         usage:
           radio-relay [--log-level LEVEL]  serve the bundled demo sample in a loop on port 8000
           \(serveSynopsis)      relay one station (listeners: ffplay tcp://HOST:PORT)
+          \(configSynopsis)
+                                           relay every station of a config file (/etc/radio-relay/radio-relay.conf)
+          \(checkSynopsis)    check a config file: print OK, or every error with its line (status 78)
           \(transcodeSynopsis)
                                            INPUT: a path or an http(s)/file URL; OUTPUT: a .opus path or - (stdout)
           radio-relay --version | --help
-          radio-relay serve --help | transcode --help   a command's options
+          radio-relay serve --help | transcode --help | check-config --help   a command's options
 
         exit status: 0 done, 64 usage, 65 input is not MP3, 66 input missing, 69 unavailable (port in use, upstream
         server failing), 70 internal error, 71 system resources, 73 cannot create output, 77 no permission,
@@ -47,10 +55,31 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
         """
         usage: \(serveSynopsis)
         Relays one station: listeners connect over raw TCP (ffplay tcp://HOST:PORT).
+        With --config FILE, relays the stations of the file instead; then only --log-level may come with it.
 
         options:
         \(OptionSpecification.helpLines(OptionSpecification.serve))
         """
+    }
+
+    private static var checkConfigText: String {
+        var keys = [""]
+        for key in OptionSpecification.stationSettings.map(\.key) {
+            if keys[keys.count - 1].count + key.count > 100 { keys.append("") }
+            keys[keys.count - 1] += keys[keys.count - 1].isEmpty ? key : ", " + key
+        }
+        return """
+            usage: \(checkSynopsis)
+            Reads a config file as `radio-relay --config FILE` would, and runs nothing. Prints
+            "FILE: OK, N stations (names)" and exits 0, or prints every problem as FILE:LINE: message and exits 78.
+
+            The file: [server] with status = ADDR:PORT or off (default 127.0.0.1:8080), log_level, and the listener
+            limits max_listeners and max_per_ip that stations inherit; then one [station NAME] per station
+            (NAME: 1 to 64 of A-Z a-z 0-9 _ -) with the serve flags as keys, _ for -:
+              \(keys.joined(separator: ",\n  "))
+            upstream is required; upstream = @credential:NAME reads $CREDENTIALS_DIRECTORY/NAME (LoadCredential=).
+            Comments start with # or ; at the start of a line; values may be in double quotes.
+            """
     }
 
     private static var transcodeText: String {

@@ -1,5 +1,9 @@
-/// One `--flag VALUE` a command accepts: the single list that both the parser and the help text are made from.
+/// One `--flag VALUE` a command accepts: the single list that the parser, the help text and the config file's keys
+/// are all made from, so that a flag and its key cannot drift apart.
 struct OptionSpecification: Sendable {
+    /// Sets the option on a station from its text; false when the text is not a value the option accepts.
+    typealias StationSetting = @Sendable (String, inout StationConfiguration) -> Bool
+
     /// Without the dashes: "port".
     let name: String
     /// The value's placeholder in the help: "P".
@@ -8,61 +12,56 @@ struct OptionSpecification: Sendable {
     let summary: String
     /// What values it accepts, for error messages: "1 to 65535".
     let accepts: String
+    /// How the option sets a station. Nil for options that are not station settings (`name`, `log-level`,
+    /// `config`): only options with a setting are `[station NAME]` keys in a config file.
+    let setting: StationSetting?
+    /// A config file may give the value as `@credential:NAME`, read from systemd's `$CREDENTIALS_DIRECTORY`, so that
+    /// a secret (an upstream password) stays out of the world-readable file.
+    let acceptsCredential: Bool
+    /// A config file's `[server]` section may set it too, as the default every station inherits.
+    let isServerDefault: Bool
+
+    init(
+        name: String, placeholder: String, summary: String, accepts: String, setting: StationSetting? = nil,
+        acceptsCredential: Bool = false, isServerDefault: Bool = false
+    ) {
+        self.name = name
+        self.placeholder = placeholder
+        self.summary = summary
+        self.accepts = accepts
+        self.setting = setting
+        self.acceptsCredential = acceptsCredential
+        self.isServerDefault = isServerDefault
+    }
 
     /// "--port P", as the help's first column shows it.
     var synopsis: String { "--\(name) \(placeholder)" }
+
+    /// The option's key in a config file: the flag's name with `_` for `-` ("max-lag" → "max_lag").
+    var key: String { String(name.map { $0 == "-" ? "_" : $0 }) }
+
+    /// A setting that reads the text with `read` (one of `Values`) and stores what it read with `store`.
+    static func station<Value>(
+        _ read: @escaping @Sendable (String) -> Value?,
+        _ store: @escaping @Sendable (inout StationConfiguration, Value) -> Void
+    ) -> StationSetting {
+        { text, station in
+            guard let value = read(text) else { return false }
+            store(&station, value)
+            return true
+        }
+    }
 
     static let logLevel = OptionSpecification(
         name: "log-level", placeholder: "LEVEL", summary: "least important log lines shown (default info)",
         accepts: "error, warning, notice, info or debug")
 
-    /// `serve`'s options, in the order its help lists them.
-    static let serve: [OptionSpecification] = [
-        .init(
-            name: "upstream", placeholder: "URL",
-            summary: "http(s) Icecast/SHOUTcast MP3 stream, or a file (played at real time, looped; default: demo)",
-            accepts: "an http(s) URL, a file: URL or a path"),
-        .init(name: "port", placeholder: "P", summary: "listening TCP port (default 8000)", accepts: "1 to 65535"),
-        .init(
-            name: "bind", placeholder: "ADDR", summary: "listening address (default 0.0.0.0; :: for IPv6)",
-            accepts: "an IPv4 or IPv6 address such as 0.0.0.0 or ::"),
-        .init(
-            name: "bitrate", placeholder: "B", summary: "Opus bitrate (default 96k)",
-            accepts: "6k to 510k, e.g. 96k or 96000"),
-        .init(
-            name: "page-ms", placeholder: "MS",
-            summary: "Ogg page duration, multiple of 20 (default 100; 20 for low latency)",
-            accepts: "a multiple of 20 from 20 to 1000"),
-        .init(
-            name: "flush-ms", placeholder: "MS",
-            summary: "how often each listener is written to (default 300; 0 = every page)", accepts: "0 to 2000"),
-        .init(
-            name: "burst", placeholder: "SECONDS", summary: "audio sent at once to a new listener (default 2)",
-            accepts: "0 to 60 seconds"),
-        .init(
-            name: "max-lag", placeholder: "SECONDS",
-            summary: "how far behind a listener may fall before it is moved, then dropped (default 10)",
-            accepts: "0.5 to 600 seconds"),
-        .init(
-            name: "max-lead", placeholder: "SECONDS",
-            summary: "how far the audio may run ahead of real time; a faster upstream is held or trimmed (default 1)",
-            accepts: "0.2 to 30 seconds"),
-        .init(
-            name: "max-listeners", placeholder: "N", summary: "listeners per station (default 20000; 0 = no limit)",
-            accepts: "0 to 1000000"),
-        .init(
-            name: "max-per-ip", placeholder: "N", summary: "listeners per client address (default 0 = no limit)",
-            accepts: "0 to 1000000"),
-        .init(name: "complexity", placeholder: "N", summary: "libopus complexity (default 10)", accepts: "0 to 10"),
-        .init(
-            name: "pace", placeholder: "auto|yes|no",
-            summary: "read the upstream at real time from its packets' durations (auto: files only)",
-            accepts: "auto, yes or no"),
-        .init(
-            name: "name", placeholder: "NAME", summary: "station name in logs (default main)",
-            accepts: "a non-empty name"),
-        logLevel,
-    ]
+    static let config = OptionSpecification(
+        name: "config", placeholder: "FILE",
+        summary: "run the stations of a config file (no station flags with it)", accepts: "a config file's path")
+
+    /// The `serve` options that configure a station, which are also the `[station NAME]` keys of a config file.
+    static var stationSettings: [OptionSpecification] { serve.filter { $0.setting != nil } }
 
     /// `transcode`'s options, in the order its help lists them.
     static let transcode: [OptionSpecification] = [

@@ -1,10 +1,10 @@
-/// Readers of flag values: text to a value, or nil when the text is not one the flag accepts.
+/// Readers of flag and config-file values: text to a value, or nil when the text is not one the flag accepts.
 enum Values {
-    static func integer(_ range: ClosedRange<Int>) -> (String) -> Int? {
+    static func integer(_ range: ClosedRange<Int>) -> @Sendable (String) -> Int? {
         { Units.integer($0, in: range) }
     }
 
-    static func seconds(_ range: ClosedRange<Double>) -> (String) -> Double? {
+    static func seconds(_ range: ClosedRange<Double>) -> @Sendable (String) -> Double? {
         { Units.seconds($0, in: range) }
     }
 

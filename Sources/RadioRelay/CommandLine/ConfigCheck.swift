@@ -1,0 +1,24 @@
+/// What `radio-relay check-config FILE` reports: the file read exactly as `--config FILE` reads it, nothing run.
+package struct ConfigCheck: Sendable, Equatable {
+    /// 0, or 78 (EX_CONFIG) when the file has any problem.
+    package let status: ExitCode
+    /// For standard output: "FILE: OK, 3 stations (jazz, news, talk)", or empty.
+    package let report: String
+    /// For standard error: every problem, one a line, each naming FILE:LINE.
+    package let problems: [String]
+
+    package init(path: String, credentialsDirectory: String? = ConfigFile.environmentCredentialsDirectory) {
+        do {
+            let file = try ConfigFile.load(path: path, credentialsDirectory: credentialsDirectory)
+            let count = file.stations.count
+            let names = file.stations.map(\.name).joined(separator: ", ")
+            status = .ok
+            report = "\(path): OK, \(count) station\(count == 1 ? "" : "s") (\(names))"
+            problems = []
+        } catch {
+            status = .config
+            report = ""
+            problems = error.messages
+        }
+    }
+}

@@ -1,0 +1,72 @@
+/// `serve`'s options: each station setting says how it reads its text (with `Values`, so that the command line and
+/// the config file accept the same values and word their errors alike) and where it stores the value.
+extension OptionSpecification {
+    /// `serve`'s options, in the order its help lists them.
+    static let serve: [OptionSpecification] = [
+        .init(
+            name: "upstream", placeholder: "URL",
+            summary: "http(s) Icecast/SHOUTcast MP3 stream, or a file (played at real time, looped; default: demo)",
+            accepts: "an http(s) URL, a file: URL or a path",
+            setting: station({ $0 }, { $0.upstream = $1 }), acceptsCredential: true),
+        .init(
+            name: "port", placeholder: "P", summary: "listening TCP port (default 8000)", accepts: "1 to 65535",
+            setting: station(Values.integer(1...65535), { $0.broadcaster.port = $1 })),
+        .init(
+            name: "bind", placeholder: "ADDR", summary: "listening address (default 0.0.0.0; :: for IPv6)",
+            accepts: "an IPv4 or IPv6 address such as 0.0.0.0 or ::",
+            setting: station(Values.address, { $0.broadcaster.bind = $1 })),
+        .init(
+            name: "bitrate", placeholder: "B", summary: "Opus bitrate (default 96k)",
+            accepts: "6k to 510k, e.g. 96k or 96000", setting: station(Values.bitrate, { $0.encoder.bitrate = $1 })),
+        .init(
+            name: "page-ms", placeholder: "MS",
+            summary: "Ogg page duration, multiple of 20 (default 100; 20 for low latency)",
+            accepts: "a multiple of 20 from 20 to 1000",
+            setting: station(Values.pageDuration, { $0.encoder.pageDuration = $1 })),
+        .init(
+            name: "flush-ms", placeholder: "MS",
+            summary: "how often each listener is written to (default 300; 0 = every page)", accepts: "0 to 2000",
+            setting: station(Values.integer(0...2000), { $0.broadcaster.flushInterval = Double($1) / 1000 })),
+        .init(
+            name: "burst", placeholder: "SECONDS", summary: "audio sent at once to a new listener (default 2)",
+            accepts: "0 to 60 seconds", setting: station(Values.seconds(0...60), { $0.broadcaster.burst = $1 })),
+        .init(
+            name: "max-lag", placeholder: "SECONDS",
+            summary: "how far behind a listener may fall before it is moved, then dropped (default 10)",
+            accepts: "0.5 to 600 seconds", setting: station(Values.seconds(0.5...600), { $0.broadcaster.maxLag = $1 })),
+        .init(
+            name: "max-lead", placeholder: "SECONDS",
+            summary: "how far audio may run ahead of real time; a faster upstream is held or trimmed (default 1)",
+            accepts: "0.2 to 30 seconds", setting: station(Values.seconds(0.2...30), { $0.maxLead = $1 })),
+        .init(
+            name: "max-listeners", placeholder: "N", summary: "listeners per station (default 20000; 0 = no limit)",
+            accepts: "0 to 1000000",
+            setting: station(Values.integer(0...1_000_000), { $0.broadcaster.maxListeners = $1 }),
+            isServerDefault: true),
+        .init(
+            name: "max-per-ip", placeholder: "N", summary: "listeners per client address (default 0 = no limit)",
+            accepts: "0 to 1000000", setting: station(Values.integer(0...1_000_000), { $0.broadcaster.maxPerIP = $1 }),
+            isServerDefault: true),
+        .init(
+            name: "complexity", placeholder: "N", summary: "libopus complexity (default 10)", accepts: "0 to 10",
+            setting: station(Values.integer(0...10), { $0.encoder.complexity = $1 })),
+        .init(
+            name: "pace", placeholder: "auto|yes|no",
+            summary: "read the upstream at real time from its packets' durations (auto: files only)",
+            accepts: "auto, yes or no", setting: station(Values.pace, { $0.paced = $1 })),
+        .init(
+            name: "reconnect-max", placeholder: "SECONDS",
+            summary: "longest wait between upstream reconnects; the waits grow from 1 s up to it (default 30)",
+            accepts: "1 to 3600 seconds", setting: station(Values.seconds(1...3600), Self.setReconnectMax)),
+        .init(
+            name: "name", placeholder: "NAME", summary: "station name in logs (default main)",
+            accepts: "a non-empty name"),
+        config,
+        logLevel,
+    ]
+
+    /// The last reconnect delay; the first stays, lowered only if it would exceed the last.
+    private static func setReconnectMax(_ station: inout StationConfiguration, _ seconds: Double) {
+        station.reconnectDelay = min(station.reconnectDelay.lowerBound, seconds)...seconds
+    }
+}

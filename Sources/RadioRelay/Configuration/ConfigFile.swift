@@ -1,0 +1,94 @@
+import Glibc
+
+/// A config file, read and checked: the server's settings and the stations to run, or every problem found.
+///
+/// The format (`config/radio-relay.conf` is the commented example; the syntax is in `ConfigFileLines`):
+/// - `[server]`: `status = ADDR:PORT` or `off` (default `127.0.0.1:8080`), `log_level`, and the listener limits
+///   `max_listeners` and `max_per_ip` that every station inherits unless it sets its own;
+/// - one `[station NAME]` per station; its keys are `serve`'s station flags with `_` for `-`, made from the same
+///   table (`OptionSpecification.stationSettings`) and read by the same value readers, so a key accepts what its
+///   flag accepts. `upstream` is required, and may be `@credential:NAME` (see `Credentials`).
+///
+/// Reading does no network I/O: it reads the file and any credentials, nothing else.
+package struct ConfigFile: Sendable, Equatable {
+    package var server = ServerSettings()
+    /// In the order of the file, each valid (`StationConfiguration.validate()`), no two on overlapping addresses.
+    package var stations: [StationConfiguration] = []
+
+    package init(server: ServerSettings = ServerSettings(), stations: [StationConfiguration] = []) {
+        self.server = server
+        self.stations = stations
+    }
+
+    /// The `[server]` section.
+    package struct ServerSettings: Sendable, Equatable {
+        /// Where the status endpoint listens; nil when `status = off`.
+        package var status: ListenAddress? = ListenAddress(host: "127.0.0.1", port: 8080)
+        package var logLevel = Log.Priority.info
+        /// What each station starts from before its own keys: the server-wide listener limits.
+        package var stationDefaults = StationConfiguration()
+
+        package init() {}
+    }
+
+    /// An IP literal and a port: `127.0.0.1:8080`, `[::1]:8080`.
+    package struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
+        package var host: String
+        package var port: Int
+
+        package init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        /// `ADDR:PORT`, with brackets around an IPv6 address; nil unless the host is an IP literal and the port is
+        /// 1 to 65535.
+        package init?(parsing text: String) {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            var host = Substring(text[..<colon])
+            if host.hasPrefix("[") && host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+            guard let port = Units.integer(String(text[text.index(after: colon)...]), in: 1...65535),
+                Values.address(String(host)) != nil
+            else { return nil }
+            self.init(host: String(host), port: port)
+        }
+
+        package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+
+    /// Reads and checks the file at `path`.
+    /// - Parameter credentialsDirectory: where `@credential:NAME` values are read; systemd's
+    ///   `$CREDENTIALS_DIRECTORY` by default.
+    /// - Throws: `ConfigFileError` with every problem found, each naming `path` and the line.
+    package static func load(path: String, credentialsDirectory: String? = environmentCredentialsDirectory)
+        throws(ConfigFileError) -> ConfigFile
+    {
+        let bytes: [UInt8]
+        do {
+            bytes = try SmallFile.read(path, limit: 1 << 20)
+        } catch {
+            switch error {
+            case .tooLarge: throw ConfigFileError(["\(path): larger than 1 MiB: is this the config file?"])
+            case .system(let error):
+                throw ConfigFileError(["\(path): cannot read: \(String(cString: strerror(error.errno)))"])
+            }
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw ConfigFileError(["\(path): not UTF-8 text"])
+        }
+        return try parse(text, file: path, credentialsDirectory: credentialsDirectory)
+    }
+
+    /// `$CREDENTIALS_DIRECTORY`, set by systemd when the unit has `LoadCredential=`.
+    package static var environmentCredentialsDirectory: String? {
+        getenv("CREDENTIALS_DIRECTORY").map { String(cString: $0) }
+    }
+
+    /// Checks `text` as the content of `file` (the name only appears in messages).
+    package static func parse(_ text: String, file: String, credentialsDirectory: String?) throws(ConfigFileError)
+        -> ConfigFile
+    {
+        var reader = ConfigFileReader(file: file, credentialsDirectory: credentialsDirectory)
+        return try reader.read(text)
+    }
+}

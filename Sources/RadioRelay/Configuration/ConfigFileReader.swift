@@ -1,0 +1,213 @@
+/// Gives a config file's sections their meaning and collects every problem on the way: keys are looked up in the
+/// command line's option table, values read with its readers (`OptionSpecification.setting`), so a key accepts
+/// what its flag accepts and is refused with the flag's own "use …" words.
+struct ConfigFileReader {
+    var problems: ConfigFileProblems
+    let credentialsDirectory: String?
+
+    /// The keys of `[server]` besides the inherited station settings.
+    static let statusKey = "status"
+    static let statusAccepts = "ADDR:PORT such as 127.0.0.1:8080 or [::1]:8080, or off"
+
+    init(file: String, credentialsDirectory: String?) {
+        problems = ConfigFileProblems(file: file)
+        self.credentialsDirectory = credentialsDirectory
+    }
+
+    /// A station that passed every check, with the line its address comes from.
+    struct PlacedStation {
+        let station: StationConfiguration
+        let line: Int
+    }
+
+    mutating func read(_ text: String) throws(ConfigFileError) -> ConfigFile {
+        let lines = ConfigFileLines(text, problems: &problems)
+        var result = ConfigFile()
+        var serverLine: Int?
+        var statusLine: Int?
+        for section in lines.sections where section.header == .server {
+            if let first = serverLine {
+                problems.add(section.line, "a second [server] section (the first is at line \(first)): keep one")
+                var ignored = ConfigFile.ServerSettings()
+                _ = readServer(section, into: &ignored)
+            } else {
+                serverLine = section.line
+                statusLine = readServer(section, into: &result.server)
+            }
+        }
+        var placed: [PlacedStation] = []
+        var firstLines: [String: Int] = [:]
+        var sawStation = false
+        for section in lines.sections {
+            guard case .station(let name, let validName) = section.header else { continue }
+            sawStation = true
+            var station = result.server.stationDefaults
+            station.name = name
+            station.encoder.serial = EncoderConfiguration().serial  // its own Ogg stream serial, not the template's
+            let (clean, addressLine) = readStation(section, into: &station)
+            guard validName else { continue }
+            if let first = firstLines[name] {
+                problems.add(section.line, "duplicate station \(name) (the first is at line \(first)): rename one")
+                continue
+            }
+            firstLines[name] = section.line
+            guard clean else { continue }
+            do {
+                try station.validate()
+            } catch {
+                let message = "\(error)"
+                problems.add(
+                    section.line, message.hasPrefix("station \(name):") ? message : "station \(name): \(message)")
+                continue
+            }
+            placed.append(PlacedStation(station: station, line: addressLine))
+        }
+        if !sawStation {
+            problems.addToFile("no [station NAME] section: add one per station, each with upstream = URL or path")
+        }
+        checkAddresses(placed, status: result.server.status, statusLine: statusLine)
+        guard problems.isEmpty else { throw problems.error }
+        result.stations = placed.map(\.station)
+        return result
+    }
+
+    /// Reads `[server]`; returns the line of its `status` key.
+    private mutating func readServer(_ section: ConfigFileLines.Section, into server: inout ConfigFile.ServerSettings)
+        -> Int?
+    {
+        let defaults = OptionSpecification.stationSettings.filter(\.isServerDefault)
+        let logLevel = OptionSpecification.logLevel
+        let keys = [Self.statusKey, logLevel.key] + defaults.map(\.key)
+        var seen: [String: Int] = [:]
+        for entry in section.entries where firstTime(entry, &seen) {
+            guard let value = entry.value else { continue }
+            switch entry.key {
+            case Self.statusKey:
+                guard hasValue(entry.key, value, line: entry.line, accepts: Self.statusAccepts) else { continue }
+                if value == "off" {
+                    server.status = nil
+                } else if let address = ConfigFile.ListenAddress(parsing: value) {
+                    server.status = address
+                } else {
+                    problems.add(entry.line, "\(entry.key) = \(value): use \(Self.statusAccepts)")
+                    server.status = nil  // unknown, so no station is said to overlap it
+                }
+            case logLevel.key:
+                guard hasValue(entry.key, value, line: entry.line, accepts: logLevel.accepts) else { continue }
+                if let level = Log.Priority(name: value) {
+                    server.logLevel = level
+                } else {
+                    problems.add(entry.line, "\(entry.key) = \(value): use \(logLevel.accepts)")
+                }
+            default:
+                if let option = defaults.first(where: { $0.key == entry.key }) {
+                    _ = apply(entry.key, value, line: entry.line, option, to: &server.stationDefaults)
+                } else {
+                    problems.add(entry.line, Self.unknownKey(entry.key, in: "[server]", keys: keys))
+                }
+            }
+        }
+        return seen[Self.statusKey]
+    }
+
+    /// Reads a station's keys over `station`; returns whether all were good (and `upstream` given), and the line
+    /// its listening address comes from (`port`, else `bind`, else the section's header).
+    private mutating func readStation(_ section: ConfigFileLines.Section, into station: inout StationConfiguration)
+        -> (clean: Bool, addressLine: Int)
+    {
+        let options = OptionSpecification.stationSettings
+        var seen: [String: Int] = [:]
+        var clean = true
+        for entry in section.entries {
+            guard firstTime(entry, &seen) else {
+                clean = false
+                continue
+            }
+            guard let option = options.first(where: { $0.key == entry.key }) else {
+                let label = station.name.isEmpty ? "[station]" : "[station \(station.name)]"
+                problems.add(entry.line, Self.unknownKey(entry.key, in: label, keys: options.map(\.key)))
+                clean = false
+                continue
+            }
+            guard let value = entry.value else {
+                clean = false
+                continue
+            }
+            clean = apply(entry.key, value, line: entry.line, option, to: &station) && clean
+        }
+        if seen["upstream"] == nil {
+            let label = station.name.isEmpty ? "[station]" : "[station \(station.name)]"
+            problems.add(section.line, "\(label) has no upstream: add upstream = an http(s) URL, a file: URL or a path")
+            clean = false
+        }
+        return (clean, seen["port"] ?? seen["bind"] ?? section.line)
+    }
+
+    /// Sets one station key, reading `@credential:NAME` first where the key allows it.
+    private mutating func apply(
+        _ key: String, _ value: String, line: Int, _ option: OptionSpecification,
+        to station: inout StationConfiguration
+    ) -> Bool {
+        var text = value
+        if let name = Credentials.reference(in: text) {
+            guard option.acceptsCredential else {
+                let keys = OptionSpecification.stationSettings.filter(\.acceptsCredential).map(\.key)
+                problems.add(line, "\(key) cannot come from a credential: only \(Self.list(keys)) can")
+                return false
+            }
+            switch Credentials.read(name, directory: credentialsDirectory) {
+            case .success(let secret): text = secret
+            case .failure(let problem):
+                problems.add(line, problem.message)
+                return false
+            }
+        }
+        // Messages quote the file (`@credential:NAME`), never a secret.
+        guard hasValue(key, value, line: line, accepts: option.accepts), let setting = option.setting,
+            setting(text, &station)
+        else {
+            if !value.isEmpty { problems.add(line, "\(key) = \(value): use \(option.accepts)") }
+            return false
+        }
+        if option.name == "upstream" {
+            do {
+                _ = try UpstreamURL.classify(text)
+            } catch {
+                problems.add(line, "\(key) = \(value): \(error.message)")
+                return false
+            }
+        }
+        return true
+    }
+
+    /// False, with a problem, for a key already given in this section.
+    private mutating func firstTime(_ entry: ConfigFileLines.Entry, _ seen: inout [String: Int]) -> Bool {
+        if let first = seen[entry.key] {
+            problems.add(entry.line, "duplicate key \(entry.key) (the first is at line \(first)): keep one")
+            return false
+        }
+        seen[entry.key] = entry.line
+        return true
+    }
+
+    /// False, with a problem, for `key =` with nothing after it.
+    private mutating func hasValue(_ key: String, _ value: String, line: Int, accepts: String) -> Bool {
+        guard value.isEmpty else { return true }
+        problems.add(line, "\(key) needs a value: \(accepts)")
+        return false
+    }
+
+    static func unknownKey(_ key: String, in section: String, keys: [String]) -> String {
+        let underscored = String(key.map { $0 == "-" ? "_" : $0 })
+        if underscored != key && keys.contains(underscored) {
+            return "unknown key \(key) in \(section): write \(underscored)"
+        }
+        return "unknown key \(key) in \(section): use \(list(keys))"
+    }
+
+    /// "a, b or c".
+    static func list(_ words: [String]) -> String {
+        guard let last = words.last, words.count > 1 else { return words.first ?? "" }
+        return words.dropLast().joined(separator: ", ") + " or " + last
+    }
+}

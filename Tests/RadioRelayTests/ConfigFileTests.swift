@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+
+@testable import RadioRelay
+
+/// Good config files: what they parse to (stations, inherited `[server]` defaults, credentials, the syntax's
+/// allowances), that the station keys are the `serve` flags, and that the shipped example is valid.
+@Suite struct ConfigFileTests {
+    static func parse(_ text: String, credentials: String? = nil) throws -> ConfigFile {
+        try ConfigFile.parse(text, file: "r.conf", credentialsDirectory: credentials)
+    }
+
+    /// A credentials directory holding `files`, removed by the caller.
+    static func credentials(_ files: [String: String]) throws -> String {
+        let directory = temporaryPath("credentials")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for (name, content) in files {
+            try content.write(toFile: directory + "/" + name, atomically: false, encoding: .utf8)
+        }
+        return directory
+    }
+
+    @Test func threeStationsWithInheritedDefaultsAndACredential() throws {
+        let directory = try Self.credentials(["talk-upstream": "http://user:secret@icecast.example/talk.mp3\n"])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = try Self.parse(
+            """
+            # radio-relay
+            [server]
+            status = [::1]:9090
+            log_level = debug
+            max_listeners = 500
+            max_per_ip = 3
+
+            [station jazz]
+            upstream = http://icecast.example/jazz.mp3
+            port = 8000
+
+            [station news]
+            upstream = "/srv/news.mp3"
+            port = 8001
+            bind = 127.0.0.1
+            bitrate = 48k
+            page_ms = 20
+            flush_ms = 0
+            burst = 0.5
+            max_lag = 30
+            max_lead = 2.5
+            max_listeners = 0
+            max_per_ip = 1
+            complexity = 5
+            pace = no
+            reconnect_max = 120
+
+            [station talk]
+            upstream = @credential:talk-upstream
+            port = 8002
+            """, credentials: directory)
+        #expect(file.server.status == ConfigFile.ListenAddress(host: "::1", port: 9090))
+        #expect(file.server.logLevel == .debug)
+        #expect(file.stations.map(\.name) == ["jazz", "news", "talk"])
+        let serials = file.stations.map(\.encoder.serial)
+        #expect(Set(serials).count == 3, "each station its own Ogg serial")
+
+        var jazz = StationConfiguration()
+        jazz.name = "jazz"
+        jazz.encoder.serial = serials[0]
+        jazz.upstream = "http://icecast.example/jazz.mp3"
+        jazz.broadcaster.maxListeners = 500
+        jazz.broadcaster.maxPerIP = 3
+        #expect(file.stations[0] == jazz)
+
+        var news = StationConfiguration()
+        news.name = "news"
+        news.encoder.serial = serials[1]
+        news.upstream = "/srv/news.mp3"
+        news.broadcaster.port = 8001
+        news.broadcaster.bind = "127.0.0.1"
+        news.encoder.bitrate = 48_000
+        news.encoder.pageDuration = 20
+        news.broadcaster.flushInterval = 0
+        news.broadcaster.burst = 0.5
+        news.broadcaster.maxLag = 30
+        news.maxLead = 2.5
+        news.broadcaster.maxListeners = 0
+        news.broadcaster.maxPerIP = 1
+        news.encoder.complexity = 5
+        news.paced = false
+        news.reconnectDelay = 1...120
+        #expect(file.stations[1] == news)
+
+        var talk = jazz
+        talk.name = "talk"
+        talk.encoder.serial = serials[2]
+        talk.upstream = "http://user:secret@icecast.example/talk.mp3"
+        talk.broadcaster.port = 8002
+        #expect(file.stations[2] == talk)
+    }
+
+    @Test func theServerSectionIsOptionalAndMayComeLast() throws {
+        let defaults = try Self.parse("[station a]\nupstream = /a.mp3\n")
+        #expect(defaults.server.stationDefaults.broadcaster == BroadcasterConfiguration())
+        #expect(defaults.server.status?.description == "127.0.0.1:8080" && defaults.server.logLevel == .info)
+        #expect(defaults.stations[0].broadcaster.maxListeners == 20_000)
+        let last = try Self.parse("[station a]\nupstream = /a.mp3\n[server]\nmax_per_ip = 2\nstatus = off\n")
+        #expect(last.stations[0].broadcaster.maxPerIP == 2, "stations inherit [server] wherever it is")
+        #expect(last.server.status == nil)
+    }
+
+    /// Comments with # and ;, blank and indented lines, tabs, quotes, CRLF and a byte order mark.
+    @Test func theSyntaxAllowances() throws {
+        let text =
+            "\u{FEFF}; comment\r\n  # indented comment\r\n\r\n\t[ station  a-B_9 ]\r\n\tupstream\t=\t\"/srv/jazz#1.mp3\"  \r\n"
+            + "name_ignored_here = \"\"\n"
+        #expect(
+            throws: ConfigFileError([
+                "r.conf:6: unknown key name_ignored_here in [station a-B_9]: use "
+                    + Self.keyList
+            ])
+        ) { try Self.parse(text) }
+        let file = try Self.parse(text.replacingOccurrences(of: "name_ignored_here = \"\"\n", with: "bitrate=\"64k\""))
+        #expect(file.stations.map(\.name) == ["a-B_9"])
+        #expect(file.stations[0].upstream == "/srv/jazz#1.mp3" && file.stations[0].encoder.bitrate == 64_000)
+    }
+
+    static let keyList =
+        "upstream, port, bind, bitrate, page_ms, flush_ms, burst, max_lag, max_lead, max_listeners, max_per_ip, "
+        + "complexity, pace or reconnect_max"
+
+    /// One naming rule: each station flag of `serve` is a key, `_` for `-`, and nothing else is.
+    @Test func theStationKeysAreTheServeFlags() {
+        let keys = OptionSpecification.stationSettings.map(\.key)
+        #expect(
+            keys == [
+                "upstream", "port", "bind", "bitrate", "page_ms", "flush_ms", "burst", "max_lag", "max_lead",
+                "max_listeners", "max_per_ip", "complexity", "pace", "reconnect_max",
+            ])
+        let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
+        #expect(others == ["name", "config", "log-level"])
+        for option in OptionSpecification.stationSettings {
+            #expect(option.key == option.name.replacingOccurrences(of: "-", with: "_"))
+        }
+    }
+
+    @Test func stationNames() {
+        for good in ["a", "Jazz-FM_2", String(repeating: "x", count: 64)] {
+            #expect(ConfigFileLines.isValidName(good), "\(good)")
+        }
+        for bad in ["", "a b", "a.b", "ä", "a/b", String(repeating: "x", count: 65)] {
+            #expect(!ConfigFileLines.isValidName(bad), "\(bad)")
+        }
+    }
+
+    @Test func listenAddresses() {
+        #expect(ConfigFile.ListenAddress(parsing: "0.0.0.0:1")?.description == "0.0.0.0:1")
+        #expect(ConfigFile.ListenAddress(parsing: "[::]:65535")?.description == "[::]:65535")
+        #expect(ConfigFile.ListenAddress(parsing: "::1:8080") == ConfigFile.ListenAddress(host: "::1", port: 8080))
+        for bad in ["8080", "localhost:8080", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:", ":8080", "[::1]"] {
+            #expect(ConfigFile.ListenAddress(parsing: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func credentialsAreRedactedInLogLines() {
+        #expect(Credentials.redacted("http://u:p@host/x") == "http://***@host/x")
+        #expect(Credentials.redacted("https://u:p@a@host:8000/x?y=@") == "https://***@host:8000/x?y=@")
+        #expect(Credentials.redacted("http://host/x?a=b@c") == "http://host/x?a=b@c")
+        #expect(Credentials.redacted("/srv/a@b.mp3") == "/srv/a@b.mp3")
+    }
+
+    /// The shipped example (`config/radio-relay.conf`) is valid, and reading it connects to nothing.
+    @Test func theExampleConfigIsValid() throws {
+        let path = Fixture.directory.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("config/radio-relay.conf").path
+        let file = try ConfigFile.load(path: path, credentialsDirectory: nil)
+        #expect(file.stations.count >= 2)
+        #expect(file.server.status == ConfigFile.ListenAddress(host: "127.0.0.1", port: 8080))
+        let check = ConfigCheck(path: path, credentialsDirectory: nil)
+        #expect(check.status == .ok && check.problems.isEmpty)
+        #expect(check.report == "\(path): OK, 2 stations (jazz, news)")
+    }
+}
