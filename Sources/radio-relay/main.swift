@@ -36,9 +36,20 @@ func serve(_ configurations: () throws -> [StationConfiguration], logLevel: Log.
     Log.threshold = logLevel
     Server.blockSignals()
     do {
+        let configured = try configurations()
+        // Sockets systemd passed (socket activation) go to their stations; the others bind their own.
+        let passed = try SocketActivation.passed()
+        let assignment = try SocketActivation.assign(
+            passed,
+            to: configured.map {
+                SocketActivation.Listener(name: $0.name, bind: $0.broadcaster.bind, port: $0.broadcaster.port)
+            })
+        if !passed.isEmpty {
+            Log.notice("socket activation: \(passed.count) listening socket(s) from systemd")
+        }
         var stations: [Station] = []
-        for configuration in try configurations() {
-            let station = try Station(configuration)
+        for configuration in configured {
+            let station = try Station(configuration, adoptedSocket: assignment.stations[configuration.name])
             Log.notice(
                 "radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays "
                     + "\(Credentials.redacted(configuration.upstream)) on \(station.listenAddress) "

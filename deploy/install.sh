@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs radio-relay as a systemd service (run from the repository, as root):
+#   deploy/install.sh               release build; binary and its resource bundle to /usr/local/bin, the units to
+#                                   /etc/systemd/system, the config to /etc/radio-relay (kept if present), the docs to
+#                                   /usr/local/share/doc/radio-relay; then systemctl daemon-reload
+#   deploy/install.sh --uninstall   removes all of that except the config (stopping the units first)
+#   DESTDIR=/tmp/stage deploy/install.sh   installs under a staging root instead (packaging); no systemctl
+# Then: systemctl enable --now radio-relay.service radio-relay.socket
+# systemctl is skipped where systemd is not running (a container, a chroot).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DESTDIR=${DESTDIR:-}
+bin="$DESTDIR/usr/local/bin"
+units="$DESTDIR/etc/systemd/system"
+config="$DESTDIR/etc/radio-relay"
+docs="$DESTDIR/usr/local/share/doc/radio-relay"
+systemd_running() { [[ -z $DESTDIR && -d /run/systemd/system ]] && command -v systemctl >/dev/null; }
+
+if [[ ${1:-} == --uninstall ]]; then
+    if systemd_running; then
+        systemctl disable --now radio-relay.socket radio-relay.service 2>/dev/null || true
+    fi
+    rm -f "$bin/radio-relay" "$units/radio-relay.service" "$units/radio-relay.socket"
+    rm -rf "$bin/radio-relay_RadioRelay.resources" "$docs"
+    if systemd_running; then systemctl daemon-reload; fi
+    echo "removed radio-relay (kept $config)"
+    exit 0
+fi
+[[ $# -eq 0 ]] || { echo "usage: $0 [--uninstall]" >&2; exit 64; }
+
+export PATH="/opt/swift/usr/bin:$PATH"
+.ci/deps
+swift build -c release --product radio-relay 2>&1 | tail -n 1
+release=$(swift build -c release --show-bin-path)
+install -d -m 0755 "$bin" "$units" "$config" "$docs"
+install -m 0755 "$release/radio-relay" "$bin/radio-relay"
+rm -rf "$bin/radio-relay_RadioRelay.resources"
+cp -R "$release/radio-relay_RadioRelay.resources" "$bin/"
+install -m 0644 deploy/radio-relay.service deploy/radio-relay.socket "$units/"
+if [[ -e $config/radio-relay.conf ]]; then
+    echo "kept $config/radio-relay.conf"
+else
+    install -m 0644 config/radio-relay.conf "$config/radio-relay.conf"
+fi
+install -m 0644 README.md "$docs/"
+[[ -d docs ]] && cp -R docs/. "$docs/"
+"$bin/radio-relay" check-config "$config/radio-relay.conf" || echo "edit $config/radio-relay.conf, then check it"
+if systemd_running; then
+    systemctl daemon-reload
+    echo "installed; start with: systemctl enable --now radio-relay.service radio-relay.socket"
+else
+    echo "installed under ${DESTDIR:-/}; systemd is not running here, so no unit was loaded"
+fi
