@@ -1,0 +1,48 @@
+/// What a reload does to the running stations, decided from the old and new configurations alone (a pure value).
+///
+/// A station is matched by name. Unchanged: kept as it is (listeners, pipeline and Ogg stream go on, no new headers).
+/// Changed only in what a running station can take (limits, lag, burst, flush, lead, jitter, reconnect delays, its
+/// upstream): updated in place. Changed in its encoding (bitrate, complexity, page duration, rates) or its listening
+/// address, or in a lag or burst its page ring was not sized for: restarted, which closes its listeners. New names
+/// start; missing names stop.
+package struct ReloadPlan: Equatable, Sendable {
+    package var start: [StationConfiguration] = []
+    package var stop: [String] = []
+    package var update: [StationConfiguration] = []
+    package var restart: [StationConfiguration] = []
+    package var keep: [String] = []
+
+    /// - Parameter fits: whether a running station (by name) can take a new configuration in place.
+    package init(
+        running: [StationConfiguration], new: [StationConfiguration], fits: (StationConfiguration) -> Bool
+    ) {
+        let old = Dictionary(running.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let names = Set(new.map(\.name))
+        for configuration in new {
+            guard let current = old[configuration.name] else {
+                start.append(configuration)
+                continue
+            }
+            if current == configuration {
+                keep.append(configuration.name)
+            } else if fits(configuration) {
+                update.append(configuration)
+            } else {
+                restart.append(configuration)
+            }
+        }
+        stop = running.map(\.name).filter { !names.contains($0) }
+    }
+
+    /// One line for the log: what the reload does.
+    package var summary: String {
+        func part(_ label: String, _ names: [String]) -> String? {
+            names.isEmpty ? nil : "\(label) \(names.joined(separator: ", "))"
+        }
+        let parts = [
+            part("started", start.map(\.name)), part("stopped", stop), part("updated", update.map(\.name)),
+            part("restarted", restart.map(\.name)), part("unchanged", keep),
+        ].compactMap { $0 }
+        return parts.isEmpty ? "no stations" : parts.joined(separator: "; ")
+    }
+}

@@ -1,0 +1,45 @@
+import Testing
+
+@testable import RadioRelay
+
+/// What a reload does, from the old and new configurations alone.
+@Suite struct ReloadPlanTests {
+    static func station(_ name: String, port: Int, configure: (inout StationConfiguration) -> Void = { _ in })
+        -> StationConfiguration
+    {
+        var configuration = StationConfiguration()
+        configuration.name = name
+        configuration.upstream = "http://example.org/\(name).mp3"
+        configuration.broadcaster.port = port
+        configuration.encoder.serial = UInt32(port)
+        configure(&configuration)
+        return configuration
+    }
+
+    @Test func eachStationIsKeptUpdatedRestartedStartedOrStopped() {
+        let running = [
+            Self.station("same", port: 8001), Self.station("limits", port: 8002), Self.station("bitrate", port: 8003),
+            Self.station("gone", port: 8004),
+        ]
+        let new = [
+            Self.station("same", port: 8001),
+            Self.station("limits", port: 8002) {
+                $0.broadcaster.maxListeners = 10
+                $0.upstream = "http://example.org/other.mp3"
+            },
+            Self.station("bitrate", port: 8003) { $0.encoder.bitrate = 128_000 },
+            Self.station("new", port: 8005),
+        ]
+        let plan = ReloadPlan(running: running, new: new) { $0.encoder.bitrate == 96_000 }
+        #expect(plan.keep == ["same"])
+        #expect(plan.update.map(\.name) == ["limits"])
+        #expect(plan.restart.map(\.name) == ["bitrate"])
+        #expect(plan.start.map(\.name) == ["new"])
+        #expect(plan.stop == ["gone"])
+        #expect(plan.summary == "started new; stopped gone; updated limits; restarted bitrate; unchanged same")
+    }
+
+    @Test func anEmptyReloadSaysSo() {
+        #expect(ReloadPlan(running: [], new: [], fits: { _ in true }).summary == "no stations")
+    }
+}
