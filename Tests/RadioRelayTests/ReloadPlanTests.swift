@@ -22,7 +22,7 @@ import Testing
             Self.station("gone", port: 8004),
         ]
         let new = [
-            Self.station("same", port: 8001),
+            Self.station("same", port: 8001) { $0.encoder.serial = 99 },  // a fresh serial from a re-read file
             Self.station("limits", port: 8002) {
                 $0.broadcaster.maxListeners = 10
                 $0.upstream = "http://example.org/other.mp3"

@@ -18,11 +18,14 @@ package struct ReloadPlan: Equatable, Sendable {
     ) {
         let old = Dictionary(running.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let names = Set(new.map(\.name))
-        for configuration in new {
+        for var configuration in new {
             guard let current = old[configuration.name] else {
                 start.append(configuration)
                 continue
             }
+            // A config file gives every station a fresh random serial when it is read: the running stream keeps its
+            // own, or no station would ever count as unchanged.
+            configuration.encoder.serial = current.encoder.serial
             if current == configuration {
                 keep.append(configuration.name)
             } else if fits(configuration) {
