@@ -32,7 +32,11 @@ func transcode(input: String, output: String, options: Transcoder.Options) -> Ne
 }
 
 /// Runs `configurations` until SIGTERM or SIGINT; errors go through the log, so that journald records them.
-func serve(_ configurations: () throws -> [StationConfiguration], logLevel: Log.Priority) -> Never {
+/// `reload`: reads the configuration again on SIGHUP (`--config`); `logLevelOverride`: the command line's level.
+func serve(
+    _ configurations: () throws -> [StationConfiguration], logLevel: Log.Priority,
+    reload: (() throws -> ConfigFile)? = nil, logLevelOverride: Log.Priority? = nil
+) -> Never {
     Log.threshold = logLevel
     Server.blockSignals()
     do {
@@ -56,7 +60,7 @@ func serve(_ configurations: () throws -> [StationConfiguration], logLevel: Log.
                     + "(listen: ffplay tcp://HOST:\(station.port))")
             stations.append(station)
         }
-        try Server(stations: stations).run()
+        try Server(stations: stations, reload: reload, logLevelOverride: logLevelOverride).run()
         exit(ExitCode.ok.rawValue)
     } catch let error as ConfigFileError {
         for message in error.messages { Log.error(message) }
@@ -71,7 +75,9 @@ func serve(_ configurations: () throws -> [StationConfiguration], logLevel: Log.
 func serve(configPath path: String, logLevel: Log.Priority?) -> Never {
     do {
         let file = try ConfigFile.load(path: path)
-        serve({ file.stations }, logLevel: logLevel ?? file.server.logLevel)
+        serve(
+            { file.stations }, logLevel: logLevel ?? file.server.logLevel,
+            reload: { try ConfigFile.load(path: path) }, logLevelOverride: logLevel)
     } catch {
         Log.threshold = logLevel ?? .info
         for message in error.messages { Log.error(message) }

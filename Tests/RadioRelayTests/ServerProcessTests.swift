@@ -14,10 +14,13 @@ import Testing
         private let logPath = temporaryPath("server.log")
         private(set) var port: UInt16 = 0
 
-        init(arguments: [String]) throws {
+        init(arguments: [String], environment: [String: String] = [:]) throws {
             let executable = try #require(radioRelayExecutable(), "the radio-relay binary is built with the tests")
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
+            if !environment.isEmpty {
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            }
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
             try #require(FileManager.default.createFile(atPath: logPath, contents: nil))

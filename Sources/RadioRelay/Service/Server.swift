@@ -2,18 +2,28 @@ import Glibc
 import Synchronization
 
 /// Runs stations until SIGTERM or SIGINT: starts them in order as one service group, reports to systemd (READY,
-/// STATUS, WATCHDOG, STOPPING) and stops them in reverse order.
+/// STATUS, WATCHDOG, RELOADING, STOPPING), reloads its configuration on SIGHUP (`Server+Reload.swift`), and stops
+/// the stations in reverse order.
 ///
 /// The watchdog is pinged only while every thread of every station keeps beating: a pipeline or network loop that
 /// hangs stops the pings, and systemd restarts the service (`WatchdogSec=`).
 package final class Server {
-    package let stations: [Station]
+    /// The stations running now (a reload adds, replaces and removes some). Confined to the calling thread.
+    package internal(set) var stations: [Station]
     private let group: ServiceGroup
-    private let notifier = SystemdNotifier()
+    let notifier = SystemdNotifier()
+    /// Reads the configuration again on SIGHUP; nil when the stations did not come from a file.
+    let reload: (() throws -> ConfigFile)?
+    /// The log level the command line forced (it wins over the file's on a reload too).
+    let logLevelOverride: Log.Priority?
 
-    package init(stations: [Station]) {
+    package init(
+        stations: [Station], reload: (() throws -> ConfigFile)? = nil, logLevelOverride: Log.Priority? = nil
+    ) {
         self.stations = stations
         self.group = ServiceGroup(stations)
+        self.reload = reload
+        self.logLevelOverride = logLevelOverride
     }
 
     /// Blocks the signals it handles in every thread: call before any thread is started.
@@ -47,7 +57,7 @@ package final class Server {
                 Log.notice("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
                 break
             }
-            if signal == SIGHUP { Log.notice("SIGHUP: configuration reload is not supported yet; ignored") }
+            if signal == SIGHUP { reloadConfiguration() }
             if notifier.watchdogInterval != nil {
                 switch watchdog.check(beats: stations.flatMap(\.heartbeats), now: monotonicNow()) {
                 case .alive: notifier.watchdog()
@@ -61,7 +71,10 @@ package final class Server {
             }
         }
         notifier.stopping()
-        if !group.stop(timeout: 5) { Log.warning("a thread did not stop in time") }
+        // In reverse order; the stations a reload changed are no longer the group's.
+        var clean = true
+        for station in stations.reversed() where !station.stop(timeout: 5) { clean = false }
+        if !clean { Log.warning("a thread did not stop in time") }
         Log.notice("stopped")
     }
 

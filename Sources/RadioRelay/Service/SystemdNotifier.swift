@@ -17,6 +17,12 @@ package final class SystemdNotifier: Sendable {
     package func status(_ text: String) { send("STATUS=\(text)") }
     package func watchdog() { send("WATCHDOG=1") }
     package func stopping() { send("STOPPING=1") }
+    /// A reload begins (`RELOADING=1` with the monotonic time systemd wants next to it); `ready` ends it.
+    package func reloading() {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        send("RELOADING=1\nMONOTONIC_USEC=\(Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000)")
+    }
 
     /// Messages sd_notify could not send.
     package let failures = Atomic<Int>(0)
