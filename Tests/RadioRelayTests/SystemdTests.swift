@@ -98,7 +98,7 @@ struct SystemdTests {
         #expect(process.terminationStatus == 0)
         messages += notify.messages(for: 1) { $0.contains { $0.contains("STOPPING=1") } }
         let ready = try #require(messages.firstIndex { $0.contains("READY=1") }, "\(messages)")
-        #expect(messages[ready].contains("STATUS=main: "), "\(messages)")
+        #expect(messages[ready].contains("STATUS=") && messages[ready].contains("; main: "), "\(messages)")
         let watchdog = try #require(messages.firstIndex { $0.contains("WATCHDOG=1") }, "\(messages)")
         let stopping = try #require(messages.firstIndex { $0.contains("STOPPING=1") }, "\(messages)")
         #expect(ready < watchdog && watchdog < stopping)
@@ -138,5 +138,61 @@ struct SystemdTests {
         let messages = notify.messages(for: 2) { $0.contains { $0.contains("READY=1") } }
         let ready = try #require(messages.first { $0.contains("READY=1") }, "\(messages)")
         #expect(ready.contains("one: ") && ready.contains("two: "), "\(ready)")
+    }
+
+    /// The whole notify conversation in order — READY, STATUS, WATCHDOG, RELOADING (SIGHUP), READY, STOPPING
+    /// (SIGTERM) — and a pipeline hung through the test hook (`RADIO_RELAY_TEST_HANG_PIPELINE`) stops the watchdog
+    /// pings within the allowance (half the watchdog interval).
+    @Test func theNotifyConversationAndAHungPipelineStopsTheWatchdog() throws {
+        let notify = try NotifySocket()
+        let port = try ServerProcessTests.freePort()
+        let config = temporaryPath("one.conf")
+        try "[server]\nstatus = off\n[station one]\nupstream = \(Fixture.path("stereo-44k-128k.mp3"))\nport = \(port)\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        defer { unlink(config) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try #require(tool("systemd-socket-activate")))
+        process.arguments = [
+            "-l", "127.0.0.1:\(port)", "-E", "NOTIFY_SOCKET=\(notify.path)", "-E", "WATCHDOG_USEC=4000000",
+            "-E", "RADIO_RELAY_TEST_HANG_PIPELINE=one:5", try #require(radioRelayExecutable()), "--config", config,
+        ]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        let started = Date()
+        #expect(try LiveCapture(try Self.listen(port: port, seconds: 1)).headerOK)
+        var log: [(at: Double, message: String)] = []
+        func collect(_ seconds: Double) {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                for message in notify.messages(for: 0.2) { log.append((Date().timeIntervalSince(started), message)) }
+            }
+        }
+        collect(2)
+        kill(process.processIdentifier, SIGHUP)
+        collect(9)  // the pipeline hangs at 5 s; pings stop 2 s later
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        collect(0.5)
+        func first(_ text: String, after index: Int = -1) -> Int? {
+            log.indices.first { $0 > index && log[$0].message.contains(text) }
+        }
+        let ready = try #require(first("READY=1"), "\(log)")
+        #expect(log[ready].message.contains("/1 stations up, "), "\(log[ready].message)")
+        let watchdog = try #require(first("WATCHDOG=1", after: ready), "\(log)")
+        let reloading = try #require(first("RELOADING=1", after: watchdog), "\(log)")
+        let readyAgain = try #require(first("READY=1", after: reloading), "\(log)")
+        let stopping = try #require(first("STOPPING=1", after: readyAgain), "\(log)")
+        #expect(stopping == log.count - 1)
+        let pings = log.filter { $0.message.contains("WATCHDOG=1") }.map(\.at)
+        let lastPing = try #require(pings.last)
+        print("watchdog: \(pings.count) pings, the last \(lastPing) s after start; the pipeline hung at about 5 s")
+        #expect(lastPing > 4.5 && lastPing < 8.5, "pings at \(pings)")
+        #expect(!pings.contains { $0 > 8.5 }, "pings went on after the pipeline hung: \(pings)")
     }
 }

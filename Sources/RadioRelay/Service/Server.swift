@@ -48,7 +48,10 @@ package final class Server {
         notifier.ready(status: statusLine())
         var set = Self.handledSignals
         var lastStatus = monotonicNow()
+        // A thread may go half the watchdog interval without a beat (never under a second: a network loop sleeps up to
+        // half a second between beats).
         var watchdog = Watchdog()
+        watchdog.allowance = max(1, notifier.watchdogInterval ?? 1)
         let tick = min(1.0, notifier.watchdogInterval ?? 1.0)
         while true {
             var timeout = timespec(tv_sec: Int(tick), tv_nsec: Int((tick - tick.rounded(.down)) * 1e9))
@@ -78,8 +81,11 @@ package final class Server {
         Log.notice("stopped")
     }
 
+    /// `STATUS=`: stations with their upstream up out of all, listeners in all, then each station.
     func statusLine() -> String {
-        stations.map { station in
+        let up = stations.filter { $0.state.upstream == .connected }.count
+        let listeners = stations.reduce(0) { $0 + $1.listeners }
+        let each = stations.map { station in
             let state = station.state
             let upstream: String
             switch state.upstream {
@@ -87,9 +93,9 @@ package final class Server {
             case .connecting: upstream = "connecting"
             case .retrying: upstream = "upstream down"
             }
-            let listeners = station.broadcaster.counters.listeners.load(ordering: .relaxed)
-            return "\(station.name): \(listeners) listeners, \(upstream)"
-        }.joined(separator: "; ")
+            return "\(station.name): \(station.listeners) listeners, \(upstream)"
+        }
+        return (["\(up)/\(stations.count) stations up, \(listeners) listeners"] + each).joined(separator: "; ")
     }
 }
 

@@ -59,7 +59,13 @@ final class Pipeline {
         clock = StreamClock(settings: clock.settings, now: monotonicNow())
         var lastPublishedState = monotonicNow()
         let paced = configuration.isPaced
+        let hang = TestHooks.hangPipeline.flatMap { $0.station == configuration.name ? monotonicNow() + $0.after : nil }
         while !thread.isStopping {
+            if let hang, monotonicNow() >= hang {
+                Log.warning("\(configuration.name): test hook: the pipeline hangs now (RADIO_RELAY_TEST_HANG_PIPELINE)")
+                while !thread.isStopping { usleep(100_000) }
+                break
+            }
             thread.beat()
             reconfigure()
             let now = monotonicNow()
