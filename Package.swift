@@ -50,6 +50,18 @@ let package = Package(
             dependencies: ["RadioRelay", "RadioRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
+        // libFuzzer entry point for the upstream response headers (ResponseHeaders); replays its corpus without -DFUZZING.
+        .executableTarget(
+            name: "HeaderFuzz",
+            dependencies: ["RadioRelay"],
+            swiftSettings: swiftSettings
+        ),
+        // libFuzzer entry point for the ICY demuxer and its title parsing; replays its corpus without -DFUZZING.
+        .executableTarget(
+            name: "ICYFuzz",
+            dependencies: ["RadioRelay", "RadioRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "RadioRelayTests",
             dependencies: ["RadioRelay", "RadioRelayTestSupport", "COpus"],

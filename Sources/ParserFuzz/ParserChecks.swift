@@ -28,8 +28,24 @@ struct Run: Equatable {
     var eventsBeforeReset: Int?
 }
 
+/// The Parser configurations every input is checked in: files (`transcode`), live (`serve`: frames handed on
+/// unconfirmed, ID3v2 tags bounded at 1 MiB), and live with a 4 KiB tag bound, so that fuzz inputs (at most 8 KiB)
+/// reach the "tag too long: garbage" path.
+struct Mode {
+    var name: String
+    var confirmsFrames: Bool
+    var maxTagLength: Int
+
+    static let all = [
+        Mode(name: "file", confirmsFrames: true, maxTagLength: .max),
+        Mode(name: "live", confirmsFrames: false, maxTagLength: Parser.liveTagLimit),
+        Mode(name: "live, 4 KiB tags", confirmsFrames: false, maxTagLength: 4096),
+    ]
+}
+
 /// Collects the invariant violations of one input; empty means the input passed.
 struct Checker {
+    let mode: Mode
     var failures: [String] = []
 
     /// Parses `input` in chunks of the given sizes (the remainder, if any, as a last chunk), checking every event and
@@ -38,7 +54,8 @@ struct Checker {
     mutating func run(
         _ input: UnsafeRawBufferPointer, chunks: [Int], label: String, arrays: Bool = false, resetAt: Int? = nil
     ) -> Run {
-        let parser = Parser()
+        let parser = Parser(confirmsFrames: mode.confirmsFrames, maxTagLength: mode.maxTagLength)
+        let label = "\(mode.name), \(label)"
         var result = Run()
         var current: DataFormat?
         var awaitingPacketFor: DataFormat?

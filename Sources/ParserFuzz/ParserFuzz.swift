@@ -5,7 +5,9 @@
 // same checks, so CI can run it without the fuzzing toolchain.
 //
 // Every input is parsed several times, in differently sized chunks, and the runs are checked against each other and
-// against the Parser's documented contract:
+// against the Parser's documented contract, in each of three configurations (`Mode.all`): files (confirmsFrames
+// true), live as `serve` runs it (confirmsFrames false, 1 MiB tag bound) and live with a 4 KiB tag bound, so that the
+// "tag too long: garbage" path is reached. Every invariant below holds exactly in every mode:
 //   1. every packet is exactly one frame: its byte count is its header's frameLength and its first four bytes parse
 //      to that header;
 //   2. the chunking does not matter: one chunk, byte by byte (1-7 byte chunks above 2 KiB), input-seeded random
@@ -30,9 +32,14 @@ import RadioRelayTestSupport
     import Foundation
 #endif
 
-/// Runs every check on one input; returns the violations (empty: passed).
+/// Runs every check on one input in every mode; returns the violations (empty: passed).
 func checkParser(_ input: UnsafeRawBufferPointer) -> [String] {
-    var checker = Checker()
+    Mode.all.flatMap { checkParser(input, mode: $0) }
+}
+
+/// Runs every check on one input in one Parser configuration.
+func checkParser(_ input: UnsafeRawBufferPointer, mode: Mode) -> [String] {
+    var checker = Checker(mode: mode)
     let whole = checker.run(input, chunks: [input.count], label: "one chunk")
 
     var seed: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(input.count)
@@ -58,16 +65,17 @@ func checkParser(_ input: UnsafeRawBufferPointer) -> [String] {
                 .offset ?? min(run.events.count, whole.events.count)
             checker.failures.append(
                 """
-                \(label): \(run.events.count) events, one chunk gave \(whole.events.count); \
+                \(mode.name), \(label): \(run.events.count) events, one chunk gave \(whole.events.count); \
                 first difference at event \(firstDifference)
                 """)
         }
         if run.statistics != whole.statistics {
-            checker.failures.append("\(label): statistics \(run.statistics), one chunk gave \(whole.statistics)")
+            checker.failures.append(
+                "\(mode.name), \(label): statistics \(run.statistics), one chunk gave \(whole.statistics)")
         }
         if run.gapless != whole.gapless {
             let gapless = [run.gapless, whole.gapless].map { String(describing: $0) }
-            checker.failures.append("\(label): gapless \(gapless[0]), one chunk gave \(gapless[1])")
+            checker.failures.append("\(mode.name), \(label): gapless \(gapless[0]), one chunk gave \(gapless[1])")
         }
     }
 
@@ -82,7 +90,7 @@ func checkParser(_ input: UnsafeRawBufferPointer) -> [String] {
     if afterReset != fresh {
         checker.failures.append(
             """
-            reset at \(split): \(afterReset.count) packets after the reset, a new Parser gave \(fresh.count) for the \
+            \(mode.name), reset at \(split): \(afterReset.count) packets after the reset, a new Parser gave \(fresh.count) for the \
             rest (first difference at packet \(zip(afterReset, fresh).prefix { $0 == $1 }.count))
             """)
     }

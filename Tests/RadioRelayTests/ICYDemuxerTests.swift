@@ -44,4 +44,28 @@ import Testing
         #expect(ICYDemuxer.parse(Array("StreamTitle='';".utf8))["StreamTitle"] == "")
         #expect(ICYDemuxer.parse([0, 0, 0]).isEmpty)
     }
+
+    /// Every byte is audio, metadata text or a length byte, in any chunking (ICYFuzz checks this on random input).
+    @Test(arguments: [1, 3, 1000])
+    func audioMetadataAndLengthBytesAddUp(_ chunk: Int) {
+        let audio = [UInt8](repeating: 0xAA, count: 2500)
+        let stream = icyStream(audio, interval: 1000, title: "A\n<0>\u{1B}[31mB")
+        var demuxer = ICYDemuxer(interval: 1000)
+        var audioBytes = 0
+        var titles: [String] = []
+        var i = 0
+        while i < stream.count {
+            let end = min(stream.count, i + chunk)
+            stream[i..<end].withUnsafeBytes { bytes in
+                demuxer.demux(
+                    bytes, audio: { audioBytes += $0.count },
+                    metadata: { if let t = $0["StreamTitle"] { titles.append(t) } })
+            }
+            i = end
+        }
+        #expect(audioBytes == audio.count)
+        #expect(audioBytes + demuxer.metadataBytes + demuxer.lengthBytes == stream.count)
+        #expect(demuxer.lengthBytes == 2)
+        #expect(titles.map { Sanitized.text($0, limit: Sanitized.titleLimit) } == ["A<0>[31mB"])
+    }
 }

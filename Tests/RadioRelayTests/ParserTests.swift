@@ -90,6 +90,25 @@ import Testing
         }
     }
 
+    /// Garbage that starts with "I" (not an ID3v2 tag) right after a live frame loses sync at once. It used to keep
+    /// the lock, so fed byte by byte the first byte after the end of the chunk counted a sync loss that one chunk,
+    /// skipping straight to the next 0xFF or "I", never saw (found by ParserFuzz in live mode).
+    @Test(arguments: [true, false])
+    func garbageStartingWithIAfterAFrameLosesSyncInAnyChunking(_ confirmsFrames: Bool) throws {
+        let frames = parseAll(try Fixture.bytes("stereo-44k-128k.mp3")).packets.prefix(10).flatMap(\.bytes)
+        let spaces = [UInt8](repeating: 0x20, count: 9)
+        let garbage: [UInt8] = [0x49] + spaces + [0x54, 0, 0, 0] + spaces + spaces
+        let bytes = frames + garbage
+        let whole = parseAll(bytes, confirmsFrames: confirmsFrames)
+        for chunk in [1, 3, 11] {
+            let chunked = parseAll(bytes, chunk: chunk, confirmsFrames: confirmsFrames)
+            #expect(chunked.parser.statistics == whole.parser.statistics, "chunks of \(chunk)")
+            #expect(chunked.packets.map(\.bytes) == whole.packets.map(\.bytes), "chunks of \(chunk)")
+        }
+        #expect(whole.parser.statistics.syncLosses == 1)
+        #expect(whole.packets.count == (confirmsFrames ? 9 : 10))  // a file's last frame needs a next header
+    }
+
     /// A live stream may carry an ID3v2 header whose size is corrupt: with the live bound it is taken for garbage
     /// and the audio after it is kept; a file's parser skips a tag of any legal size.
     @Test func aHugeTagSizeInALiveStreamCostsOnlyItsHeader() throws {

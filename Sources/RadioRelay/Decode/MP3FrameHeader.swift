@@ -89,3 +89,50 @@ public struct MP3FrameHeader: Equatable, Sendable {
         self.channelMode = Int(b3 >> 6)
     }
 }
+
+// What the first frame of a file may carry instead of audio: a Xing/Info or VBRI tag (an encoder's table of
+// contents), whose LAME extension holds the gapless delay and padding.
+extension MP3FrameHeader {
+    /// Offset of a Xing/Info tag in a Layer III frame: after the header, the CRC and the side information.
+    private var xingOffset: Int { 4 + (hasCRC ? 2 : 0) + sideInfoLength }
+
+    /// Whether `frame` (this header's frame) is a Xing, Info or VBRI tag frame rather than audio.
+    func isInfoFrame(_ frame: [UInt8]) -> Bool {
+        if Self.matches(frame, at: xingOffset, "Xing") || Self.matches(frame, at: xingOffset, "Info") { return true }
+        return Self.matches(frame, at: 4 + 32, "VBRI")
+    }
+
+    private static func matches(_ frame: [UInt8], at offset: Int, _ tag: String) -> Bool {
+        let tagBytes = Array(tag.utf8)
+        guard offset + tagBytes.count <= frame.count else { return false }
+        return frame[offset..<offset + tagBytes.count].elementsEqual(tagBytes)
+    }
+
+    /// Reads the Xing frame count and the LAME tag's encoder delay and padding (12 bits each, 21 bytes into the tag).
+    func gaplessInfo(_ frame: [UInt8]) -> GaplessInfo? {
+        var p = xingOffset
+        guard Self.matches(frame, at: p, "Xing") || Self.matches(frame, at: p, "Info"), p + 8 <= frame.count else {
+            return nil
+        }
+        func be32(_ i: Int) -> Int {
+            Int(frame[i]) << 24 | Int(frame[i + 1]) << 16 | Int(frame[i + 2]) << 8 | Int(frame[i + 3])
+        }
+        let flags = be32(p + 4)
+        p += 8
+        var frames: Int?
+        if flags & 1 != 0, p + 4 <= frame.count {
+            frames = be32(p)
+            p += 4
+        }
+        if flags & 2 != 0 { p += 4 }
+        if flags & 4 != 0 { p += 100 }
+        if flags & 8 != 0 { p += 4 }
+        guard p + 24 <= frame.count,
+            ["LAME", "Lavc", "Lavf", "L3.9", "GOGO"].contains(where: { Self.matches(frame, at: p, $0) })
+        else { return frames.map { GaplessInfo(encoderDelay: 0, padding: 0, frameCount: $0) } }
+        let d = p + 21
+        let delay = Int(frame[d]) << 4 | Int(frame[d + 1]) >> 4
+        let padding = Int(frame[d + 1] & 0x0F) << 8 | Int(frame[d + 2])
+        return GaplessInfo(encoderDelay: delay, padding: padding, frameCount: frames)
+    }
+}

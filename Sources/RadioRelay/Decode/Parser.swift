@@ -4,7 +4,8 @@
 /// headers it points at are valid and compatible (same version, layer and rate); once synced, each frame needs the
 /// next header to confirm it. A frame whose successor is not a header (garbage spliced into its middle, a truncated
 /// frame) is dropped rather than handed to the decoder. Every decision waits until the bytes it looks at have
-/// arrived, so feeding one byte at a time yields exactly what one big chunk does.
+/// arrived, so feeding one byte at a time yields exactly what one big chunk does, in both modes: the same packets,
+/// format events, statistics and gapless info.
 ///
 /// The Parser keeps only a carry-over of the bytes not yet decided on: at most a few frames. Packets are handed to
 /// the caller and never kept.
@@ -127,10 +128,11 @@ public final class Parser {
                     skipRemaining = length
                     continue loop
                 case .some(.none):
-                    break  // not a tag: garbage
+                    break  // not a tag (or one over maxTagLength): garbage
                 case .none:
                     break loop  // wait for the full tag header
                 }
+                loseSync()
                 discardGarbage()
                 continue
             }
@@ -142,10 +144,7 @@ public final class Parser {
                 continue
             }
             guard let header = header(at: start) else {
-                if locked != nil {
-                    statistics.syncLosses += 1
-                    locked = nil
-                }
+                loseSync()
                 discardGarbage()
                 continue
             }
@@ -159,8 +158,7 @@ public final class Parser {
             case .wait:
                 break loop
             case .reject:
-                if locked != nil { statistics.syncLosses += 1 }
-                locked = nil
+                loseSync()
                 discardGarbage()
             case .accept:
                 try emit(header, handle)
@@ -204,9 +202,9 @@ public final class Parser {
         let frame = Array(buffer[start..<start + length])
         start += length
         locked = header
-        if header.layer == 3, isInfoFrame(frame, header) {
+        if header.layer == 3, header.isInfoFrame(frame) {
             statistics.infoFramesSkipped += 1
-            if !emittedAudio, gapless == nil { gapless = Self.gaplessInfo(frame, header) }
+            if !emittedAudio, gapless == nil { gapless = header.gaplessInfo(frame) }
             return
         }
         let format = DataFormat(header)
@@ -220,6 +218,15 @@ public final class Parser {
         skippedAtLastPacket = statistics.bytesSkipped
         afterReset = false
         try handle(.packet(AudioPacket(bytes: frame, header: header, followsGap: gap)))
+    }
+
+    /// Garbage where a synced stream's next frame should start. Every path that discards bytes goes through here
+    /// first, so no byte is ever discarded while synced: `discardGarbage` stops at the end of what has arrived, and a
+    /// lock kept past that point would make the next chunk's first byte count as a sync loss that one big chunk
+    /// (which skips straight to the next 0xFF or "I") never sees.
+    private func loseSync() {
+        if locked != nil { statistics.syncLosses += 1 }
+        locked = nil
     }
 
     /// Skips the byte at `start` and everything up to the next byte that could begin a header or a tag.
@@ -261,44 +268,6 @@ public final class Parser {
         let hasFooter = buffer[i + 3] == 4 && buffer[i + 5] & 0x10 != 0
         let length = 10 + size + (hasFooter ? 10 : 0)
         return length <= maxTagLength ? .some(length) : .some(nil)
-    }
-
-    private func isInfoFrame(_ frame: [UInt8], _ header: MP3FrameHeader) -> Bool {
-        let xing = 4 + (header.hasCRC ? 2 : 0) + header.sideInfoLength
-        if Self.matches(frame, at: xing, "Xing") || Self.matches(frame, at: xing, "Info") { return true }
-        return Self.matches(frame, at: 4 + 32, "VBRI")
-    }
-
-    private static func matches(_ frame: [UInt8], at offset: Int, _ tag: String) -> Bool {
-        let tagBytes = Array(tag.utf8)
-        guard offset + tagBytes.count <= frame.count else { return false }
-        return frame[offset..<offset + tagBytes.count].elementsEqual(tagBytes)
-    }
-
-    /// Reads the Xing frame count and the LAME tag's encoder delay and padding (12 bits each, 21 bytes into the tag).
-    static func gaplessInfo(_ frame: [UInt8], _ header: MP3FrameHeader) -> GaplessInfo? {
-        var p = 4 + (header.hasCRC ? 2 : 0) + header.sideInfoLength
-        guard matches(frame, at: p, "Xing") || matches(frame, at: p, "Info"), p + 8 <= frame.count else { return nil }
-        func be32(_ i: Int) -> Int {
-            Int(frame[i]) << 24 | Int(frame[i + 1]) << 16 | Int(frame[i + 2]) << 8 | Int(frame[i + 3])
-        }
-        let flags = be32(p + 4)
-        p += 8
-        var frames: Int?
-        if flags & 1 != 0, p + 4 <= frame.count {
-            frames = be32(p)
-            p += 4
-        }
-        if flags & 2 != 0 { p += 4 }
-        if flags & 4 != 0 { p += 100 }
-        if flags & 8 != 0 { p += 4 }
-        guard p + 24 <= frame.count,
-            ["LAME", "Lavc", "Lavf", "L3.9", "GOGO"].contains(where: { matches(frame, at: p, $0) })
-        else { return frames.map { GaplessInfo(encoderDelay: 0, padding: 0, frameCount: $0) } }
-        let d = p + 21
-        let delay = Int(frame[d]) << 4 | Int(frame[d + 1]) >> 4
-        let padding = Int(frame[d + 1] & 0x0F) << 8 | Int(frame[d + 2])
-        return GaplessInfo(encoderDelay: delay, padding: padding, frameCount: frames)
     }
 }
 

@@ -22,8 +22,10 @@ final class CurlTransfer {
     /// Status lines taken as "HTTP 200": SHOUTcast v1 answers `ICY 200 OK` followed by ordinary headers.
     private var aliases: UnsafeMutablePointer<curl_slist>?
     private var received: [UInt8] = []
+    /// The response headers, line by line; after redirects only the last response's are kept (bounded).
+    private(set) var responseHeaders = ResponseHeaders()
     /// Response headers of the last response (after redirects), names lowercased.
-    private(set) var headers: [String: String] = [:]
+    var headers: [String: String] { responseHeaders.fields }
     private(set) var status = 0
     private(set) var isDone = false
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -102,7 +104,7 @@ final class CurlTransfer {
                     guard let context else { return 0 }
                     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
                     let n = size * count
-                    transfer.header(UnsafeRawBufferPointer(start: data, count: n))
+                    transfer.responseHeaders.take(UnsafeRawBufferPointer(start: data, count: n))
                     return n
                 }, "CURLOPT_HEADERFUNCTION")
             let added = curl_multi_add_handle(multi, easy)
@@ -124,18 +126,6 @@ final class CurlTransfer {
         curl_slist_free_all(headerList)
         curl_slist_free_all(aliases)
         errorBuffer.deallocate()
-    }
-
-    private func header(_ line: UnsafeRawBufferPointer) {
-        let text = String(decoding: line, as: UTF8.self).trimmingWhitespace()
-        if text.hasPrefix("HTTP/") || text.hasPrefix("ICY ") {
-            headers.removeAll()  // a new response (after a redirect or a 100 Continue)
-            return
-        }
-        guard let colon = text.firstIndex(of: ":") else { return }
-        let name = text[..<colon].lowercased()
-        let value = String(text[text.index(after: colon)...]).trimmingWhitespace()
-        headers[name] = value
     }
 
     /// A multi-interface call failed (out of memory, a bad handle): the transfer cannot go on.

@@ -66,13 +66,11 @@ public final class Downloader {
     /// is not a whole number from 1 to 65 535 is an error naming it: demuxing with it would put metadata into the
     /// audio or audio into the metadata.
     public func icyMetaInterval() throws(DownloadError) -> Int? {
-        guard let text = responseHeaders["icy-metaint"] else { return nil }
-        guard let value = Int(text.trimmingWhitespace()), (1...65_535).contains(value) else {
-            let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
-            throw DownloadError(
-                .transfer, url: url, "icy-metaint \"\(Sanitized.text(shown))\" is not a whole number from 1 to 65535")
+        do {
+            return try ResponseHeaders.icyMetaInterval(responseHeaders["icy-metaint"])
+        } catch {
+            throw DownloadError(.transfer, url: url, error.message)
         }
-        return value
     }
 
     /// Hands over the bytes that arrive within `timeout` ms. Returns false at the end of the input; throws a

@@ -8,6 +8,10 @@ public struct ICYDemuxer {
     private var audioRemaining: Int
     private var metadataRemaining = -1  // -1: the next byte is the length byte
     private var metadata: [UInt8] = []
+    /// Bytes of the stream that were metadata text, and length bytes (one per metadata block begun): with the audio
+    /// handed out they add up to every byte demuxed.
+    package private(set) var metadataBytes = 0
+    package private(set) var lengthBytes = 0
 
     public init(interval: Int) {
         precondition(interval > 0)
@@ -32,11 +36,13 @@ public struct ICYDemuxer {
             if metadataRemaining < 0 {
                 metadataRemaining = Int(bytes[index]) * 16
                 index += 1
+                lengthBytes += 1
                 metadata.removeAll(keepingCapacity: true)
             } else {
                 let n = min(metadataRemaining, bytes.count - index)
                 metadata.append(contentsOf: bytes[index..<index + n])
                 metadataRemaining -= n
+                metadataBytes += n
                 index += n
             }
             if metadataRemaining == 0 {
@@ -50,7 +56,7 @@ public struct ICYDemuxer {
 
     /// Parses `Key='value';` pairs. A value may contain quotes and semicolons (titles do), so a value ends only at
     /// a `';` that is followed by the end or by another `Key=`.
-    static func parse(_ raw: [UInt8]) -> [String: String] {
+    package static func parse(_ raw: [UInt8]) -> [String: String] {
         var bytes = raw
         while let last = bytes.last, last == 0 { bytes.removeLast() }  // NUL padding
         var fields: [String: String] = [:]

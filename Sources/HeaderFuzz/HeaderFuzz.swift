@@ -1,0 +1,81 @@
+// libFuzzer target for `ResponseHeaders`, the upstream response-header handling (see CONTRIBUTING.md, "Fuzz").
+//
+// Built with -DFUZZING (and -sanitize=fuzzer,address) this file only defines `LLVMFuzzerTestOneInput`; built plainly
+// it has a `@main` that replays a corpus (default Tests/FuzzCorpus/Header) through the same checks.
+//
+// An input is what libcurl's header callback would see: the bytes, split after each LF into lines (each keeping its
+// terminator), are fed one line per call. Invariants:
+//   1. never traps, whatever the bytes;
+//   2. the result equals that of an independent reference model of the contract (status lines reset, token names
+//      lowercased, values trimmed and decoded, the last of a name wins, malformed and over-bound lines counted);
+//   3. names are non-empty tokens without an upper-case letter; values have no leading or trailing space, tab, CR or
+//      LF, and no LF inside;
+//   4. bounded: at most 100 header lines and 64 KiB of names and values kept per response;
+//   5. the same lines give the same result whatever their terminators (CR LF, LF, none);
+//   6. only the last response counts: a fresh value fed the lines after the last status line has the same headers
+//      and counts;
+//   7. `icy-metaint` validation (of the header, and of the whole input as a value) returns a number in 1…65 535 that
+//      is the trimmed text's value, or an error naming the value without a control or bidi character, at most 40
+//      characters of it.
+
+import RadioRelay
+
+#if !FUZZING
+    import Foundation
+#endif
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func headerFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let input = UnsafeRawBufferPointer(start: size > 0 ? data : nil, count: size)
+    let failures = checkHeaders(Array(input))
+    if !failures.isEmpty {
+        let shown = failures.prefix(20) + (failures.count > 20 ? ["… \(failures.count - 20) more"] : [])
+        fatalError("ResponseHeaders invariant failed:\n" + shown.joined(separator: "\n"))
+    }
+    return 0
+}
+
+#if !FUZZING
+    /// Replays a corpus: every file in the directories (or the files) given as arguments.
+    @main
+    struct HeaderFuzzReplay {
+        static func main() {
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            let roots = arguments.isEmpty ? ["Tests/FuzzCorpus/Header"] : arguments
+            var files: [String] = []
+            for root in roots {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory) else {
+                    StandardError.write("HeaderFuzz: no such file or directory: \(root)\n")
+                    exit(2)
+                }
+                guard isDirectory.boolValue else {
+                    files.append(root)
+                    continue
+                }
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+                files += names.sorted().filter { !$0.hasPrefix(".") }.map { root + "/" + $0 }
+            }
+            guard !files.isEmpty else {
+                StandardError.write("HeaderFuzz: no inputs in \(roots.joined(separator: " "))\n")
+                exit(2)
+            }
+            var failed = 0
+            for path in files {
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    StandardError.write("HeaderFuzz: cannot read \(path)\n")
+                    failed += 1
+                    continue
+                }
+                let failures = checkHeaders(Array(data))
+                if !failures.isEmpty {
+                    failed += 1
+                    StandardError.write("FAIL \(path) (\(data.count) bytes)\n")
+                    for failure in failures { StandardError.write("  \(failure)\n") }
+                }
+            }
+            print("\(files.count) inputs replayed, \(failed) failures")
+            exit(failed == 0 ? 0 : 1)
+        }
+    }
+#endif
