@@ -113,3 +113,33 @@ import Testing
         }
     }
 }
+
+/// A local FIFO as the upstream: a writer that is slow never blocks the pipeline.
+@Suite(.timeLimit(.minutes(1))) struct FileSourceTests {
+    @Test func aFIFOWithNothingYetWaitsAtMostTheTimeout() throws {
+        let path = temporaryPath("upstream.fifo")
+        try #require(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        let downloader = try Downloader(url: path)
+        let writer = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+        try #require(writer >= 0)
+        var received: [UInt8] = []
+        let started = monotonicNow()
+        #expect(try downloader.poll(timeout: 100) { received += $0 })
+        let waited = monotonicNow() - started
+        #expect(received.isEmpty && waited < 2, "waited \(waited) s")
+        let bytes: [UInt8] = [1, 2, 3, 4]
+        #expect(bytes.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) } == 4)
+        #expect(try downloader.poll(timeout: 100) { received += $0 })
+        #expect(received == bytes)
+        close(writer)
+        #expect(try !downloader.poll(timeout: 100) { received += $0 })
+    }
+
+    @Test func aDirectoryOrAMissingFileIsAClearError() {
+        #expect { _ = try Downloader(url: "/") } throws: { "\($0)".contains("is a directory") }
+        #expect { _ = try Downloader(url: "/no/such/file.mp3") } throws: {
+            "\($0)".contains("cannot open /no/such/file.mp3: No such file or directory")
+        }
+    }
+}

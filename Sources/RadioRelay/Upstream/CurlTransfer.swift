@@ -75,6 +75,9 @@ final class CurlTransfer {
             try check(rr_curl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1), "CURLOPT_LOW_SPEED_LIMIT")
             try check(rr_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, options.stallTimeout), "CURLOPT_LOW_SPEED_TIME")
             try check(rr_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
+            // Cleaning up a transfer whose name lookup hangs does not wait for the resolver thread: the pipeline
+            // must not block there (the thread is left to finish on its own).
+            try check(rr_curl_setopt_long(easy, CURLOPT_QUICK_EXIT, 1), "CURLOPT_QUICK_EXIT")
             // SHOUTcast v1 answers "ICY 200 OK": an alias of a 200 status line, so its headers (icy-metaint) are
             // read as headers. HTTP/0.9 stays refused: a body without a status line is not a stream we trust.
             aliases = curl_slist_append(aliases, "ICY 200 OK")

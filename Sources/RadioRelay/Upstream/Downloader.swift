@@ -18,7 +18,7 @@ public final class Downloader {
 
     public let url: String
     private let transfer: CurlTransfer?
-    private let file: FileHandle?
+    private let file: FileSource?
     private let chunkSize: Int
     private var finished = false
 
@@ -34,17 +34,8 @@ public final class Downloader {
             transfer = try CurlTransfer(url: url, options: curl)
             file = nil
         } else {
-            let path = Self.path(of: url)
-            guard let handle = FileHandle(forReadingAtPath: path) else {
-                let reason = String(cString: strerror(errno))
-                throw DownloadError(.file, url: url, "cannot open \(path): \(reason)")
-            }
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-                throw DownloadError(.file, url: url, "\(path) is a directory, not an MP3 file")
-            }
             transfer = nil
-            file = handle
+            file = try FileSource(path: Self.path(of: url), url: url, chunkSize: options.chunkSize)
         }
     }
 
@@ -78,17 +69,11 @@ public final class Downloader {
     public func poll(timeout: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         if let transfer { return try transfer.poll(timeout: timeout, body) }
         guard !finished, let file else { return false }
-        let data: Data
-        do {
-            guard let chunk = try file.read(upToCount: chunkSize), !chunk.isEmpty else {
-                finished = true
-                return false
-            }
-            data = chunk
-        } catch {
-            throw DownloadError(.file, url: url, "read failed: \(error.localizedDescription)")
+        guard let chunk = try file.read(timeout: timeout, url: url) else {
+            finished = true
+            return false
         }
-        try data.withUnsafeBytes { try body($0) }
+        if !chunk.isEmpty { try chunk.withUnsafeBytes { try body($0) } }
         return true
     }
 }
