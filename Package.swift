@@ -37,7 +37,9 @@ let package = Package(
         .executableTarget(name: "radio-relay", dependencies: ["RadioRelay"], swiftSettings: swiftSettings),
         // Test-only code shared by the tests, the load tool and the fuzzer: a real HTTP server and raw-TCP client
         // for 127.0.0.1, libopus decoding of what listeners receive, signal measurements.
-        .target(name: "RadioRelayTestSupport", dependencies: ["RadioRelay", "COpus"], swiftSettings: swiftSettings),
+        .target(
+            name: "RadioRelayTestSupport", dependencies: ["RadioRelay", "COpus", "CLinux"], swiftSettings: swiftSettings
+        ),
         // Load tool for bench/: N raw-TCP (or HTTP) listeners that validate every byte as Ogg and time it.
         .executableTarget(
             name: "radio-relay-load",
@@ -64,7 +66,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RadioRelayTests",
-            dependencies: ["RadioRelay", "RadioRelayTestSupport", "COpus"],
+            dependencies: ["RadioRelay", "RadioRelayTestSupport", "COpus", "CLinux"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// Seconds on the monotonic clock: the project's one clock for pacing, flush deadlines and durations. Rules that
