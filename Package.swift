@@ -55,7 +55,7 @@ let package = Package(
         // libFuzzer entry point for the upstream response headers (ResponseHeaders); replays its corpus without -DFUZZING.
         .executableTarget(
             name: "HeaderFuzz",
-            dependencies: ["RadioRelay"],
+            dependencies: ["RadioRelay", "RadioRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
         // libFuzzer entry point for the ICY demuxer and its title parsing; replays its corpus without -DFUZZING.

@@ -19,6 +19,7 @@
 //      characters of it.
 
 import RadioRelay
+import RadioRelayTestSupport
 
 #if !FUZZING
     import Foundation
@@ -36,46 +37,14 @@ public func headerFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -
 }
 
 #if !FUZZING
-    /// Replays a corpus: every file in the directories (or the files) given as arguments.
+    /// Replays a corpus (default Tests/FuzzCorpus/Header): see `FuzzReplay`.
     @main
     struct HeaderFuzzReplay {
         static func main() {
-            let arguments = Array(CommandLine.arguments.dropFirst())
-            let roots = arguments.isEmpty ? ["Tests/FuzzCorpus/Header"] : arguments
-            var files: [String] = []
-            for root in roots {
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory) else {
-                    StandardError.write("HeaderFuzz: no such file or directory: \(root)\n")
-                    exit(2)
-                }
-                guard isDirectory.boolValue else {
-                    files.append(root)
-                    continue
-                }
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
-                files += names.sorted().filter { !$0.hasPrefix(".") }.map { root + "/" + $0 }
-            }
-            guard !files.isEmpty else {
-                StandardError.write("HeaderFuzz: no inputs in \(roots.joined(separator: " "))\n")
-                exit(2)
-            }
-            var failed = 0
-            for path in files {
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    StandardError.write("HeaderFuzz: cannot read \(path)\n")
-                    failed += 1
-                    continue
-                }
-                let failures = checkHeaders(Array(data))
-                if !failures.isEmpty {
-                    failed += 1
-                    StandardError.write("FAIL \(path) (\(data.count) bytes)\n")
-                    for failure in failures { StandardError.write("  \(failure)\n") }
-                }
-            }
-            print("\(files.count) inputs replayed, \(failed) failures")
-            exit(failed == 0 ? 0 : 1)
+            FuzzReplay.run(
+                target: "HeaderFuzz", arguments: Array(CommandLine.arguments.dropFirst()),
+                defaultRoot: "Tests/FuzzCorpus/Header",
+                check: checkHeaders)
         }
     }
 #endif

@@ -16,6 +16,7 @@
 //      character and respects its length cap (values: `titleLimit`, keys: `headerLimit`).
 
 import RadioRelay
+import RadioRelayTestSupport
 
 #if !FUZZING
     import Foundation
@@ -33,46 +34,14 @@ public func icyFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> C
 }
 
 #if !FUZZING
-    /// Replays a corpus: every file in the directories (or the files) given as arguments.
+    /// Replays a corpus (default Tests/FuzzCorpus/ICY): see `FuzzReplay`.
     @main
     struct ICYFuzzReplay {
         static func main() {
-            let arguments = Array(CommandLine.arguments.dropFirst())
-            let roots = arguments.isEmpty ? ["Tests/FuzzCorpus/ICY"] : arguments
-            var files: [String] = []
-            for root in roots {
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory) else {
-                    StandardError.write("ICYFuzz: no such file or directory: \(root)\n")
-                    exit(2)
-                }
-                guard isDirectory.boolValue else {
-                    files.append(root)
-                    continue
-                }
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
-                files += names.sorted().filter { !$0.hasPrefix(".") }.map { root + "/" + $0 }
-            }
-            guard !files.isEmpty else {
-                StandardError.write("ICYFuzz: no inputs in \(roots.joined(separator: " "))\n")
-                exit(2)
-            }
-            var failed = 0
-            for path in files {
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    StandardError.write("ICYFuzz: cannot read \(path)\n")
-                    failed += 1
-                    continue
-                }
-                let failures = checkICY(Array(data))
-                if !failures.isEmpty {
-                    failed += 1
-                    StandardError.write("FAIL \(path) (\(data.count) bytes)\n")
-                    for failure in failures { StandardError.write("  \(failure)\n") }
-                }
-            }
-            print("\(files.count) inputs replayed, \(failed) failures")
-            exit(failed == 0 ? 0 : 1)
+            FuzzReplay.run(
+                target: "ICYFuzz", arguments: Array(CommandLine.arguments.dropFirst()),
+                defaultRoot: "Tests/FuzzCorpus/ICY",
+                check: checkICY)
         }
     }
 #endif

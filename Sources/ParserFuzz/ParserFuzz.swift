@@ -109,57 +109,14 @@ public func parserFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -
 }
 
 #if !FUZZING
-    /// Replays a corpus: every file in the directories (or the files) given as arguments, default Tests/FuzzCorpus/Parser.
+    /// Replays a corpus (default Tests/FuzzCorpus/Parser): see `FuzzReplay`.
     @main
     struct ParserFuzzReplay {
         static func main() {
-            let arguments = CommandLine.arguments.dropFirst()
-            let roots = arguments.isEmpty ? ["Tests/FuzzCorpus/Parser"] : Array(arguments)
-            let fileManager = FileManager.default
-            var files: [String] = []
-            for root in roots {
-                var isDirectory: ObjCBool = false
-                guard fileManager.fileExists(atPath: root, isDirectory: &isDirectory) else {
-                    printError("ParserFuzz: no such file or directory: \(root)")
-                    exit(2)
-                }
-                if isDirectory.boolValue {
-                    let names = (try? fileManager.contentsOfDirectory(atPath: root)) ?? []
-                    for name in names.sorted() where !name.hasPrefix(".") {
-                        let path = root + "/" + name
-                        var nested: ObjCBool = false
-                        if fileManager.fileExists(atPath: path, isDirectory: &nested), !nested.boolValue {
-                            files.append(path)
-                        }
-                    }
-                } else {
-                    files.append(root)
-                }
-            }
-            guard !files.isEmpty else {
-                printError("ParserFuzz: no inputs in \(roots.joined(separator: " "))")
-                exit(2)
-            }
-            var failed = 0
-            for path in files {
-                guard let data = fileManager.contents(atPath: path) else {
-                    printError("ParserFuzz: cannot read \(path)")
-                    failed += 1
-                    continue
-                }
-                let failures = data.withUnsafeBytes { checkParser($0) }
-                if !failures.isEmpty {
-                    failed += 1
-                    printError("FAIL \(path) (\(data.count) bytes)")
-                    for failure in failures { printError("  " + failure) }
-                }
-            }
-            print("\(files.count) inputs replayed, \(failed) failures")
-            exit(failed == 0 ? 0 : 1)
-        }
-
-        static func printError(_ line: String) {
-            StandardError.write(line + "\n")
+            FuzzReplay.run(
+                target: "ParserFuzz", arguments: Array(CommandLine.arguments.dropFirst()),
+                defaultRoot: "Tests/FuzzCorpus/Parser",
+                check: { bytes in bytes.withUnsafeBytes { checkParser($0) } })
         }
     }
 #endif
