@@ -52,7 +52,7 @@ extension OptionSpecification {
             setting: station(Values.integer(0...10), { $0.encoder.complexity = $1 })),
         .init(
             name: "pace", placeholder: "auto|yes|no",
-            summary: "read the upstream at real time from its packets' durations (auto: files only)",
+            summary: "read the upstream at real time, nothing dropped (auto: files and responses with a length)",
             accepts: "auto, yes or no", setting: station(Values.pace, { $0.paced = $1 })),
         .init(
             name: "reconnect-max", placeholder: "SECONDS",

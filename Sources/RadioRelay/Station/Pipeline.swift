@@ -22,6 +22,9 @@ final class Pipeline {
     /// When the current connection was opened, and the packet count then: an upstream that sends bytes but no
     /// audio for `noAudioTimeout` counts as down.
     var connection = (openedAt: 0.0, packets: 0, lastAudioAt: 0.0, lastPackets: 0)
+    /// Whether the current upstream is read at real time (a file, `--pace yes`, or with `--pace auto` an HTTP
+    /// response that announced its length: a finite upstream is held back, never trimmed).
+    var paced = false
     /// Bytes held for a paced upstream: read ahead of the clock, fed to the stages as the clock reaches them.
     var backlog = Backlog(limit: 64 * 1024)
 
@@ -58,7 +61,7 @@ final class Pipeline {
     func run(in thread: ServiceThread) {
         clock = StreamClock(settings: clock.settings, now: monotonicNow())
         var lastPublishedState = monotonicNow()
-        let paced = configuration.isPaced
+        paced = configuration.isPaced
         let hang = TestHooks.hangPipeline.flatMap { $0.station == configuration.name ? monotonicNow() + $0.after : nil }
         while !thread.isStopping {
             if let hang, monotonicNow() >= hang {
@@ -113,6 +116,7 @@ final class Pipeline {
         local.upstream = .connecting
         do {
             downloader = try Downloader(url: configuration.upstream, options: options)
+            paced = configuration.isPaced
             let packets = chain.parser.statistics.packets
             connection = (now, packets, now, packets)
             // A looping file announces itself once; a network upstream on every (re)connection.
@@ -144,7 +148,7 @@ final class Pipeline {
                     try connected(downloader)
                 }
                 local.bytesIn += chunk.count
-                if configuration.isPaced {
+                if paced {
                     backlog.append(chunk)
                 } else {
                     try chain.feed(chunk)
@@ -177,6 +181,10 @@ final class Pipeline {
         connection.lastAudioAt = monotonicNow()
         reconnect.connected(now: connection.lastAudioAt)
         let headers = downloader.responseHeaders
+        paced = configuration.paced ?? (configuration.isFileUpstream || headers["content-length"] != nil)
+        if paced && !configuration.isFileUpstream && configuration.paced == nil {
+            Log.info("\(configuration.name): the upstream announced its length: read at real time, nothing dropped")
+        }
         let station = headers["icy-name"].map { " \"\(Sanitized.text($0))\"" } ?? ""
         let what = configuration.isFileUpstream ? "upstream file opened" : "upstream connected"
         Log.info(
