@@ -4,16 +4,38 @@ import Synchronization
 /// Runs stations until SIGTERM or SIGINT: starts them in order as one service group, reports to systemd (READY,
 /// STATUS, WATCHDOG, STOPPING) and stops them in reverse order.
 ///
-/// The watchdog is pinged only while every thread of every station keeps beating: a pipeline or network loop that
-/// hangs stops the pings, and systemd restarts the service (`WatchdogSec=`).
+/// The watchdog is pinged only while every thread of every station (and the status endpoint's) keeps beating: a
+/// pipeline or network loop that hangs stops the pings, and systemd restarts the service (`WatchdogSec=`).
+///
+/// With a status address, the status endpoint (`StatusServer`: `/status.json`, `/metrics`, `/health`) is bound at
+/// once and runs as the group's last service, so it starts after every station and stops before them.
 package final class Server {
     package let stations: [Station]
+    /// The status endpoint, when a status address was given.
+    package let status: StatusServer?
     private let group: ServiceGroup
     private let notifier = SystemdNotifier()
 
-    package init(stations: [Station]) {
+    package convenience init(stations: [Station]) { self.init(stations: stations, statusServer: nil) }
+
+    /// - Parameter status: where the status endpoint listens; nil: no endpoint. Binding it can fail (address in
+    ///   use, no permission), which is thrown here, before anything starts.
+    /// - Parameter statusLimits: its request size, timeout and connection limits (tests shorten the timeout).
+    /// - Parameter statusSocket: an already listening socket for it (socket activation) instead of binding.
+    package convenience init(
+        stations: [Station], status: SocketAddress?, statusLimits: StatusServer.Limits = StatusServer.Limits(),
+        statusSocket: Int32? = nil
+    ) throws {
+        let endpoint = try status.map {
+            try StatusServer(address: $0, stations: stations, limits: statusLimits, adoptedSocket: statusSocket)
+        }
+        self.init(stations: stations, statusServer: endpoint)
+    }
+
+    package init(stations: [Station], statusServer: StatusServer?) {
         self.stations = stations
-        self.group = ServiceGroup(stations)
+        self.status = statusServer
+        self.group = ServiceGroup(stations + (statusServer.map { [$0] } ?? []))
     }
 
     /// Blocks the signals it handles in every thread: call before any thread is started.
@@ -49,7 +71,8 @@ package final class Server {
             }
             if signal == SIGHUP { Log.notice("SIGHUP: configuration reload is not supported yet; ignored") }
             if notifier.watchdogInterval != nil {
-                switch watchdog.check(beats: stations.flatMap(\.heartbeats), now: monotonicNow()) {
+                let beats = stations.flatMap(\.heartbeats) + (status?.heartbeats ?? [])
+                switch watchdog.check(beats: beats, now: monotonicNow()) {
                 case .alive: notifier.watchdog()
                 case .stuck(let seconds):
                     Log.error("a server thread has not run for \(Int(seconds)) s; withholding the watchdog ping")
