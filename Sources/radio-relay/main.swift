@@ -33,9 +33,11 @@ func transcode(input: String, output: String, options: Transcoder.Options) -> Ne
 
 /// Runs `configurations` until SIGTERM or SIGINT; errors go through the log, so that journald records them.
 /// `reload`: reads the configuration again on SIGHUP (`--config`); `logLevelOverride`: the command line's level.
+/// `status`: where the status endpoint listens (a config file's `[server] status`); nil: no endpoint.
 func serve(
     _ configurations: () throws -> [StationConfiguration], logLevel: Log.Priority,
-    reload: (() throws -> ConfigFile)? = nil, logLevelOverride: Log.Priority? = nil
+    status: ConfigFile.ListenAddress? = nil, reload: (() throws -> ConfigFile)? = nil,
+    logLevelOverride: Log.Priority? = nil
 ) -> Never {
     Log.threshold = logLevel
     Server.blockSignals()
@@ -47,7 +49,7 @@ func serve(
             passed,
             to: configured.map {
                 SocketActivation.Listener(name: $0.name, bind: $0.broadcaster.bind, port: $0.broadcaster.port)
-            })
+            }, status: status.map { ($0.host, $0.port) })
         if !passed.isEmpty {
             Log.notice("socket activation: \(passed.count) listening socket(s) from systemd")
         }
@@ -60,7 +62,19 @@ func serve(
                     + "(listen: ffplay tcp://HOST:\(station.port))")
             stations.append(station)
         }
-        try Server(stations: stations, reload: reload, logLevelOverride: logLevelOverride).run()
+        let statusAddress = try status.map { address in
+            guard let parsed = SocketAddress(host: address.host, port: UInt16(clamping: address.port)) else {
+                throw ConfigurationError("status address \(address) is not an IPv4 or IPv6 address")
+            }
+            return parsed
+        }
+        let server = try Server(
+            stations: stations, status: statusAddress, statusSocket: assignment.status, reload: reload,
+            logLevelOverride: logLevelOverride)
+        if let endpoint = server.status {
+            Log.notice("status: http://\(endpoint.address)/status.json, /metrics, /health")
+        }
+        try server.run()
         exit(ExitCode.ok.rawValue)
     } catch let error as ConfigFileError {
         for message in error.messages { Log.error(message) }
@@ -76,7 +90,7 @@ func serve(configPath path: String, logLevel: Log.Priority?) -> Never {
     do {
         let file = try ConfigFile.load(path: path)
         serve(
-            { file.stations }, logLevel: logLevel ?? file.server.logLevel,
+            { file.stations }, logLevel: logLevel ?? file.server.logLevel, status: file.server.status,
             reload: { try ConfigFile.load(path: path) }, logLevelOverride: logLevel)
     } catch {
         Log.threshold = logLevel ?? .info

@@ -2,7 +2,8 @@ import Synchronization
 
 /// What the Broadcaster counts, readable from any thread (status, metrics, sd_notify STATUS, tests).
 package final class BroadcasterCounters: Sendable {
-    package let listeners = Atomic<Int>(0)
+    /// Listeners connected now, and the most there have been at once (`peak`).
+    package let listeners = ListenerGauge()
     package let connections = Atomic<Int>(0)
     /// Closed at once: over `maxListeners` or `maxPerIP`.
     package let rejected = Atomic<Int>(0)
@@ -19,6 +20,7 @@ package final class BroadcasterCounters: Sendable {
 
     package struct Snapshot: Sendable, Equatable {
         package var listeners, connections, rejected, moved, droppedSlow, droppedChatty, bytesSent, pagesPublished: Int
+        package var peakListeners = 0
     }
 
     package var snapshot: Snapshot {
@@ -27,6 +29,27 @@ package final class BroadcasterCounters: Sendable {
             rejected: rejected.load(ordering: .relaxed), moved: moved.load(ordering: .relaxed),
             droppedSlow: droppedSlow.load(ordering: .relaxed),
             droppedChatty: droppedChatty.load(ordering: .relaxed),
-            bytesSent: bytesSent.load(ordering: .relaxed), pagesPublished: pagesPublished.load(ordering: .relaxed))
+            bytesSent: bytesSent.load(ordering: .relaxed), pagesPublished: pagesPublished.load(ordering: .relaxed),
+            peakListeners: listeners.peak)
     }
+}
+
+/// The listener count, as the network loop stores it, with the highest value ever stored beside it (for the
+/// status endpoint's "peak listeners"). Same `store`/`load` calls as the `Atomic<Int>` it replaces; both are
+/// relaxed, like every counter here (the ordering argument is taken for that likeness: atomics need a constant).
+package final class ListenerGauge: Sendable {
+    private let current = Atomic<Int>(0)
+    private let highest = Atomic<Int>(0)
+
+    package init() {}
+
+    package func store(_ value: Int, ordering: AtomicStoreOrdering) {
+        current.store(value, ordering: .relaxed)
+        highest.max(value, ordering: .relaxed)
+    }
+
+    package func load(ordering: AtomicLoadOrdering) -> Int { current.load(ordering: .relaxed) }
+
+    /// The most listeners there have been at once since the Broadcaster was made.
+    package var peak: Int { highest.load(ordering: .relaxed) }
 }

@@ -6,11 +6,18 @@ import Synchronization
 /// STATUS, WATCHDOG, RELOADING, STOPPING), reloads its configuration on SIGHUP (`Server+Reload.swift`), and stops
 /// the stations in reverse order.
 ///
-/// The watchdog is pinged only while every thread of every station keeps beating: a pipeline or network loop that
-/// hangs stops the pings, and systemd restarts the service (`WatchdogSec=`).
+/// The watchdog is pinged only while every thread of every station (and the status endpoint's) keeps beating: a
+/// pipeline or network loop that hangs stops the pings, and systemd restarts the service (`WatchdogSec=`).
+///
+/// With a status address, the status endpoint (`StatusServer`: `/status.json`, `/metrics`, `/health`) is bound at
+/// once and runs as the group's last service, so it starts after every station and stops before them.
 package final class Server {
     /// The stations running now (a reload adds, replaces and removes some). Confined to the calling thread.
-    package internal(set) var stations: [Station]
+    package internal(set) var stations: [Station] {
+        didSet { status?.setStations(stations) }
+    }
+    /// The status endpoint, when a status address was given.
+    package let status: StatusServer?
     private let group: ServiceGroup
     let notifier = SystemdNotifier()
     /// Reads the configuration again on SIGHUP; nil when the stations did not come from a file.
@@ -18,11 +25,33 @@ package final class Server {
     /// The log level the command line forced (it wins over the file's on a reload too).
     let logLevelOverride: Log.Priority?
 
-    package init(
+    package convenience init(
         stations: [Station], reload: (() throws -> ConfigFile)? = nil, logLevelOverride: Log.Priority? = nil
     ) {
+        self.init(stations: stations, statusServer: nil, reload: reload, logLevelOverride: logLevelOverride)
+    }
+
+    /// - Parameter status: where the status endpoint listens; nil: no endpoint. Binding it can fail (address in
+    ///   use, no permission), which is thrown here, before anything starts.
+    /// - Parameter statusLimits: its request size, timeout and connection limits (tests shorten the timeout).
+    /// - Parameter statusSocket: an already listening socket for it (socket activation) instead of binding.
+    package convenience init(
+        stations: [Station], status: SocketAddress?, statusLimits: StatusServer.Limits = StatusServer.Limits(),
+        statusSocket: Int32? = nil, reload: (() throws -> ConfigFile)? = nil, logLevelOverride: Log.Priority? = nil
+    ) throws {
+        let endpoint = try status.map {
+            try StatusServer(address: $0, stations: stations, limits: statusLimits, adoptedSocket: statusSocket)
+        }
+        self.init(stations: stations, statusServer: endpoint, reload: reload, logLevelOverride: logLevelOverride)
+    }
+
+    package init(
+        stations: [Station], statusServer: StatusServer?, reload: (() throws -> ConfigFile)? = nil,
+        logLevelOverride: Log.Priority? = nil
+    ) {
         self.stations = stations
-        self.group = ServiceGroup(stations)
+        self.status = statusServer
+        self.group = ServiceGroup(stations + (statusServer.map { [$0] } ?? []))
         self.reload = reload
         self.logLevelOverride = logLevelOverride
     }
@@ -63,7 +92,8 @@ package final class Server {
             }
             if signal == SIGHUP { reloadConfiguration() }
             if notifier.watchdogInterval != nil {
-                switch watchdog.check(beats: stations.flatMap(\.heartbeats), now: monotonicNow()) {
+                let beats = stations.flatMap(\.heartbeats) + (status?.heartbeats ?? [])
+                switch watchdog.check(beats: beats, now: monotonicNow()) {
                 case .alive: notifier.watchdog()
                 case .stuck(let seconds):
                     Log.error("a server thread has not run for \(Int(seconds)) s; withholding the watchdog ping")
@@ -75,8 +105,9 @@ package final class Server {
             }
         }
         notifier.stopping()
-        // In reverse order; the stations a reload changed are no longer the group's.
-        var clean = true
+        // In reverse order: the status endpoint, then the stations (those a reload changed are no longer the
+        // group's, so the list is walked here).
+        var clean = status?.stop(timeout: 5) ?? true
         for station in stations.reversed() where !station.stop(timeout: 5) { clean = false }
         if !clean { Log.warning("a thread did not stop in time") }
         Log.notice("stopped")

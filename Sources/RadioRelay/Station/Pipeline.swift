@@ -116,7 +116,6 @@ final class Pipeline {
         local.upstream = .connecting
         do {
             downloader = try Downloader(url: configuration.upstream, options: options)
-            paced = configuration.isPaced
             let packets = chain.parser.statistics.packets
             connection = (now, packets, now, packets)
             // A looping file announces itself once; a network upstream on every (re)connection.
@@ -130,7 +129,7 @@ final class Pipeline {
 
     func fail(_ error: any Error, now: Double) {
         downloader = nil
-        backlog.clear()
+        // What a finite upstream sent before it ended still plays (the next connection waits for it).
         local.reconnects += 1
         local.upstream = .retrying(reason: "\(error)")
         local.lastError = "\(error)"

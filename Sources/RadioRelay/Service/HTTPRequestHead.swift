@@ -1,0 +1,111 @@
+/// Reading an HTTP/1.x request head from the bytes received so far, as a pure function (the status endpoint's only
+/// parser of network input; tests: `StatusHTTPTests`).
+///
+/// Contract: never traps, whatever the bytes; looks at no more than `limit` bytes; decides as early as it can —
+/// a malformed request line is refused as soon as its line feed arrives, not after a timeout. Lines end in CRLF or
+/// a bare LF (RFC 9112 §2.2); empty lines before the request line are skipped. Header fields are checked for shape
+/// (a token name, a colon, no control characters but tab in the value, no obsolete line folding) and otherwise
+/// ignored: the endpoint serves GET and HEAD without a body and closes every connection after one response.
+enum HTTPRequestHead {
+    struct Request: Equatable, Sendable {
+        var method: String
+        /// The target's path, without the query (`/metrics?x=1` → `/metrics`).
+        var path: String
+        /// `HTTP/1.0` or `HTTP/1.1`.
+        var version: String
+    }
+
+    enum Result: Equatable, Sendable {
+        /// More bytes are needed.
+        case incomplete
+        case request(Request)
+        /// Answered with 400 Bad Request (the reason is for tests and debug logs).
+        case malformed(String)
+        /// `limit` bytes without the end of the request line (414 URI Too Long).
+        case requestLineTooLong
+        /// `limit` bytes without the end of the head (431 Request Header Fields Too Large).
+        case headTooLarge
+    }
+
+    static func parse(_ bytes: [UInt8], limit: Int) -> Result {
+        let window = bytes.prefix(max(0, limit))
+        var index = window.startIndex
+        // Empty lines before the request line (RFC 9112 §2.2).
+        while index < window.endIndex, window[index] == cr || window[index] == lf { index += 1 }
+        guard let requestEnd = window[index...].firstIndex(of: lf) else {
+            return bytes.count >= limit ? .requestLineTooLong : .incomplete
+        }
+        let request: Request
+        switch requestLine(trimmed(window[index..<requestEnd])) {
+        case .success(let parsed): request = parsed
+        case .failure(let problem): return .malformed(problem.reason)
+        }
+        var lineStart = requestEnd + 1
+        while let lineEnd = window[lineStart...].firstIndex(of: lf) {
+            let line = trimmed(window[lineStart..<lineEnd])
+            if line.isEmpty { return .request(request) }
+            if let problem = fieldProblem(line) { return .malformed(problem) }
+            lineStart = lineEnd + 1
+        }
+        return bytes.count >= limit ? .headTooLarge : .incomplete
+    }
+
+    private struct Problem: Error {
+        var reason: String
+    }
+
+    private static let cr = UInt8(ascii: "\r")
+    private static let lf = UInt8(ascii: "\n")
+    private static let space = UInt8(ascii: " ")
+
+    private static func trimmed(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        line.last == cr ? line.dropLast() : line
+    }
+
+    private static func requestLine(_ line: ArraySlice<UInt8>) -> Swift.Result<Request, Problem> {
+        let parts = line.split(separator: space, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return .failure(Problem(reason: "request line is not METHOD TARGET VERSION")) }
+        let method = parts[0]
+        let target = parts[1]
+        let version = parts[2]
+        guard (1...32).contains(method.count), method.allSatisfy(isTokenByte) else {
+            return .failure(Problem(reason: "bad method"))
+        }
+        guard target.first == UInt8(ascii: "/"), target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            return .failure(Problem(reason: "the target is not an absolute path"))
+        }
+        guard version.elementsEqual("HTTP/1.1".utf8) || version.elementsEqual("HTTP/1.0".utf8) else {
+            return .failure(Problem(reason: "not HTTP/1.0 or HTTP/1.1"))
+        }
+        let path = target.prefix { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        return .success(
+            Request(
+                method: String(decoding: method, as: UTF8.self), path: String(decoding: path, as: UTF8.self),
+                version: String(decoding: version, as: UTF8.self)))
+    }
+
+    /// Why a header line is malformed, or nil.
+    private static func fieldProblem(_ line: ArraySlice<UInt8>) -> String? {
+        if line.first == space || line.first == UInt8(ascii: "\t") { return "obsolete line folding" }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else {
+            return "header line without a name and colon"
+        }
+        guard line[..<colon].allSatisfy(isTokenByte) else { return "bad header name" }
+        let value = line[(colon + 1)...]
+        if value.contains(where: { ($0 < 0x20 && $0 != UInt8(ascii: "\t")) || $0 == 0x7F }) {
+            return "control character in a header value"
+        }
+        return nil
+    }
+
+    /// RFC 9110 §5.6.2 `tchar`.
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}

@@ -1,0 +1,135 @@
+/// `/metrics`: the status snapshot in Prometheus text exposition format 0.0.4, as a pure function.
+///
+/// Every family has the `radio_relay_` prefix and one `# HELP` and one `# TYPE` line, followed by all its samples
+/// (one per station, with a `station` label), so a family's samples are never split. Counters end in `_total`;
+/// units are base units (seconds, bytes, hertz); bitrates, in bits per second, carry no unit suffix because
+/// promtool's lint would ask for bytes. Label values escape `\`, `"` and line feeds, HELP
+/// texts `\` and line feeds, as the format asks.
+enum MetricsReport {
+    /// The content type Prometheus negotiates for this format.
+    static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    enum Kind: String, Sendable {
+        case counter, gauge
+    }
+
+    /// One metric family: name (without prefix), kind, help, and how to read its value from a station.
+    struct Family: Sendable {
+        var name: String
+        var kind: Kind
+        var help: String
+        var value: @Sendable (StationStatus) -> Double?
+    }
+
+    static let prefix = "radio_relay_"
+
+    /// The per-station families, in output order.
+    static let stationFamilies: [Family] = [
+        Family(name: "station_alive", kind: .gauge, help: "1 while the station's pipeline and network threads beat") {
+            $0.alive ? 1 : 0
+        },
+        Family(name: "upstream_up", kind: .gauge, help: "1 while the upstream is connected") {
+            $0.upstream == .connected ? 1 : 0
+        },
+        Family(name: "listeners", kind: .gauge, help: "Listeners connected now") { Double($0.listeners) },
+        Family(name: "listeners_peak", kind: .gauge, help: "Most listeners connected at once since start") {
+            Double($0.peakListeners)
+        },
+        Family(name: "opus_bitrate", kind: .gauge, help: "Opus target bitrate, bits per second") {
+            Double($0.opusBitrate)
+        },
+        Family(name: "input_sample_rate_hertz", kind: .gauge, help: "Sample rate of the upstream MP3") {
+            $0.format.map { Double($0.sampleRate) }
+        },
+        Family(name: "input_channels", kind: .gauge, help: "Channels of the upstream MP3") {
+            $0.format.map { Double($0.channels) }
+        },
+        Family(name: "input_bitrate", kind: .gauge, help: "Upstream MP3 bitrate, bits per second") {
+            $0.format.map { Double($0.bitrate) }
+        },
+        Family(name: "sent_bytes_total", kind: .counter, help: "Bytes sent to listeners") { Double($0.bytesOut) },
+        Family(name: "upstream_received_bytes_total", kind: .counter, help: "Bytes received from the upstream") {
+            Double($0.bytesIn)
+        },
+        Family(name: "connections_total", kind: .counter, help: "Listener connections accepted") {
+            Double($0.connections)
+        },
+        Family(name: "refused_connections_total", kind: .counter, help: "Connections refused (limits)") {
+            Double($0.refusals)
+        },
+        Family(name: "slow_listener_moves_total", kind: .counter, help: "Listeners moved to the live edge") {
+            Double($0.slowMoves)
+        },
+        Family(name: "slow_listener_drops_total", kind: .counter, help: "Listeners dropped for falling behind") {
+            Double($0.slowDrops)
+        },
+        Family(name: "chatty_listener_drops_total", kind: .counter, help: "Listeners dropped for sending too much") {
+            Double($0.chattyDrops)
+        },
+        Family(name: "upstream_reconnects_total", kind: .counter, help: "Upstream connection failures retried") {
+            Double($0.reconnects)
+        },
+        Family(name: "decode_errors_total", kind: .counter, help: "MP3 frames that failed to decode") {
+            Double($0.decodeErrors)
+        },
+        Family(name: "silence_inserted_seconds_total", kind: .counter, help: "Silence encoded for a missing upstream") {
+            $0.silenceSeconds
+        },
+        Family(name: "dropped_audio_seconds_total", kind: .counter, help: "Upstream audio dropped to keep the lead") {
+            $0.droppedSeconds
+        },
+        Family(name: "paused_seconds_total", kind: .counter, help: "Seconds the pipeline did not run (paused)") {
+            $0.pausedSeconds
+        },
+        Family(name: "encoded_seconds_total", kind: .counter, help: "Seconds of audio encoded") { $0.encodedSeconds },
+    ]
+
+    static func text(_ snapshot: StatusSnapshot) -> String {
+        var out = ""
+        header(&out, "build_info", .gauge, "Always 1; the version is a label")
+        out += "\(prefix)build_info{version=\"\(labelValue(snapshot.version))\"} 1\n"
+        header(&out, "uptime_seconds", .gauge, "Seconds since the server started")
+        out += "\(prefix)uptime_seconds \(number(snapshot.uptime))\n"
+        header(&out, "stations", .gauge, "Stations configured")
+        out += "\(prefix)stations \(snapshot.stations.count)\n"
+        for family in stationFamilies {
+            header(&out, family.name, family.kind, family.help)
+            for station in snapshot.stations {
+                guard let value = family.value(station) else { continue }
+                out += "\(prefix)\(family.name){station=\"\(labelValue(station.name))\"} \(number(value))\n"
+            }
+        }
+        return out
+    }
+
+    private static func header(_ out: inout String, _ name: String, _ kind: Kind, _ help: String) {
+        out += "# HELP \(prefix)\(name) \(helpText(help))\n# TYPE \(prefix)\(name) \(kind.rawValue)\n"
+    }
+
+    /// A label value escaped as the format says: `\` → `\\`, `"` → `\"`, line feed → `\n`.
+    static func labelValue(_ text: String) -> String { escaped(text, quotes: true) }
+
+    /// HELP text escaped: `\` → `\\`, line feed → `\n`.
+    static func helpText(_ text: String) -> String { escaped(text, quotes: false) }
+
+    private static func escaped(_ text: String, quotes: Bool) -> String {
+        var out = ""
+        for character in text.unicodeScalars {
+            switch character {
+            case "\\": out += "\\\\"
+            case "\"" where quotes: out += "\\\""
+            case "\n": out += "\\n"
+            default: out.unicodeScalars.append(character)
+            }
+        }
+        return out
+    }
+
+    /// A sample value: whole numbers without a fraction, `+Inf`, `-Inf` and `NaN` spelled as the format does.
+    static func number(_ value: Double) -> String {
+        if value.isNaN { return "NaN" }
+        if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return value.description
+    }
+}

@@ -1,0 +1,67 @@
+/// The status endpoint's human- and machine-readable reports, as pure functions of a `StatusSnapshot`:
+/// `/status.json` and the `/health` text. (`/metrics` is `MetricsReport`.)
+///
+/// JSON shape (snake_case keys; `stations` is always an array, also with one station):
+///
+///     {"version": "0.1.0", "uptime_seconds": 12.5, "healthy": true, "stations": [{"name": "main", …}]}
+enum StatusReport {
+    static func json(_ snapshot: StatusSnapshot) -> String {
+        JSONText.object([
+            ("version", JSONText.string(snapshot.version)),
+            ("uptime_seconds", JSONText.number(snapshot.uptime)),
+            ("healthy", snapshot.isHealthy ? "true" : "false"),
+            ("stations", JSONText.array(snapshot.stations.map(station))),
+        ]) + "\n"
+    }
+
+    static func station(_ status: StationStatus) -> String {
+        JSONText.object([
+            ("name", JSONText.string(status.name)),
+            ("listen", JSONText.string(status.listenAddress)),
+            ("alive", status.alive ? "true" : "false"),
+            ("upstream_url", JSONText.string(status.upstreamURL)),
+            ("upstream_state", JSONText.string(status.upstreamState)),
+            ("upstream_reason", JSONText.string(status.upstreamReason)),
+            ("last_error", JSONText.string(status.lastError)),
+            ("title", JSONText.string(status.title)),
+            ("input", status.format.map(format) ?? "null"),
+            ("opus_bitrate", JSONText.number(status.opusBitrate)),
+            ("listeners", JSONText.number(status.listeners)),
+            ("peak_listeners", JSONText.number(status.peakListeners)),
+            ("bytes_out", JSONText.number(status.bytesOut)),
+            ("bytes_in", JSONText.number(status.bytesIn)),
+            ("connections", JSONText.number(status.connections)),
+            ("refusals", JSONText.number(status.refusals)),
+            ("slow_moves", JSONText.number(status.slowMoves)),
+            ("slow_drops", JSONText.number(status.slowDrops)),
+            ("chatty_drops", JSONText.number(status.chattyDrops)),
+            ("reconnects", JSONText.number(status.reconnects)),
+            ("decode_errors", JSONText.number(status.decodeErrors)),
+            ("silence_seconds", JSONText.number(status.silenceSeconds)),
+            ("dropped_seconds", JSONText.number(status.droppedSeconds)),
+            ("paused_seconds", JSONText.number(status.pausedSeconds)),
+            ("encoded_seconds", JSONText.number(status.encodedSeconds)),
+        ])
+    }
+
+    static func format(_ format: DataFormat) -> String {
+        JSONText.object([
+            ("layer", JSONText.number(format.layer)),
+            ("sample_rate", JSONText.number(format.sampleRate)),
+            ("channels", JSONText.number(format.channels)),
+            ("bitrate", JSONText.number(format.bitrate)),
+            ("description", JSONText.string(format.description)),
+        ])
+    }
+
+    /// The `/health` body: one line overall, then one per station. Station names are plain (`[A-Za-z0-9_-]`);
+    /// anything else in them is left out rather than written to a text body.
+    static func health(_ snapshot: StatusSnapshot) -> String {
+        var lines = [snapshot.isHealthy ? "ok" : "unhealthy"]
+        for station in snapshot.stations {
+            let name = String(station.name.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F })
+            lines.append("\(name): \(station.alive ? "alive" : "stalled") (upstream \(station.upstreamState))")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,92 @@
+/// What the status endpoint answers to a parsed request head, as a pure function: the snapshot is taken (through
+/// the closure) only for a request that reports it. Every response closes the connection (`Connection: close`).
+///
+/// | request | answer |
+/// |---|---|
+/// | `GET`/`HEAD /status.json` | 200, `application/json` (`StatusReport.json`) |
+/// | `GET`/`HEAD /metrics` | 200, Prometheus text 0.0.4 (`MetricsReport.text`) |
+/// | `GET`/`HEAD /health` | 200 when every station is alive, 503 otherwise, with a short text |
+/// | `GET`/`HEAD /` | 200, a list of the above |
+/// | another path | 404 |
+/// | another method | 405 with `Allow: GET, HEAD` |
+/// | a malformed head | 400; too long: 414 (request line) or 431 (head) |
+enum StatusRouter {
+    static let paths = ["/status.json", "/metrics", "/health"]
+
+    static func respond(to head: HTTPRequestHead.Result, snapshot: () -> StatusSnapshot) -> HTTPResponse {
+        let request: HTTPRequestHead.Request
+        switch head {
+        case .incomplete, .malformed: return .text(400, "bad request\n")
+        case .requestLineTooLong: return .text(414, "request line too long\n")
+        case .headTooLarge: return .text(431, "request header too large\n")
+        case .request(let parsed): request = parsed
+        }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            var response = HTTPResponse.text(405, "only GET and HEAD\n")
+            response.headers.append(("Allow", "GET, HEAD"))
+            return response
+        }
+        var response: HTTPResponse
+        switch request.path {
+        case "/status.json":
+            response = HTTPResponse(status: 200, contentType: "application/json", body: StatusReport.json(snapshot()))
+        case "/metrics":
+            response = HTTPResponse(
+                status: 200, contentType: MetricsReport.contentType, body: MetricsReport.text(snapshot()))
+        case "/health":
+            let current = snapshot()
+            response = .text(current.isHealthy ? 200 : 503, StatusReport.health(current))
+        case "/":
+            response = .text(200, "radio-relay \(RadioRelayVersion.string)\n" + paths.joined(separator: "\n") + "\n")
+        default:
+            response = .text(404, "not found; try \(paths.joined(separator: ", "))\n")
+        }
+        response.omitsBody = request.method == "HEAD"
+        return response
+    }
+}
+
+/// One HTTP/1.1 response, closing the connection.
+struct HTTPResponse: Equatable, Sendable {
+    var status: Int
+    var headers: [(String, String)]
+    var body: [UInt8]
+    /// HEAD: the headers (Content-Length included) without the body.
+    var omitsBody = false
+
+    init(status: Int, contentType: String, body: String) {
+        self.status = status
+        self.body = Array(body.utf8)
+        headers = [("Content-Type", contentType), ("Cache-Control", "no-store")]
+    }
+
+    static func text(_ status: Int, _ body: String) -> HTTPResponse {
+        HTTPResponse(status: status, contentType: "text/plain; charset=utf-8", body: body)
+    }
+
+    static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
+        lhs.status == rhs.status && lhs.body == rhs.body && lhs.omitsBody == rhs.omitsBody
+            && lhs.headers.map { "\($0.0): \($0.1)" } == rhs.headers.map { "\($0.0): \($0.1)" }
+    }
+
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 400: "Bad Request"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 414: "URI Too Long"
+        case 431: "Request Header Fields Too Large"
+        case 503: "Service Unavailable"
+        default: "Status"
+        }
+    }
+
+    /// The bytes on the wire.
+    var encoded: [UInt8] {
+        var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        head += "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        return Array(head.utf8) + (omitsBody ? [] : body)
+    }
+}

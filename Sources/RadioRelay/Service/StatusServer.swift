@@ -1,0 +1,120 @@
+import Glibc
+import Synchronization
+
+/// The status endpoint (`/status.json`, `/metrics`, `/health`): a small HTTP/1.1 server for GET and HEAD on its own
+/// thread, a `Service` in the server's group. It binds in `init`, so a taken or bad address fails at start-up.
+///
+/// One `ServiceThread` runs a `StatusLoop` (epoll over the listening socket, an eventfd for stop, and the
+/// connections, all non-blocking). Limits, so a client — or many — cannot hold it: `maxRequestBytes` per request
+/// head (then 414 or 431), `headerTimeout` from accept to a complete head and again to send the answer (then the
+/// connection is closed), `maxConnections` at once (then 503 at once), one response per connection
+/// (`Connection: close`). Reports are built on this thread from the stations' shared state and atomics; it never
+/// touches a station's thread-confined state.
+package final class StatusServer: Service {
+    package struct Limits: Sendable, Equatable {
+        /// Seconds from accept to a complete request head, and from then to the response sent.
+        package var headerTimeout = 5.0
+        /// Bytes of request head at most (request line and header fields).
+        package var maxRequestBytes = 8192
+        package var maxConnections = 32
+        /// Seconds a station's thread may go without a heartbeat before `/health` says 503.
+        package var healthAllowance = 3.0
+
+        package init() {}
+    }
+
+    package let name = "status"
+    /// Where it listens (the real port when 0 was asked for).
+    package let address: SocketAddress
+    /// The stations it reports on: replaced after a reload (`setStations`).
+    private let current: LockedBox<[Station]>
+    var stations: [Station] { current.snapshot }
+    let limits: Limits
+    /// When the server started (monotonic seconds): uptime counts from here.
+    let startedAt: Double
+    let listenSocket: FileDescriptor
+    let wakeEvent: EventFD
+    private let thread: LockedBox<ServiceThread?> = LockedBox(nil)
+    private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
+
+    /// Binds and listens on `address` now (or adopts `adoptedSocket`, already listening); `start()` begins serving.
+    package init(
+        address: SocketAddress, stations: [Station], limits: Limits = Limits(), startedAt: Double = monotonicNow(),
+        adoptedSocket: Int32? = nil,
+        onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
+    ) throws {
+        guard limits.headerTimeout.isFinite, limits.headerTimeout > 0, limits.maxRequestBytes >= 256,
+            limits.maxConnections >= 1, limits.healthAllowance.isFinite, limits.healthAllowance > 0
+        else { throw ConfigurationError("status endpoint: limits out of range (\(limits))") }
+        let socket: FileDescriptor
+        if let adoptedSocket {
+            guard adoptedSocket >= 0 else { throw SystemError("adopting socket \(adoptedSocket)", errno: EBADF) }
+            socket = FileDescriptor(owning: adoptedSocket)
+            try setNonblocking(socket.rawValue)
+        } else {
+            socket = try Self.listen(on: address)
+        }
+        self.address = try SocketAddress.local(of: socket.rawValue)
+        self.current = LockedBox(stations)
+        self.limits = limits
+        self.startedAt = startedAt
+        self.onUnexpectedExit = onUnexpectedExit
+        wakeEvent = try EventFD()
+        listenSocket = socket
+    }
+
+    private static func listen(on address: SocketAddress) throws -> FileDescriptor {
+        let socket = try FileDescriptor.opening("socket") {
+            Glibc.socket(
+                address.family,
+                Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
+        try setSocketOption(socket.rawValue, SOL_SOCKET, SO_REUSEADDR, 1, name: "SO_REUSEADDR")
+        if address.family == AF_INET6 {
+            try setSocketOption(socket.rawValue, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0, name: "IPV6_V6ONLY")
+        }
+        _ = try syscall("bind \(address) (status)") { address.withSockaddr { bind(socket.rawValue, $0, $1) } }
+        _ = try syscall("listen \(address) (status)") { Glibc.listen(socket.rawValue, 64) }
+        return socket
+    }
+
+    /// The stations after a reload.
+    package func setStations(_ stations: [Station]) { current.withLock { $0 = stations } }
+
+    /// The snapshot the reports are made from, with each station's liveness as the loop last judged it.
+    func snapshot(alive: [Bool], now: Double) -> StatusSnapshot {
+        StatusSnapshot(stations: stations, uptime: max(0, now - startedAt), alive: alive)
+    }
+
+    package func start() throws {
+        let started = ServiceThread(name: "status", onUnexpectedExit: onUnexpectedExit) { [self] thread in
+            let loop = try StatusLoop(server: self)
+            try loop.run(in: thread)
+        }
+        try started.start()
+        thread.withLock { $0 = started }
+        Log.info("status endpoint on http://\(address)/ (status.json, metrics, health)")
+    }
+
+    /// Heartbeat of the status thread; empty before `start`.
+    package var heartbeats: [Int] {
+        thread.snapshot.map { [$0.heartbeat.load(ordering: .relaxed)] } ?? []
+    }
+
+    @discardableResult
+    package func stop(timeout: Double) -> Bool {
+        guard
+            let running = thread.withLock({ stored -> ServiceThread? in
+                defer { stored = nil }
+                return stored
+            })
+        else { return true }
+        running.requestStop()
+        do {
+            try wakeEvent.signal()
+        } catch {
+            Log.warning("status: cannot wake the loop: \(error)")
+        }
+        return running.stop(timeout: timeout)
+    }
+}

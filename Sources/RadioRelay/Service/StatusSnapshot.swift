@@ -1,0 +1,124 @@
+/// One moment of the server as the status endpoint shows it: plain values, read once from the stations (their
+/// `StationState` through its lock, the Broadcaster's atomic counters), so that the reports made from it
+/// (`StatusReport`, `MetricsReport`) are pure functions, tested without threads or sockets.
+package struct StatusSnapshot: Sendable, Equatable {
+    package var version = RadioRelayVersion.string
+    /// Seconds since the server started.
+    package var uptime = 0.0
+    package var stations: [StationStatus] = []
+
+    package init(version: String = RadioRelayVersion.string, uptime: Double = 0, stations: [StationStatus] = []) {
+        self.version = version
+        self.uptime = uptime
+        self.stations = stations
+    }
+
+    /// Reads every station now. `alive[i]` says whether station `i`'s threads beat recently (see `Watchdog`);
+    /// a missing entry counts as alive.
+    package init(stations: [Station], uptime: Double, alive: [Bool]) {
+        self.init(uptime: uptime)
+        self.stations = stations.indices.map { index in
+            StationStatus(stations[index], alive: index < alive.count ? alive[index] : true)
+        }
+    }
+
+    /// True when every station's threads are alive (the `/health` answer).
+    package var isHealthy: Bool { stations.allSatisfy(\.alive) }
+}
+
+/// One station in a `StatusSnapshot`.
+package struct StationStatus: Sendable, Equatable {
+    package var name: String
+    /// Where listeners connect (`ADDRESS:PORT`).
+    package var listenAddress = ""
+    /// The upstream URL without credentials (`UpstreamURL.redacted`).
+    package var upstreamURL = ""
+    package var upstream = StationState.Upstream.connecting
+    package var lastError: String?
+    package var title: String?
+    package var format: DataFormat?
+    /// The Opus target, bits per second.
+    package var opusBitrate = 0
+    package var listeners = 0
+    package var peakListeners = 0
+    package var bytesOut = 0
+    package var bytesIn = 0
+    package var connections = 0
+    /// Connections closed at once: station or server full, or too many from one address.
+    package var refusals = 0
+    /// Listeners moved to the live edge after falling behind.
+    package var slowMoves = 0
+    /// Listeners disconnected for falling behind again.
+    package var slowDrops = 0
+    /// Listeners disconnected for sending too much.
+    package var chattyDrops = 0
+    package var reconnects = 0
+    package var decodeErrors = 0
+    package var silenceSeconds = 0.0
+    package var droppedSeconds = 0.0
+    package var pausedSeconds = 0.0
+    package var encodedSeconds = 0.0
+    /// Its pipeline and network loop beat within the allowance.
+    package var alive = true
+
+    package init(name: String) { self.name = name }
+
+    init(_ station: Station, alive: Bool) {
+        self.init(name: station.name)
+        let state = station.state
+        let counters = station.broadcaster.counters.snapshot
+        listenAddress = station.listenAddress
+        upstreamURL = UpstreamURL.redacted(station.configuration.upstream)
+        upstream = state.upstream
+        lastError = state.lastError
+        title = state.title
+        format = state.format
+        opusBitrate = station.configuration.encoder.bitrate
+        listeners = counters.listeners
+        peakListeners = max(counters.peakListeners, counters.listeners)
+        bytesOut = counters.bytesSent
+        bytesIn = state.bytesIn
+        connections = counters.connections
+        refusals = counters.rejected
+        slowMoves = counters.moved
+        slowDrops = counters.droppedSlow
+        chattyDrops = counters.droppedChatty
+        reconnects = state.reconnects
+        decodeErrors = state.decodeErrors
+        silenceSeconds = state.silenceSeconds
+        droppedSeconds = state.droppedSeconds
+        pausedSeconds = state.pausedSeconds
+        encodedSeconds = state.encodedSeconds
+        self.alive = alive
+    }
+
+    /// `connecting`, `connected` or `retrying`.
+    package var upstreamState: String {
+        switch upstream {
+        case .connecting: "connecting"
+        case .connected: "connected"
+        case .retrying: "retrying"
+        }
+    }
+
+    /// Why the upstream is down, while it is.
+    package var upstreamReason: String? {
+        if case .retrying(let reason) = upstream { return reason }
+        return nil
+    }
+}
+
+extension UpstreamURL {
+    /// `url` without the `user:password@` of an http(s) URL's authority, for showing it (status, metrics). Paths
+    /// and file: URLs carry no credentials and come back unchanged.
+    package static func redacted(_ url: String) -> String {
+        guard let colon = url.firstIndex(of: ":") else { return url }
+        let scheme = url[..<colon].lowercased()
+        let afterColon = url[url.index(after: colon)...]
+        guard scheme == "http" || scheme == "https", afterColon.hasPrefix("//") else { return url }
+        let rest = afterColon.dropFirst(2)
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
+        return String(url[..<rest.startIndex]) + String(rest[rest.index(after: at)...])
+    }
+}
