@@ -4,14 +4,14 @@
 /// journal priority (`\n<0>`) or drive a terminal; so are the bidirectional overrides and isolates, which can make a
 /// line read differently from what it holds. Length is capped (in characters, never splitting one). Escaping for a
 /// particular output (JSON, HTML) is that output's job, on top of this.
-public enum Sanitized {
+package enum Sanitized {
     /// The longest title kept, in characters: ICY metadata blocks hold at most 4 080 bytes.
-    public static let titleLimit = 1024
+    package static let titleLimit = 1024
     /// The longest station name, genre or similar header kept.
-    public static let headerLimit = 256
+    package static let headerLimit = 256
 
     /// `raw` without control and bidi-override characters, cut to `limit` characters (with "…" when cut).
-    public static func text(_ raw: some StringProtocol, limit: Int = headerLimit) -> String {
+    package static func text(_ raw: some StringProtocol, limit: Int = headerLimit) -> String {
         var scalars = String.UnicodeScalarView()
         for scalar in raw.unicodeScalars where !isUnsafe(scalar) { scalars.append(scalar) }
         let clean = String(scalars)
