@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak: radio-relay serve with a faulty live upstream and N raw-TCP listeners for minutes (issue 7).
+# Soak: radio-relay serve with a faulty live upstream and N raw-TCP listeners for minutes.
 #
 #   bench/soak.sh                            # 10 minutes, 50 listeners (about 11 minutes in all)
 #   DURATION=150 bench/soak.sh               # a short run: faults at 60 (drop), 90 (stall), 120 s (garbage+drop)

@@ -71,6 +71,8 @@ func serve(
         let server = try Server(
             stations: stations, status: statusAddress, statusSocket: assignment.status, reload: reload,
             logLevelOverride: logLevelOverride)
+        // The server owns the stations from here: a station a reload stops must be released, closing its port.
+        stations.removeAll()
         if let endpoint = server.status {
             Log.notice("status: http://\(endpoint.address)/status.json, /metrics, /health")
         }

@@ -16,11 +16,12 @@ import Testing
     }
 
     @Test func aReloadKeepsUnchangedStationsAndAppliesTheRest() throws {
-        let ports = try (0..<4).map { _ in try ServerProcessTests.freePort() }
+        let ports = try (0..<5).map { _ in try ServerProcessTests.freePort() }
         let path = temporaryPath("reload.conf")
         defer { unlink(path) }
-        try Self.config([("kept", ports[0], ""), ("tuned", ports[1], ""), ("gone", ports[2], "")])
-            .write(toFile: path, atomically: true, encoding: .utf8)
+        try Self.config([
+            ("kept", ports[0], ""), ("tuned", ports[1], ""), ("gone", ports[2], ""), ("recoded", ports[4], ""),
+        ]).write(toFile: path, atomically: true, encoding: .utf8)
         let notify = try SystemdTests.NotifySocket()
         let server = try ServerProcessTests.ServerProcess(
             arguments: ["--config", path], environment: ["NOTIFY_SOCKET": notify.path])
@@ -28,16 +29,23 @@ import Testing
         usleep(1_000_000)
         let kept = try ServerProcessTests.Reader(port: ports[0])
         let gone = try ServerProcessTests.Reader(port: ports[2])
+        let recoded = try ServerProcessTests.Reader(port: ports[4])
         usleep(1_500_000)
-        // kept: unchanged; tuned: a live setting; gone: removed; added: new.
-        try Self.config([("kept", ports[0], ""), ("tuned", ports[1], "max_listeners = 7"), ("added", ports[3], "")])
-            .write(toFile: path, atomically: true, encoding: .utf8)
+        // kept: unchanged; tuned: a live setting; gone: removed; added: new; recoded: a new bitrate (a restart).
+        try Self.config([
+            ("kept", ports[0], ""), ("tuned", ports[1], "max_listeners = 7"), ("added", ports[3], ""),
+            ("recoded", ports[4], "bitrate = 64k"),
+        ]).write(toFile: path, atomically: true, encoding: .utf8)
         server.signal(SIGHUP)
         usleep(1_500_000)
         let added = try LiveCapture(try SystemdTests.listen(port: ports[3], seconds: 1.5))
         #expect(added.headerOK, "the added station does not serve")
         let (goneBytes, goneClosed) = gone.finish()
         #expect(goneClosed, "the removed station's listener was not closed")
+        let (_, recodedClosed) = recoded.finish()
+        #expect(recodedClosed, "the restarted station's listener was not closed")
+        let restarted = try LiveCapture(try SystemdTests.listen(port: ports[4], seconds: 1))
+        #expect(restarted.headerOK, "the restarted station does not serve:\n\(server.log)")
         #expect(try LiveCapture(goneBytes).headerOK)
         // A broken file: logged, and everything goes on.
         try "[station broken\n".write(toFile: path, atomically: true, encoding: .utf8)
@@ -54,7 +62,9 @@ import Testing
         #expect(heads.count == 1)
         #expect(Double(capture.left.count) / 48_000 > 5.5)
         let log = server.log
-        #expect(log.contains("reload: started added; stopped gone; updated tuned; unchanged kept"), "\(log)")
+        #expect(
+            log.contains("reload: started added; stopped gone; updated tuned; restarted recoded; unchanged kept"),
+            "\(log)")
         #expect(log.contains("reload: the configuration has errors"), "\(log)")
         let messages = notify.messages(for: 1)
         let reloading = try #require(messages.firstIndex { $0.contains("RELOADING=1") }, "\(messages)")

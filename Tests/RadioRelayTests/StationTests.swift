@@ -177,3 +177,52 @@ import Testing
         #expect(state.lastError?.hasSuffix("no MPEG audio in the file") == true, "\(state.lastError ?? "")")
     }
 }
+
+/// Which changes a running station takes in place, and that `update` applies them.
+@Suite struct StationUpdateTests {
+    @Test func liveSettingsApplyInPlaceAndTheRestNeedsARestart() throws {
+        let station = try StationTests.station(upstream: Fixture.path("stereo-44k-128k.mp3"))
+        let original = station.configuration
+        var limits = original
+        limits.broadcaster.maxListeners = 7
+        limits.broadcaster.flushInterval = 0.1
+        limits.maxLead = 2
+        limits.upstream = Fixture.path("mono-48k.mp3")
+        #expect(station.canUpdate(to: original) && station.canUpdate(to: limits))
+        var bitrate = original
+        bitrate.encoder.bitrate = 64_000
+        var port = original
+        port.broadcaster.port = 9
+        var lag = original
+        lag.broadcaster.maxLag = 600  // more than the page ring was sized for
+        var renamed = original
+        renamed.name = "other"
+        for change in [bitrate, port, lag, renamed] { #expect(!station.canUpdate(to: change)) }
+        try station.update(limits)
+        #expect(station.configuration == limits)
+        #expect(station.broadcaster.configuration.maxListeners == 7)
+        #expect(station.broadcaster.configuration.flushInterval == 0.1)
+        #expect(throws: ConfigurationError.self) { try station.update(bitrate) }
+        #expect(station.configuration == limits)
+    }
+}
+
+extension StationUpdateTests {
+    /// A stopped station is released with its last reference, and with it its listening socket: its port is free
+    /// for the station that replaces it (a reload's restart).
+    @Test func aStoppedStationFreesItsPort() throws {
+        var station: Station? = try StationTests.station(upstream: Fixture.path("stereo-44k-128k.mp3"))
+        weak var released = station
+        let port = try #require(station?.port)
+        try station?.start()
+        usleep(300_000)
+        #expect(station?.stop(timeout: 5) == true)
+        station = nil
+        #expect(released == nil, "something still holds the stopped station")
+        var configuration = StationConfiguration()
+        configuration.upstream = Fixture.path("stereo-44k-128k.mp3")
+        configuration.broadcaster.bind = "127.0.0.1"
+        configuration.broadcaster.port = Int(port)
+        _ = try Station(configuration)
+    }
+}

@@ -18,7 +18,9 @@ package final class Server {
     }
     /// The status endpoint, when a status address was given.
     package let status: StatusServer?
-    private let group: ServiceGroup
+    /// Starts everything in order (stopping what started if one fails); dropped once all run, so that a station a
+    /// reload stops is released at once (its listening socket closed, its port free for its successor).
+    private var group: ServiceGroup?
     let notifier = SystemdNotifier()
     /// Reads the configuration again on SIGHUP; nil when the stations did not come from a file.
     let reload: (() throws -> ConfigFile)?
@@ -74,7 +76,8 @@ package final class Server {
     package func run() throws {
         // Before any listener: the open-files limit raised, and all stations' listeners capped under it.
         ResourceLimits.apply(configured: stations.map(\.broadcaster.configuration.maxListeners))
-        try group.start()
+        try group?.start()
+        group = nil
         notifier.ready(status: statusLine())
         var set = Self.handledSignals
         var lastStatus = monotonicNow()

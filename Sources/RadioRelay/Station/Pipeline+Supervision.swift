@@ -37,12 +37,12 @@ extension Pipeline {
         }
         let silentFor = now - connection.lastAudioAt
         guard silentFor >= configuration.noAudioTimeout else { return }
-        let received = local.bytesIn
+        let received = local.bytesIn - connection.bytesAtOpen
         let type = downloader?.responseHeaders["content-type"].map { ", Content-Type \(Sanitized.text($0))" } ?? ""
         fail(
             DownloadError(
                 .transfer, url: configuration.upstream,
-                "no MPEG audio in \(Int(configuration.noAudioTimeout)) s (\(received) bytes received in all\(type))"),
+                "no MPEG audio in \(Int(configuration.noAudioTimeout)) s (\(received) bytes on this connection\(type))"),
             now: now)
     }
 

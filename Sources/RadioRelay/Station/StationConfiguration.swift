@@ -6,8 +6,9 @@ public struct StationConfiguration: Sendable, Equatable {
     public var encoder = EncoderConfiguration()
     public var broadcaster = BroadcasterConfiguration()
     public var commonRate = OpusClock.rate
-    /// Read the upstream at real time from the packets' durations. nil: yes for files, no for network streams
-    /// (which arrive at real time by themselves).
+    /// Read the upstream at real time, holding it back at the lead (nothing dropped). nil: yes for files and for
+    /// HTTP responses that announce their length (finite), no for live streams (which arrive at real time by
+    /// themselves; a burst beyond the lead is trimmed).
     public var paced: Bool?
     /// Start a file upstream again when it ends (how the bundled sample serves as a live station).
     public var loop = true

@@ -1,6 +1,7 @@
 import CLinux
 import Foundation
 import Glibc
+import Synchronization
 
 /// Log lines to stderr, one call one line. Under systemd (JOURNAL_STREAM set) each line carries a `<N>` syslog
 /// priority prefix, which journald reads as the entry's priority; on a terminal each line carries a time instead.
@@ -21,8 +22,13 @@ package enum Log {
     }
 
     private static let underJournal = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
-    /// Lines below this priority are dropped (set once at start-up).
-    nonisolated(unsafe) package static var threshold: Priority = .info
+    /// Lines below this priority are dropped. Set at start-up and by a reload (on the main thread) while every other
+    /// thread reads it: an atomic, not a plain static.
+    package static var threshold: Priority {
+        get { Priority(rawValue: level.load(ordering: .relaxed)) ?? .info }
+        set { level.store(newValue.rawValue, ordering: .relaxed) }
+    }
+    private static let level = Atomic<Int32>(Priority.info.rawValue)
 
     /// The queue and its writer, started at the first line; nil when the writer thread could not start (then each
     /// line is written by its caller, as before).
