@@ -116,8 +116,8 @@ run() {  # name label connect-delay -- command...
     echo
 }
 
-DEFAULT_FLUSH=$("$RR" --help 2>&1 | sed -n 's/.*--flush-ms MS.*(default \([0-9]*\).*/\1/p' | head -1)
-DEFAULT_PAGE=$("$RR" --help 2>&1 | sed -n 's/.*--page-ms MS.*(default \([0-9]*\).*/\1/p' | head -1)
+DEFAULT_FLUSH=$("$RR" serve --help 2>&1 | sed -n 's/.*--flush-ms MS.*(default \([0-9]*\).*/\1/p' | head -1)
+DEFAULT_PAGE=$("$RR" serve --help 2>&1 | sed -n 's/.*--page-ms MS.*(default \([0-9]*\).*/\1/p' | head -1)
 run default "defaults (pages ${DEFAULT_PAGE:-?} ms, flush ${DEFAULT_FLUSH:-?} ms)" "$CONNECT_DELAY" -- \
     "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}'
 run low-latency "--page-ms 20 --flush-ms 0" "$CONNECT_DELAY" -- \
