@@ -289,6 +289,26 @@ struct ClockSimulation {
         #expect(schedule.isDue(now: 0))
     }
 
+    @Test func newDelaysFromAReloadApplyToTheNextFailure() {
+        var schedule = ReconnectSchedule(delays: 1...30)
+        for _ in 0..<5 { _ = schedule.failed(now: 0, random: 1) }
+        #expect(schedule.previous == 30)
+        schedule.update(delays: 2...5)
+        #expect(schedule.previous == 5 && schedule.delays == 2...5)
+        #expect(schedule.failed(now: 0, random: 1) == 5)
+        #expect(schedule.failed(now: 0, random: 0) == 2)
+    }
+
+    @Test func aClockTakesNewSettingsAndKeepsItsState() {
+        var clock = StreamClock(now: 0)
+        _ = clock.step(now: 0.1, queued: 0.5, finite: false)
+        let encoded = clock.encoded
+        var settings = clock.settings
+        settings.maxLead = 3
+        clock.update(settings: settings)
+        #expect(clock.settings.maxLead == 3 && clock.encoded == encoded)
+    }
+
     @Test func jitteredDelaysSpreadACrowd() {
         var generator = SplitMix64(seed: 3)
         var seconds: [Double] = []
@@ -321,6 +341,9 @@ struct ClockSimulation {
         backlog.consume(upTo: 100) { _ in Issue.record("nothing is left") }
         backlog.compact()
         #expect(backlog.isEmpty)
+        data.withUnsafeBytes { backlog.append($0) }
+        backlog.clear()
+        #expect(backlog.isEmpty && backlog.count == 0)
     }
 }
 
