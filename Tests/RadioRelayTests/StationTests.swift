@@ -212,7 +212,7 @@ extension StationUpdateTests {
     /// for the station that replaces it (a reload's restart).
     @Test func aStoppedStationFreesItsPort() throws {
         var station: Station? = try StationTests.station(upstream: Fixture.path("stereo-44k-128k.mp3"))
-        weak var released = station
+        weak let released = station
         let port = try #require(station?.port)
         try station?.start()
         usleep(300_000)

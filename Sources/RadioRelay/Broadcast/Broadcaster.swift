@@ -82,21 +82,8 @@ package final class Broadcaster: Sendable {
         guard let address = SocketAddress(host: configuration.bind, port: UInt16(configuration.port)) else {
             throw ConfigurationError("bind address \(configuration.bind) is not an IPv4 or IPv6 address")
         }
-        let socket = try FileDescriptor.opening("socket") {
-            Glibc.socket(
-                address.family,
-                Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-                    | Int32(SOCK_CLOEXEC.rawValue), 0)
-        }
-        try setSocketOption(socket.rawValue, SOL_SOCKET, SO_REUSEADDR, 1, name: "SO_REUSEADDR")
-        if address.family == AF_INET6 {
-            // `::` serves IPv4 too (as ::ffff:a.b.c.d), whatever net.ipv6.bindv6only says.
-            try setSocketOption(socket.rawValue, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0, name: "IPV6_V6ONLY")
-        }
-        _ = try syscall("bind \(address)") { address.withSockaddr { bind(socket.rawValue, $0, $1) } }
         // A large backlog: a crowd reconnecting at once must not wait on SYN retries (Icecast's backlog is 5).
-        _ = try syscall("listen \(address)") { Glibc.listen(socket.rawValue, 4096) }
-        return socket
+        return try listeningSocket(on: address, backlog: 4096, purpose: "")
     }
 
     /// Starts the network thread.

@@ -99,7 +99,9 @@ package final class Server {
                 switch watchdog.check(beats: beats, now: monotonicNow()) {
                 case .alive: notifier.watchdog()
                 case .stuck(let seconds):
-                    Log.error("a server thread has not run for \(Int(seconds)) s; withholding the watchdog ping")
+                    Log.error(
+                        "a server thread has not run for \(Int(exactly: seconds.rounded()) ?? 0) s; withholding the watchdog ping"
+                    )
                 }
             }
             if monotonicNow() - lastStatus >= 5 {

@@ -64,18 +64,7 @@ package final class StatusServer: Service {
     }
 
     private static func listen(on address: SocketAddress) throws -> FileDescriptor {
-        let socket = try FileDescriptor.opening("socket") {
-            Glibc.socket(
-                address.family,
-                Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        }
-        try setSocketOption(socket.rawValue, SOL_SOCKET, SO_REUSEADDR, 1, name: "SO_REUSEADDR")
-        if address.family == AF_INET6 {
-            try setSocketOption(socket.rawValue, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 0, name: "IPV6_V6ONLY")
-        }
-        _ = try syscall("bind \(address) (status)") { address.withSockaddr { bind(socket.rawValue, $0, $1) } }
-        _ = try syscall("listen \(address) (status)") { Glibc.listen(socket.rawValue, 64) }
-        return socket
+        try listeningSocket(on: address, backlog: 64, purpose: " (status)")
     }
 
     /// The stations after a reload.
