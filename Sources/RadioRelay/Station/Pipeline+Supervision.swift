@@ -50,8 +50,8 @@ extension Pipeline {
     func report(now: Double) {
         let dropped = clock.droppedSeconds - reported.dropped
         let paused = clock.pausedSeconds - reported.paused
-        guard dropped > 0.001 || paused > 0, now - reported.at >= Self.reportInterval else { return }
-        if dropped > 0.001 {
+        guard dropped >= 0.05 || paused > 0, now - reported.at >= Self.reportInterval else { return }
+        if dropped >= 0.05 {
             Log.notice(
                 "\(configuration.name): dropped \(String(format: "%.1f", dropped)) s of upstream audio beyond the "
                     + "\(clock.settings.maxLead) s lead (the upstream sent faster than real time)")
