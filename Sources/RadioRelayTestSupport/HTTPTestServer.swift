@@ -40,6 +40,12 @@ package final class HTTPTestServer: @unchecked Sendable {
     private let listener: Int32
     private let route: @Sendable (String) -> Response
     private let stopped = ManagedFlag()
+    /// Signalled when the accept loop has returned: only then may the listening descriptor be closed (closed
+    /// earlier, its number could be reused by another test's socket while this loop still calls accept on it).
+    private let acceptDone = DispatchSemaphore(value: 0)
+    /// `stop` runs once: a second close would close a number someone else may own by then.
+    private let stopOnce = NSLock()
+    private var isStopped = false
 
     package init(route: @escaping @Sendable (String) -> Response) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -52,15 +58,24 @@ package final class HTTPTestServer: @unchecked Sendable {
         port = SocketAddress(localOf: fd)!.port
         listener = fd
         self.route = route
-        let thread = Thread { [self] in acceptLoop() }
+        let thread = Thread { [self] in
+            acceptLoop()
+            acceptDone.signal()
+        }
         thread.start()
     }
 
     package var baseURL: String { "http://127.0.0.1:\(port)" }
 
+    /// Stops accepting and closes the listening socket once the accept loop has left it; safe to call twice.
     package func stop() {
+        stopOnce.lock()
+        defer { stopOnce.unlock() }
+        guard !isStopped else { return }
+        isStopped = true
         stopped.set()
         shutdown(listener, Int32(SHUT_RDWR))
+        _ = acceptDone.wait(timeout: .now() + 10)
         close(listener)
     }
 

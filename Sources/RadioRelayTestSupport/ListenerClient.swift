@@ -4,9 +4,14 @@ import Glibc
 import RadioRelay
 
 /// A raw-TCP listener for the tests: connects to 127.0.0.1, reads what the server sends for a while.
-package struct ListenerClient {
+///
+/// A class whose `close` runs once (and `deinit` closes what is still open): tests run in parallel in one process,
+/// and a second close of a number another test's socket has been given since would close that socket.
+package final class ListenerClient: @unchecked Sendable {
     package let fd: Int32
     package let connectedAt = Date()
+    private let lock = NSLock()
+    private var isOpen = true
 
     package init(port: UInt16, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -15,9 +20,7 @@ package struct ListenerClient {
         }
         let result = SocketAddress(host: "127.0.0.1", port: port)!.withSockaddr { connect(fd, $0, $1) }
         guard result == 0 else {
-            let error = SystemError("connect")
-            Glibc.close(fd)
-            throw error
+            throw SystemError("connect")  // deinit closes the socket (the object is whole by now)
         }
         var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -49,7 +52,15 @@ package struct ListenerClient {
         _ = Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
-    package func close() { Glibc.close(fd) }
+    package func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard isOpen else { return }
+        isOpen = false
+        Glibc.close(fd)
+    }
+
+    deinit { close() }
 }
 
 /// What a listener received, checked page by page: CRC, one serial, headers first, page sequence contiguous after

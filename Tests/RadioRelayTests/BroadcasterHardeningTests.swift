@@ -14,7 +14,7 @@ import Testing
 
     /// A client on ::1 (ListenerClient is IPv4 only).
     struct IPv6Client: ~Copyable {
-        let fd: Int32
+        private(set) var fd: Int32
 
         init(port: UInt16) throws {
             fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -23,13 +23,14 @@ import Testing
             guard address.withSockaddr({ connect(fd, $0, $1) }) == 0 else {
                 let error = SystemError("connect [::1]:\(port)")
                 Glibc.close(fd)
+                fd = -1  // whether or not deinit runs for a value whose init threw, it must not close again
                 throw error
             }
             var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         }
 
-        deinit { Glibc.close(fd) }
+        deinit { if fd >= 0 { Glibc.close(fd) } }
 
         func read(for seconds: Double) -> [UInt8] {
             var bytes: [UInt8] = []

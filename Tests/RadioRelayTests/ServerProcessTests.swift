@@ -6,7 +6,7 @@ import Testing
 
 /// The real binary as a process, under faults only a whole process can have: stopped with SIGSTOP for 30 s while
 /// listeners are connected, fed a title that tries to forge log lines.
-@Suite(.timeLimit(.minutes(2))) struct ServerProcessTests {
+@Suite(.timeLimit(.minutes(2)), .serialized) struct ServerProcessTests {
     /// A running `radio-relay serve`, its stderr collected; stopped (by its PID) when the test ends.
     final class ServerProcess: @unchecked Sendable {
         let process = Process()
