@@ -73,9 +73,6 @@ func serve(
             logLevelOverride: logLevelOverride)
         // The server owns the stations from here: a station a reload stops must be released, closing its port.
         stations.removeAll()
-        if let endpoint = server.status {
-            Log.notice("status: http://\(endpoint.address)/status.json, /metrics, /health")
-        }
         try server.run()
         exit(ExitCode.ok.rawValue)
     } catch let error as ConfigFileError {

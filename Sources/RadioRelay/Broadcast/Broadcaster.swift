@@ -122,12 +122,7 @@ package final class Broadcaster: Sendable {
     /// `timeout` seconds).
     @discardableResult
     package func stop(timeout: Double = 10) -> Bool {
-        guard
-            let running = thread.withLock({ stored -> ServiceThread? in
-                defer { stored = nil }
-                return stored
-            })
-        else { return true }
+        guard let running = thread.take() else { return true }
         running.requestStop()
         wake()
         return running.stop(timeout: timeout)

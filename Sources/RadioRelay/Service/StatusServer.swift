@@ -92,12 +92,7 @@ package final class StatusServer: Service {
 
     @discardableResult
     package func stop(timeout: Double) -> Bool {
-        guard
-            let running = thread.withLock({ stored -> ServiceThread? in
-                defer { stored = nil }
-                return stored
-            })
-        else { return true }
+        guard let running = thread.take() else { return true }
         running.requestStop()
         do {
             try wakeEvent.signal()

@@ -98,10 +98,7 @@ public final class Station: Service {
     /// Stops the pipeline, then the listeners; returns when both threads are joined (false: one outlived `timeout`).
     @discardableResult
     public func stop(timeout: Double = 10) -> Bool {
-        let thread = pipeline.withLock { stored -> ServiceThread? in
-            defer { stored = nil }
-            return stored
-        }
+        let thread = pipeline.take()
         let pipelineStopped = thread?.stop(timeout: timeout) ?? true
         return broadcaster.stop(timeout: timeout) && pipelineStopped
     }

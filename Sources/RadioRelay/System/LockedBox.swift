@@ -28,4 +28,12 @@ package final class LockedBox<Value>: @unchecked Sendable {
     }
 
     package var snapshot: Value { withLock { $0 } }
+
+    /// The optional value, leaving nil behind: whoever takes it first gets it (a thread to stop and join once).
+    package func take<Wrapped>() -> Wrapped? where Value == Wrapped? {
+        withLock { stored in
+            defer { stored = nil }
+            return stored
+        }
+    }
 }

@@ -81,10 +81,7 @@ package final class ServiceThread: Sendable {
     @discardableResult
     package func stop(timeout: Double = 10) -> Bool {
         requestStop()
-        let joinable = handle.withLock { stored -> pthread_t? in
-            defer { stored = nil }
-            return stored
-        }
+        let joinable = handle.take()
         guard let thread = joinable else { return true }
         let milliseconds = Int(max(0, min(timeout.isNaN ? 0 : timeout, 86_400)) * 1000)
         let result = rr_thread_join(UInt(thread), milliseconds)
