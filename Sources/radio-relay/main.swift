@@ -36,7 +36,8 @@ func transcode(input: String, output: String, options: Transcoder.Options) -> Ne
 /// `status`: where the status endpoint listens (a config file's `[server] status`); nil: no endpoint.
 func serve(
     _ configurations: () throws -> [StationConfiguration], logLevel: Log.Priority,
-    status: ConfigFile.ListenAddress? = nil, reload: (() throws -> ConfigFile)? = nil,
+    status: ConfigFile.ListenAddress? = nil, http: ConfigFile.ListenAddress? = nil,
+    reload: (() throws -> ConfigFile)? = nil,
     logLevelOverride: Log.Priority? = nil
 ) -> Never {
     Log.threshold = logLevel
@@ -62,15 +63,16 @@ func serve(
                     + "(listen: ffplay tcp://HOST:\(station.port))")
             stations.append(station)
         }
-        let statusAddress = try status.map { address in
+        func socketAddress(_ address: ConfigFile.ListenAddress, _ purpose: String) throws -> SocketAddress {
             guard let parsed = SocketAddress(host: address.host, port: UInt16(clamping: address.port)) else {
-                throw ConfigurationError("status address \(address) is not an IPv4 or IPv6 address")
+                throw ConfigurationError("\(purpose) address \(address) is not an IPv4 or IPv6 address")
             }
             return parsed
         }
         let server = try Server(
-            stations: stations, status: statusAddress, statusSocket: assignment.status, reload: reload,
-            logLevelOverride: logLevelOverride)
+            stations: stations, status: status.map { try socketAddress($0, "status") }, statusSocket: assignment.status,
+            http: http.map { try socketAddress($0, "http") }, reload: reload, logLevelOverride: logLevelOverride)
+
         // The server owns the stations from here: a station a reload stops must be released, closing its port.
         stations.removeAll()
         try server.run()
@@ -90,6 +92,7 @@ func serve(configPath path: String, logLevel: Log.Priority?) -> Never {
         let file = try ConfigFile.load(path: path)
         serve(
             { file.stations }, logLevel: logLevel ?? file.server.logLevel, status: file.server.status,
+            http: file.server.http,
             reload: { try ConfigFile.load(path: path) }, logLevelOverride: logLevel)
     } catch {
         Log.threshold = logLevel ?? .info
@@ -112,7 +115,8 @@ case .help(let topic):
 case .version:
     print("radio-relay \(RadioRelayVersion.string) (\(RadioRelayVersion.libraries))")
 case .serve(let options):
-    serve({ [try options.resolvedStation()] }, logLevel: options.logLevel)
+    serve(
+        { [try options.resolvedStation()] }, logLevel: options.logLevel, status: options.status, http: options.http)
 case .serveConfig(let path, let logLevel):
     serve(configPath: path, logLevel: logLevel)
 case .checkConfig(let path):

@@ -64,7 +64,8 @@ import Testing
             ("page-ms", "20"), ("flush-ms", "0"), ("burst", "0.5"), ("max-lag", "30"), ("max-lead", "2.5"),
             ("max-listeners", "5"),
             ("max-per-ip", "2"), ("complexity", "3"), ("pace", "yes"), ("reconnect-max", "120"), ("name", "jazz"),
-            ("log-level", "debug"),
+            ("log-level", "debug"), ("mount", "/live.opus"), ("display-name", "Jazz FM"), ("description", "All jazz"),
+            ("genre", "jazz"), ("url", "https://jazz.example.org/"), ("http", "8001"), ("status", "[::1]:8080"),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
         let flags = Set(OptionSpecification.serve.map(\.name)).subtracting(["config"])
@@ -72,6 +73,11 @@ import Testing
         let serve = try Self.serve(["serve"] + Self.flags(pairs, joined: joined))
         let station = serve.station
         #expect(station.upstream == "http://example.com/stream.mp3")
+        #expect(station.mountPath == "/live.opus" && station.info.displayName == "Jazz FM")
+        #expect(station.info.description == "All jazz" && station.info.genre == "jazz")
+        #expect(station.info.url == "https://jazz.example.org/")
+        #expect(serve.http == ConfigFile.ListenAddress(host: "0.0.0.0", port: 8001))
+        #expect(serve.status == ConfigFile.ListenAddress(host: "::1", port: 8080))
         #expect(station.broadcaster.port == 9000 && station.broadcaster.bind == "::")
         #expect(station.encoder.bitrate == 128_000 && station.encoder.pageDuration == 20)
         #expect(station.broadcaster.flushInterval == 0)

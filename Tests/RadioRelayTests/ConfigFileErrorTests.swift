@@ -69,7 +69,7 @@ import Testing
                 "[server]\n[server]\nfoo = 1\n" + station,
                 [
                     "r.conf:2: a second [server] section (the first is at line 1): keep one",
-                    "r.conf:3: unknown key foo in [server]: use status, log_level, max_listeners or max_per_ip",
+                    "r.conf:3: unknown key foo in [server]: use status, http, log_level, max_listeners or max_per_ip",
                 ]
             ),
             (station + "volume = 3\n", ["r.conf:3: unknown key volume in [station a]: use \(keys)"]),
@@ -78,7 +78,7 @@ import Testing
             (station + "log_level = info\n", ["r.conf:3: unknown key log_level in [station a]: use \(keys)"]),
             (
                 "[server]\nport = 8000\n" + station,
-                ["r.conf:2: unknown key port in [server]: use status, log_level, max_listeners or max_per_ip"]
+                ["r.conf:2: unknown key port in [server]: use status, http, log_level, max_listeners or max_per_ip"]
             ),
             (
                 "[server]\nlog-level = info\n" + station,
@@ -266,7 +266,7 @@ import Testing
         #expect(
             Self.messages(text) == [
                 "r.conf:2: status = 1.2.3.4: use ADDR:PORT such as 127.0.0.1:8080 or [::1]:8080, or off",
-                "r.conf:3: unknown key port in [server]: use status, log_level, max_listeners or max_per_ip",
+                "r.conf:3: unknown key port in [server]: use status, http, log_level, max_listeners or max_per_ip",
                 "r.conf:4: bad station name \"a b\": use 1 to 64 of A-Z a-z 0-9 _ -, as in [station jazz]",
                 "r.conf:6: [station c] has no upstream: add upstream = an http(s) URL, a file: URL or a path",
                 "r.conf:7: port = 0: use 1 to 65535",
@@ -281,5 +281,40 @@ import Testing
         let error = ConfigFileError(["r.conf:1: x", "r.conf:2: y"])
         #expect(ExitCode(for: error) == .config)
         #expect("\(error)" == "r.conf:1: x\nr.conf:2: y")
+    }
+
+    /// `[server] http`: its value, its overlaps with stations and the status address, and mounts two stations share.
+    @Test func theHTTPAddressAndMounts() throws {
+        let good = try ConfigFile.parse(
+            "[server]\nhttp = 8001\n[station a]\nupstream = /a.mp3\nmount = /live.opus\ndisplay_name = A FM\n",
+            file: "r.conf", credentialsDirectory: nil)
+        #expect(good.server.http == ConfigFile.ListenAddress(host: "0.0.0.0", port: 8001))
+        #expect(good.stations[0].mountPath == "/live.opus" && good.stations[0].info.displayName == "A FM")
+        #expect(
+            try ConfigFile.parse(
+                "[server]\nhttp = off\n[station a]\nupstream = /a.mp3\n", file: "r.conf", credentialsDirectory: nil
+            ).server.http == nil)
+        #expect(
+            Self.messages("[server]\nhttp = [::]:8000\n[station a]\nupstream = /a.mp3\n") == [
+                "r.conf:2: http = [::]:8000 overlaps station a on 0.0.0.0:8000 (line 3): give HTTP its own port"
+            ])
+        #expect(
+            Self.messages("[server]\nhttp = 127.0.0.1:8080\n[station a]\nupstream = /a.mp3\nport = 8001\n") == [
+                "r.conf:2: http = 127.0.0.1:8080 overlaps the status address 127.0.0.1:8080 (the default)"
+            ])
+        #expect(
+            Self.messages("[server]\nhttp = x\n[station a]\nupstream = /a.mp3\n") == [
+                "r.conf:2: http = x: use PORT, ADDR:PORT such as 0.0.0.0:8001 or [::]:8001, or off"
+            ])
+        #expect(
+            Self.messages(
+                "[station a]\nupstream = /a.mp3\nmount = b.opus\n[station b]\nupstream = /b.mp3\nport = 8001\n") == [
+                    "r.conf:6: station b: mount /b.opus is station a's too (line 1): set mount = in one of them"
+                ])
+        #expect(
+            Self.messages("[station a]\nupstream = /a.mp3\ngenre = \"\u{1B}[31m\"\nmount = a/b\n") == [
+                "r.conf:3: genre = \u{1B}[31m: use one line of 1 to 256 printable characters",
+                "r.conf:4: mount = a/b: use 1 to 64 of A-Z a-z 0-9 . _ - after an optional /",
+            ])
     }
 }

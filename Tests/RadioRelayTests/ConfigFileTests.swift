@@ -125,7 +125,7 @@ import Testing
 
     static let keyList =
         "upstream, port, bind, bitrate, page_ms, flush_ms, burst, max_lag, max_lead, max_listeners, max_per_ip, "
-        + "complexity, pace or reconnect_max"
+        + "complexity, pace, reconnect_max, mount, display_name, description, genre or url"
 
     /// One naming rule: each station flag of `serve` is a key, `_` for `-`, and nothing else is.
     @Test func theStationKeysAreTheServeFlags() {
@@ -133,10 +133,11 @@ import Testing
         #expect(
             keys == [
                 "upstream", "port", "bind", "bitrate", "page_ms", "flush_ms", "burst", "max_lag", "max_lead",
-                "max_listeners", "max_per_ip", "complexity", "pace", "reconnect_max",
+                "max_listeners", "max_per_ip", "complexity", "pace", "reconnect_max", "mount", "display_name",
+                "description", "genre", "url",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
-        #expect(others == ["name", "config", "log-level"])
+        #expect(others == ["name", "http", "status", "config", "log-level"])
         for option in OptionSpecification.stationSettings {
             #expect(option.key == option.name.replacingOccurrences(of: "-", with: "_"))
         }

@@ -18,7 +18,17 @@ import Testing
         for end in 0..<bytes.count {
             #expect(HTTPRequestHead.parse(Array(bytes[..<end]), limit: 8192) == .incomplete, "\(end) bytes")
         }
-        #expect(HTTPRequestHead.parse(bytes, limit: 8192) == Self.request("GET", "/metrics"))
+        let fields = [HTTPRequestHead.Field(name: "host", value: "a"), .init(name: "accept", value: "*/*")]
+        #expect(
+            HTTPRequestHead.parse(bytes, limit: 8192)
+                == .request(.init(method: "GET", path: "/metrics", version: "HTTP/1.1", fields: fields)))
+        guard case .request(let parsed) = Self.parse("GET / HTTP/1.1\r\nICY-MetaData:\t 1 \r\nX-Empty:\r\n\r\n") else {
+            Issue.record("not parsed")
+            return
+        }
+        #expect(parsed.field("icy-metadata") == "1")
+        #expect(parsed.field("x-empty") == "")
+        #expect(parsed.field("host") == nil)
         #expect(
             Self.parse("\r\nHEAD /health HTTP/1.0\n\n")
                 == .request(.init(method: "HEAD", path: "/health", version: "HTTP/1.0")))

@@ -25,6 +25,8 @@ package final class Broadcaster: Sendable {
     let wakeEvent: EventFD
     /// The places for listeners shared by all stations (capped by `ResourceLimits.apply` at start-up).
     let budget: ListenerBudget
+    /// HTTP listeners handed over by the front end, waiting for the loop (`handOver`, bounded).
+    let arrivals = LockedBox<[ArrivingListener]>([])
     /// The network thread, while it runs.
     private let thread: LockedBox<ServiceThread?> = LockedBox(nil)
     private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void

@@ -4,6 +4,8 @@ import Synchronization
 package final class BroadcasterCounters: Sendable {
     /// Listeners connected now, and the most there have been at once (`peak`).
     package let listeners = ListenerGauge()
+    /// Of `listeners`, those that came in over HTTP (the rest are raw TCP).
+    package let httpListeners = Atomic<Int>(0)
     package let connections = Atomic<Int>(0)
     /// Closed at once: over `maxListeners` or `maxPerIP`.
     package let rejected = Atomic<Int>(0)
@@ -21,6 +23,7 @@ package final class BroadcasterCounters: Sendable {
     package struct Snapshot: Sendable, Equatable {
         package var listeners, connections, rejected, moved, droppedSlow, droppedChatty, bytesSent, pagesPublished: Int
         package var peakListeners = 0
+        package var httpListeners = 0
     }
 
     package var snapshot: Snapshot {
@@ -30,7 +33,7 @@ package final class BroadcasterCounters: Sendable {
             droppedSlow: droppedSlow.load(ordering: .relaxed),
             droppedChatty: droppedChatty.load(ordering: .relaxed),
             bytesSent: bytesSent.load(ordering: .relaxed), pagesPublished: pagesPublished.load(ordering: .relaxed),
-            peakListeners: listeners.peak)
+            peakListeners: listeners.peak, httpListeners: httpListeners.load(ordering: .relaxed))
     }
 }
 

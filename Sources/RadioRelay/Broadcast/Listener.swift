@@ -15,15 +15,41 @@ final class Listener {
     var bytesRead = 0
     /// It shut down its side (read returned 0): it is no longer read from, but still written to.
     var readClosed = false
+    let kind: ListenerProtocol
+    /// An HTTP listener's response head, sent before the stream (its bytes stay at one address for `sendmsg`), and
+    /// how much of it is sent.
+    let responseHead: UnsafeMutableRawBufferPointer?
+    var responseHeadSent = 0
 
-    init(socket: consuming FileDescriptor, peer: SocketAddress, connectedAt: Double) {
+    init(
+        socket: consuming FileDescriptor, peer: SocketAddress, connectedAt: Double, kind: ListenerProtocol = .tcp,
+        responseHead: [UInt8] = []
+    ) {
         self.socket = socket
         self.peer = peer
         self.hostKey = HostKey(peer)
         self.connectedAt = connectedAt
+        self.kind = kind
+        if responseHead.isEmpty {
+            self.responseHead = nil
+        } else {
+            let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: responseHead.count, alignment: 1)
+            storage.copyBytes(from: responseHead)
+            self.responseHead = storage
+        }
     }
 
+    deinit { responseHead?.deallocate() }
+
     var fd: Int32 { socket.rawValue }
+
+    /// The part of the response head not yet sent (empty for raw listeners and once it is out).
+    var unsentResponseHead: UnsafeRawBufferPointer {
+        guard let responseHead, responseHeadSent < responseHead.count else {
+            return UnsafeRawBufferPointer(start: nil, count: 0)
+        }
+        return UnsafeRawBufferPointer(rebasing: responseHead[responseHeadSent...])
+    }
 }
 
 @available(*, unavailable) extension Listener: Sendable {}

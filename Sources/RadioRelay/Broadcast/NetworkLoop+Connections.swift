@@ -13,7 +13,23 @@ enum LogTopic: String, Hashable, Sendable {
 
 /// Admitting, reading from and closing listeners' connections, and the loop's rate-limited log lines.
 extension NetworkLoop {
-    func admit(_ socket: consuming FileDescriptor, peer: SocketAddress) {
+    /// Admits the HTTP listeners the front end handed over since the last wake-up.
+    func admitArrivals() {
+        let arrivals = broadcaster.takeArrivals()
+        guard !arrivals.isEmpty else { return }
+        refresh()  // the newest pages, for their burst
+        for arrival in arrivals {
+            guard let socket = arrival.takeSocket() else { continue }
+            admit(socket, peer: arrival.peer, kind: .http, responseHead: arrival.responseHead)
+        }
+    }
+
+    /// Admits a listener within the limits (the same for both protocols, one count per address across both), or
+    /// refuses it: a raw listener is closed, an HTTP listener gets a 503 first.
+    func admit(
+        _ socket: consuming FileDescriptor, peer: SocketAddress, kind: ListenerProtocol = .tcp,
+        responseHead: [UInt8] = []
+    ) {
         counters.connections.add(1, ordering: .relaxed)
         let key = HostKey(peer)
         var refusal: String?
@@ -28,7 +44,10 @@ extension NetworkLoop {
         let now = monotonicNow()
         if let refusal {
             counters.rejected.add(1, ordering: .relaxed)
-            logLimited(.refused, .notice, now: now, "\(name): listener \(peer) refused: \(refusal)")
+            logLimited(.refused, .notice, now: now, "\(name): \(kind.rawValue) listener \(peer) refused: \(refusal)")
+            if kind == .http {
+                Self.sendBestEffort(HTTPResponse.text(503, refusal + "\n").encoded, on: socket.rawValue)
+            }
             return  // `socket` closes here
         }
         let fd = socket.rawValue
@@ -47,7 +66,7 @@ extension NetworkLoop {
             logLimited(.socketTrouble, .warning, now: now, "\(name): listener \(peer) not served: \(error)")
             return
         }
-        let listener = Listener(socket: socket, peer: peer, connectedAt: now)
+        let listener = Listener(socket: socket, peer: peer, connectedAt: now, kind: kind, responseHead: responseHead)
         let slot = Int(fd)
         if slot >= byFD.count {
             byFD += Array(repeating: nil, count: slot + 1 - byFD.count + 64)
@@ -58,9 +77,19 @@ extension NetworkLoop {
         active.append(listener)
         perHost[key, default: 0] += 1
         counters.listeners.store(active.count, ordering: .relaxed)
+        if kind == .http { counters.httpListeners.add(1, ordering: .relaxed) }
         // The access log: info, so that `--log-level notice` turns it off (the text is then not even built).
-        Log.info("\(name): listener \(peer) connected (\(active.count) listening)")
+        Log.info("\(name): \(kind.rawValue) listener \(peer) connected (\(active.count) listening)")
         flush(listener, now: now)  // headers and burst right away
+    }
+
+    /// One `send` of a short answer on a fresh socket (its send buffer takes it), whatever the outcome: the socket is
+    /// closed right after.
+    static func sendBestEffort(_ bytes: [UInt8], on fd: Int32) {
+        bytes.withUnsafeBytes { buffer in
+            var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress), iov_len: buffer.count)
+            _ = rr_send_iov(fd, &vector, 1)
+        }
     }
 
     /// An IPv4 address, or an IPv6 client's /64, as `maxPerIP` counts them (only for a refusal's log line).
@@ -117,10 +146,11 @@ extension NetworkLoop {
         if perHost[listener.hostKey] == 0 { perHost[listener.hostKey] = nil }
         broadcaster.budget.release()
         counters.listeners.store(active.count, ordering: .relaxed)
+        if listener.kind == .http { counters.httpListeners.subtract(1, ordering: .relaxed) }
         if quiet { return }
         let now = monotonicNow()
         func line() -> String {
-            "\(name): listener \(listener.peer) left after \(String(format: "%.1f", now - listener.connectedAt)) s, "
+            "\(name): \(listener.kind.rawValue) listener \(listener.peer) left after \(String(format: "%.1f", now - listener.connectedAt)) s, "
                 + "\(listener.bytesSent) bytes: \(reason)"
         }
         if let topic {

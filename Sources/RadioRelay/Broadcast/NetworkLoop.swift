@@ -94,6 +94,7 @@ final class NetworkLoop {
                     acceptBatch()
                 } else if tag == Self.wakeTag {
                     drainWake()
+                    admitArrivals()
                     published = true
                 } else {
                     guard tag < UInt64(byFD.count), let listener = byFD[Int(tag)] else { continue }
@@ -181,6 +182,11 @@ final class NetworkLoop {
         }
         var count = 0
         var total = 0
+        let responseHead = listener.unsentResponseHead
+        if !responseHead.isEmpty {
+            total += add(responseHead, from: 0, at: count)
+            count += 1
+        }
         var offset = listener.state.offset
         let headers = ring.headers
         for index in listener.state.headersSent..<headers.count where count < Self.maxIOV {
@@ -227,6 +233,11 @@ final class NetworkLoop {
         listener.bytesSent += written
         counters.bytesSent.add(written, ordering: .relaxed)
         var remaining = written
+        let responseHead = listener.unsentResponseHead.count
+        if responseHead > 0 {
+            listener.responseHeadSent += min(remaining, responseHead)
+            remaining -= min(remaining, responseHead)
+        }
         let headers = ring.headers
         while remaining > 0, listener.state.headersSent < headers.count {
             let left = headers[listener.state.headersSent].bytes.count - listener.state.offset

@@ -64,13 +64,15 @@ package enum Command: Sendable {
                 throw UsageError(
                     "unknown command \(first): use serve, transcode or check-config", topic: .overall)
             }
-            // The demo takes only a log level, or a config file; a station's options need `serve`.
-            let scanner = try ArgumentScanner(arguments[...], options: [.config, .logLevel], topic: .overall)
+            // The demo takes only a log level and where HTTP and status listen, or a config file; a station's
+            // options need `serve`.
+            let scanner = try ArgumentScanner(
+                arguments[...], options: [.config, .logLevel, .http, .status], topic: .overall)
             if scanner.wantsHelp { return .help(.overall) }
             if let extra = scanner.positional.first { throw scanner.error("unknown command \(extra)") }
             if let config = try configFile(scanner) { return config }
             var demo = ServeOptions()
-            demo.logLevel = try scanner.value("log-level", Log.Priority.init(name:)) ?? demo.logLevel
+            try demo.readServerFlags(scanner)
             return .serve(demo)
         }
     }

@@ -59,8 +59,29 @@ extension OptionSpecification {
             summary: "longest wait between upstream reconnects; the waits grow from 1 s up to it (default 30)",
             accepts: "1 to 3600 seconds", setting: station(Values.seconds(1...3600), Self.setReconnectMax)),
         .init(
-            name: "name", placeholder: "NAME", summary: "station name in logs (default main)",
+            name: "mount", placeholder: "PATH",
+            summary: "HTTP mount on the --http address (default NAME.opus: http://HOST:PORT/main.opus)",
+            accepts: "1 to 64 of A-Z a-z 0-9 . _ - after an optional /",
+            setting: station(Values.mount, { $0.mount = $1 })),
+        .init(
+            name: "display-name", placeholder: "TEXT", summary: "station name for HTTP listeners (icy-name)",
+            accepts: "one line of 1 to 256 printable characters",
+            setting: station(Values.line, { $0.info.displayName = $1 })),
+        .init(
+            name: "description", placeholder: "TEXT", summary: "station description (icy-description)",
+            accepts: "one line of 1 to 256 printable characters",
+            setting: station(Values.line, { $0.info.description = $1 })),
+        .init(
+            name: "genre", placeholder: "TEXT", summary: "genre (icy-genre)",
+            accepts: "one line of 1 to 256 printable characters", setting: station(Values.line, { $0.info.genre = $1 })),
+        .init(
+            name: "url", placeholder: "URL", summary: "the station's web site (icy-url)",
+            accepts: "one line of 1 to 256 printable characters", setting: station(Values.line, { $0.info.url = $1 })),
+        .init(
+            name: "name", placeholder: "NAME", summary: "station name in logs and URLs (default main)",
             accepts: "a non-empty name"),
+        http,
+        status,
         config,
         logLevel,
     ]

@@ -56,6 +56,16 @@ struct OptionSpecification: Sendable {
         name: "log-level", placeholder: "LEVEL", summary: "least important log lines shown (default info)",
         accepts: "error, warning, notice, info or debug")
 
+    static let http = OptionSpecification(
+        name: "http", placeholder: "[ADDR:]PORT",
+        summary: "also serve HTTP listeners (browsers, apps) at /NAME.opus, a page at / (default: off)",
+        accepts: "PORT, ADDR:PORT or [IPv6]:PORT, e.g. 8001 or 127.0.0.1:8001")
+
+    static let status = OptionSpecification(
+        name: "status", placeholder: "ADDR:PORT",
+        summary: "status endpoint: /status.json, /metrics, /health (default: off)",
+        accepts: "ADDR:PORT such as 127.0.0.1:8080 or [::1]:8080")
+
     static let config = OptionSpecification(
         name: "config", placeholder: "FILE",
         summary: "run the stations of a config file (no station flags with it)", accepts: "a config file's path")

@@ -4,6 +4,10 @@ package struct ServeOptions: Sendable, Equatable {
     package var station = StationConfiguration()
     /// Log lines less important than this are dropped (`Log.threshold`).
     package var logLevel = Log.Priority.info
+    /// Where HTTP listeners connect (`--http`); nil: raw TCP only.
+    package var http: ConfigFile.ListenAddress?
+    /// Where the status endpoint listens (`--status`); nil: none.
+    package var status: ConfigFile.ListenAddress?
 
     package init() {}
 
@@ -42,6 +46,19 @@ package struct ServeOptions: Sendable, Equatable {
             throw scanner.error("\(error)")
         }
         self.station = station
-        self.logLevel = try scanner.value("log-level", Log.Priority.init(name:)) ?? .info
+        try readServerFlags(scanner)
+    }
+
+    /// `--log-level`, `--http` and `--status`: what `serve` and the demo share.
+    mutating func readServerFlags(_ scanner: ArgumentScanner) throws(UsageError) {
+        logLevel = try scanner.value("log-level", Log.Priority.init(name:)) ?? .info
+        http = try scanner.value(OptionSpecification.http.name, ConfigFile.ListenAddress.init(parsingPortOrAddress:))
+        status = try scanner.value(OptionSpecification.status.name, ConfigFile.ListenAddress.init(parsing:))
+        if let http, let status, ConfigFileReader.overlap(http, status) {
+            throw scanner.error("--http \(http) and --status \(status) overlap: give each its own port")
+        }
+        if let http, ConfigFileReader.overlap(http, ConfigFileReader.address(of: station)) {
+            throw scanner.error("--http \(http) overlaps the station's port \(station.broadcaster.port)")
+        }
     }
 }

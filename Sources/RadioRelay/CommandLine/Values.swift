@@ -37,6 +37,32 @@ enum Values {
         }
     }
 
+    /// One line of printable text, 1 to 256 characters (a station's name for people, its genre, its web site).
+    static func line(_ text: String) -> String? {
+        guard (1...256).contains(text.count), Sanitized.text(text, limit: 256) == text else { return nil }
+        return text
+    }
+
+    /// An HTTP mount: a leading slash is optional, then 1 to 64 of A-Z a-z 0-9 . _ - (not starting with a dot);
+    /// stored without the slash.
+    static func mount(_ text: String) -> String? {
+        let name = text.hasPrefix("/") ? String(text.dropFirst()) : text
+        guard (1...64).contains(name.utf8.count), name.first != ".",
+            name.utf8.allSatisfy({ $0 < 0x80 && ($0 == UInt8(ascii: ".") || isNameByte($0)) })
+        else { return nil }
+        return name
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            return true
+        default:
+            return false
+        }
+    }
+
     /// An IPv4 or IPv6 literal the listening socket can bind.
     static func address(_ text: String) -> String? {
         SocketAddress(host: text, port: 0) == nil ? nil : text

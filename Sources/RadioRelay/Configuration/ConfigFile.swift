@@ -25,6 +25,9 @@ package struct ConfigFile: Sendable, Equatable {
         /// Where the status endpoint listens; nil when `status = off`.
         package var status: ListenAddress? = ListenAddress(host: "127.0.0.1", port: 8080)
         package var logLevel = Log.Priority.info
+        /// Where HTTP listeners connect (every station's mount, `/`, events); nil (the default, or `http = off`):
+        /// raw TCP only.
+        package var http: ListenAddress?
         /// What each station starts from before its own keys: the server-wide listener limits.
         package var stationDefaults = StationConfiguration()
 
@@ -51,6 +54,15 @@ package struct ConfigFile: Sendable, Equatable {
                 Values.address(String(host)) != nil
             else { return nil }
             self.init(host: String(host), port: port)
+        }
+
+        /// `PORT` alone (every address: `0.0.0.0`) or `ADDR:PORT` as above.
+        package init?(parsingPortOrAddress text: String) {
+            if let port = Units.integer(text, in: 1...65535) {
+                self.init(host: "0.0.0.0", port: port)
+            } else {
+                self.init(parsing: text)
+            }
         }
 
         package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }

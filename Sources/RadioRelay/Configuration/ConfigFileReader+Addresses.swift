@@ -21,6 +21,36 @@ extension ConfigFileReader {
         }
     }
 
+    /// The HTTP address overlaps no station and not the status endpoint, and no two stations share a mount.
+    mutating func checkHTTP(
+        _ stations: [PlacedStation], server: ConfigFile.ServerSettings, httpLine: Int?, statusLine: Int?
+    ) {
+        if let http = server.http {
+            let line = httpLine ?? 0
+            for placed in stations where Self.overlap(Self.address(of: placed.station), http) {
+                problems.add(
+                    line,
+                    "http = \(http) overlaps station \(placed.station.name) on \(Self.address(of: placed.station)) "
+                        + "(line \(placed.line)): give HTTP its own port")
+            }
+            if let status = server.status, Self.overlap(http, status) {
+                let place = statusLine.map { "line \($0)" } ?? "the default"
+                problems.add(line, "http = \(http) overlaps the status address \(status) (\(place))")
+            }
+        }
+        var mounts: [String: PlacedStation] = [:]
+        for placed in stations {
+            let path = placed.station.mountPath
+            if let other = mounts[path] {
+                problems.add(
+                    placed.line,
+                    "station \(placed.station.name): mount \(path) is station \(other.station.name)'s too (line "
+                        + "\(other.line)): set mount = in one of them")
+            }
+            mounts[path] = mounts[path] ?? placed
+        }
+    }
+
     static func address(of station: StationConfiguration) -> ConfigFile.ListenAddress {
         ConfigFile.ListenAddress(host: station.broadcaster.bind, port: station.broadcaster.port)
     }

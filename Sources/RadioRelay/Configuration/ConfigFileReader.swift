@@ -8,6 +8,8 @@ struct ConfigFileReader {
     /// The keys of `[server]` besides the inherited station settings.
     static let statusKey = "status"
     static let statusAccepts = "ADDR:PORT such as 127.0.0.1:8080 or [::1]:8080, or off"
+    static let httpKey = "http"
+    static let httpAccepts = "PORT, ADDR:PORT such as 0.0.0.0:8001 or [::]:8001, or off"
 
     init(file: String, credentialsDirectory: String?) {
         problems = ConfigFileProblems(file: file)
@@ -25,6 +27,7 @@ struct ConfigFileReader {
         var result = ConfigFile()
         var serverLine: Int?
         var statusLine: Int?
+        var httpLine: Int?
         for section in lines.sections where section.header == .server {
             if let first = serverLine {
                 problems.add(section.line, "a second [server] section (the first is at line \(first)): keep one")
@@ -32,7 +35,7 @@ struct ConfigFileReader {
                 _ = readServer(section, into: &ignored)
             } else {
                 serverLine = section.line
-                statusLine = readServer(section, into: &result.server)
+                (statusLine, httpLine) = readServer(section, into: &result.server)
             }
         }
         var placed: [PlacedStation] = []
@@ -66,18 +69,19 @@ struct ConfigFileReader {
             problems.addToFile("no [station NAME] section: add one per station, each with upstream = URL or path")
         }
         checkAddresses(placed, status: result.server.status, statusLine: statusLine)
+        checkHTTP(placed, server: result.server, httpLine: httpLine, statusLine: statusLine)
         guard problems.isEmpty else { throw problems.error }
         result.stations = placed.map(\.station)
         return result
     }
 
-    /// Reads `[server]`; returns the line of its `status` key.
+    /// Reads `[server]`; returns the lines of its `status` and `http` keys.
     private mutating func readServer(_ section: ConfigFileLines.Section, into server: inout ConfigFile.ServerSettings)
-        -> Int?
+        -> (status: Int?, http: Int?)
     {
         let defaults = OptionSpecification.stationSettings.filter(\.isServerDefault)
         let logLevel = OptionSpecification.logLevel
-        let keys = [Self.statusKey, logLevel.key] + defaults.map(\.key)
+        let keys = [Self.statusKey, Self.httpKey, logLevel.key] + defaults.map(\.key)
         var seen: [String: Int] = [:]
         for entry in section.entries where firstTime(entry, &seen) {
             guard let value = entry.value else { continue }
@@ -91,6 +95,15 @@ struct ConfigFileReader {
                 } else {
                     problems.add(entry.line, "\(entry.key) = \(value): use \(Self.statusAccepts)")
                     server.status = nil  // unknown, so no station is said to overlap it
+                }
+            case Self.httpKey:
+                guard hasValue(entry.key, value, line: entry.line, accepts: Self.httpAccepts) else { continue }
+                if value == "off" {
+                    server.http = nil
+                } else if let address = ConfigFile.ListenAddress(parsingPortOrAddress: value) {
+                    server.http = address
+                } else {
+                    problems.add(entry.line, "\(entry.key) = \(value): use \(Self.httpAccepts)")
                 }
             case logLevel.key:
                 guard hasValue(entry.key, value, line: entry.line, accepts: logLevel.accepts) else { continue }
@@ -107,7 +120,7 @@ struct ConfigFileReader {
                 }
             }
         }
-        return seen[Self.statusKey]
+        return (seen[Self.statusKey], seen[Self.httpKey])
     }
 
     /// Reads a station's keys over `station`; returns whether all were good (and `upstream` given), and the line

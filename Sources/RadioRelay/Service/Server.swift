@@ -14,10 +14,15 @@ import Synchronization
 package final class Server {
     /// The stations running now (a reload adds, replaces and removes some). Confined to the calling thread.
     package internal(set) var stations: [Station] {
-        didSet { status?.setStations(stations) }
+        didSet {
+            status?.setStations(stations)
+            http?.setStations(stations)
+        }
     }
     /// The status endpoint, when a status address was given.
     package let status: StatusServer?
+    /// The public HTTP address (mounts, `/`, events), when one was given.
+    package let http: HTTPFront?
     /// Starts everything in order (stopping what started if one fails); dropped once all run, so that a station a
     /// reload stops is released at once (its listening socket closed, its port free for its successor).
     private var group: ServiceGroup?
@@ -37,23 +42,31 @@ package final class Server {
     ///   use, no permission), which is thrown here, before anything starts.
     /// - Parameter statusLimits: its request size, timeout and connection limits (tests shorten the timeout).
     /// - Parameter statusSocket: an already listening socket for it (socket activation) instead of binding.
+    /// - Parameter http: where HTTP listeners connect; nil: raw TCP only. Bound here too.
     package convenience init(
         stations: [Station], status: SocketAddress?, statusLimits: StatusServer.Limits = StatusServer.Limits(),
-        statusSocket: Int32? = nil, reload: (() throws -> ConfigFile)? = nil, logLevelOverride: Log.Priority? = nil
+        statusSocket: Int32? = nil, http: SocketAddress? = nil, httpSocket: Int32? = nil,
+        reload: (() throws -> ConfigFile)? = nil, logLevelOverride: Log.Priority? = nil
     ) throws {
         let endpoint = try status.map {
             try StatusServer(address: $0, stations: stations, limits: statusLimits, adoptedSocket: statusSocket)
         }
-        self.init(stations: stations, statusServer: endpoint, reload: reload, logLevelOverride: logLevelOverride)
+        let front = try http.map { try HTTPFront(address: $0, stations: stations, adoptedSocket: httpSocket) }
+        self.init(
+            stations: stations, statusServer: endpoint, http: front, reload: reload,
+            logLevelOverride: logLevelOverride)
     }
 
     package init(
-        stations: [Station], statusServer: StatusServer?, reload: (() throws -> ConfigFile)? = nil,
-        logLevelOverride: Log.Priority? = nil
+        stations: [Station], statusServer: StatusServer?, http: HTTPFront? = nil,
+        reload: (() throws -> ConfigFile)? = nil, logLevelOverride: Log.Priority? = nil
     ) {
         self.stations = stations
         self.status = statusServer
-        self.group = ServiceGroup(stations + (statusServer.map { [$0] } ?? []))
+        self.http = http
+        // The HTTP front end starts after the stations it hands listeners to, the status endpoint last.
+        let services: [any Service] = stations + (http.map { [$0] } ?? []) + (statusServer.map { [$0] } ?? [])
+        self.group = ServiceGroup(services)
         self.reload = reload
         self.logLevelOverride = logLevelOverride
     }
@@ -95,7 +108,7 @@ package final class Server {
             }
             if signal == SIGHUP { reloadConfiguration() }
             if notifier.watchdogInterval != nil {
-                let beats = stations.flatMap(\.heartbeats) + (status?.heartbeats ?? [])
+                let beats = stations.flatMap(\.heartbeats) + (status?.heartbeats ?? []) + (http?.heartbeats ?? [])
                 switch watchdog.check(beats: beats, now: monotonicNow()) {
                 case .alive: notifier.watchdog()
                 case .stuck(let seconds):
@@ -110,9 +123,10 @@ package final class Server {
             }
         }
         notifier.stopping()
-        // In reverse order: the status endpoint, then the stations (those a reload changed are no longer the
-        // group's, so the list is walked here).
+        // In reverse order: the status endpoint, the HTTP front end, then the stations (those a reload changed are no
+        // longer the group's, so the list is walked here).
         var clean = status?.stop(timeout: 5) ?? true
+        if let http, !http.stop(timeout: 5) { clean = false }
         for station in stations.reversed() where !station.stop(timeout: 5) { clean = false }
         if !clean { Log.warning("a thread did not stop in time") }
         Log.notice("stopped")

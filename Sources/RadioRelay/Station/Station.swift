@@ -20,6 +20,16 @@ public final class Station: Service {
     /// Where listeners connect, as `ADDRESS:PORT` (the real port when 0 was asked for).
     public var listenAddress: String { broadcaster.address.description }
     public var port: UInt16 { broadcaster.address.port }
+    /// Where listeners reach the station: its main output (renditions add more).
+    package var outputs: [StationOutput] {
+        let configuration = configuration
+        return [
+            StationOutput(
+                name: nil, mount: configuration.mountPath, broadcaster: broadcaster,
+                bitrate: configuration.encoder.bitrate, channels: 2)
+        ]
+    }
+
     /// Listeners connected now.
     public var listeners: Int { broadcaster.counters.listeners.load(ordering: .relaxed) }
 
@@ -102,4 +112,15 @@ public final class Station: Service {
         let pipelineStopped = thread?.stop(timeout: timeout) ?? true
         return broadcaster.stop(timeout: timeout) && pipelineStopped
     }
+}
+
+/// One of a station's outputs: an encoding of its audio with its own listeners, raw TCP port and HTTP mount.
+package struct StationOutput: Sendable {
+    /// The rendition's name; nil for the main output.
+    package var name: String?
+    /// The HTTP mount path, `/main.opus`.
+    package var mount: String
+    package var broadcaster: Broadcaster
+    package var bitrate: Int
+    package var channels: Int
 }

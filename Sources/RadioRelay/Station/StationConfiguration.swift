@@ -24,8 +24,15 @@ public struct StationConfiguration: Sendable, Equatable {
     /// Seconds the audio may run ahead of the wall clock (`--max-lead`): a finite upstream is held back there, a
     /// live one that sends faster than real time has its oldest audio dropped beyond it.
     public var maxLead = 1.0
+    /// The HTTP mount, without the leading slash; nil: `NAME.opus` (`mountPath`).
+    public var mount: String?
+    /// What HTTP listeners are told about the station.
+    public var info = StationInfo()
 
     public init() {}
+
+    /// Where HTTP listeners ask for the stream: `/NAME.opus` unless `mount` says otherwise.
+    public var mountPath: String { "/" + (mount ?? "\(name).opus") }
 
     public var isFileUpstream: Bool { (try? UpstreamURL.classify(upstream)) != .http }
 

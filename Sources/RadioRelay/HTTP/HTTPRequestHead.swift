@@ -4,15 +4,29 @@
 /// Contract: never traps, whatever the bytes; looks at no more than `limit` bytes; decides as early as it can —
 /// a malformed request line is refused as soon as its line feed arrives, not after a timeout. Lines end in CRLF or
 /// a bare LF (RFC 9112 §2.2); empty lines before the request line are skipped. Header fields are checked for shape
-/// (a token name, a colon, no control characters but tab in the value, no obsolete line folding) and otherwise
-/// ignored: the endpoint serves GET and HEAD without a body and closes every connection after one response.
+/// (a token name, a colon, no control characters but tab in the value, no obsolete line folding) and kept, with
+/// lowercased names and trimmed values (within the limit, so their number is bounded too). Both HTTP servers use
+/// it: they serve requests without a body and close every connection after one response.
 enum HTTPRequestHead {
+    struct Field: Equatable, Sendable {
+        /// Lowercased (field names are case-insensitive).
+        var name: String
+        /// Without the spaces and tabs around it.
+        var value: String
+    }
+
     struct Request: Equatable, Sendable {
         var method: String
         /// The target's path, without the query (`/metrics?x=1` → `/metrics`).
         var path: String
         /// `HTTP/1.0` or `HTTP/1.1`.
         var version: String
+        var fields: [Field] = []
+
+        /// The first value of the field `name` (lowercase), if the request has it.
+        func field(_ name: String) -> String? {
+            fields.first { $0.name == name }?.value
+        }
     }
 
     enum Result: Equatable, Sendable {
@@ -35,7 +49,7 @@ enum HTTPRequestHead {
         guard let requestEnd = window[index...].firstIndex(of: lf) else {
             return bytes.count >= limit ? .requestLineTooLong : .incomplete
         }
-        let request: Request
+        var request: Request
         switch requestLine(trimmed(window[index..<requestEnd])) {
         case .success(let parsed): request = parsed
         case .failure(let problem): return .malformed(problem.reason)
@@ -45,6 +59,7 @@ enum HTTPRequestHead {
             let line = trimmed(window[lineStart..<lineEnd])
             if line.isEmpty { return .request(request) }
             if let problem = fieldProblem(line) { return .malformed(problem) }
+            request.fields.append(field(line))
             lineStart = lineEnd + 1
         }
         return bytes.count >= limit ? .headTooLarge : .incomplete
@@ -96,6 +111,18 @@ enum HTTPRequestHead {
             return "control character in a header value"
         }
         return nil
+    }
+
+    /// A header line already checked by `fieldProblem`, as a name and a value.
+    private static func field(_ line: ArraySlice<UInt8>) -> Field {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return Field(name: "", value: "") }
+        let isBlank = { (byte: UInt8) in byte == space || byte == UInt8(ascii: "\t") }
+        var value = line[(colon + 1)...]
+        while let first = value.first, isBlank(first) { value = value.dropFirst() }
+        while let last = value.last, isBlank(last) { value = value.dropLast() }
+        return Field(
+            name: String(decoding: line[..<colon], as: UTF8.self).lowercased(),
+            value: String(decoding: value, as: UTF8.self))
     }
 
     /// RFC 9110 §5.6.2 `tchar`.

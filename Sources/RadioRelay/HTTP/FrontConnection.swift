@@ -1,0 +1,48 @@
+/// One client of the public HTTP address, confined to the front end's thread. Its life: `reading` the request
+/// head; then either handed to a station (its socket leaves with it), or `writing` one answer and `draining` what
+/// the client still sends until it closes, or an `events` subscriber kept until it leaves. Every phase but
+/// `events` ends by `deadline` or the connection is closed.
+final class FrontConnection {
+    enum Phase: Equatable {
+        case reading
+        case writing
+        case draining
+        /// A title event stream of the mount at this path.
+        case events(mount: String)
+    }
+
+    /// Owned until handed over (`takeSocket`); closed with the connection otherwise.
+    private var socket: FileDescriptor?
+    let fd: Int32
+    let peer: SocketAddress
+    let hostKey: HostKey
+    var phase = Phase.reading
+    /// Monotonic seconds by which the current phase must end.
+    var deadline: Double
+    /// The request head received so far (at most the request limit).
+    var input: [UInt8] = []
+    /// Bytes to send, and how much of them is sent.
+    var output: [UInt8] = []
+    var sent = 0
+    /// Bytes read and dropped since the answer (bounded too).
+    var drained = 0
+    /// An event subscriber's schedule.
+    var events: EventStream?
+    /// Whether `EPOLLOUT` is armed (an event subscriber whose socket is backed up).
+    var waitsForOutput = false
+
+    init(socket: consuming FileDescriptor, peer: SocketAddress, deadline: Double) {
+        fd = socket.rawValue
+        self.socket = consume socket
+        self.peer = peer
+        hostKey = HostKey(peer)
+        self.deadline = deadline
+    }
+
+    /// Hands the socket on (once): the connection no longer closes it.
+    func takeSocket() -> FileDescriptor? { socket.take() }
+
+    var unsent: Int { output.count - sent }
+}
+
+@available(*, unavailable) extension FrontConnection: Sendable {}

@@ -1,0 +1,116 @@
+import Glibc
+import Synchronization
+
+/// The public HTTP address shared by every station (`--http`, `[server] http`): browsers, apps and players that
+/// speak HTTP the way Icecast does. A `Service` in the server's group, started after the stations and stopped
+/// before them.
+///
+/// One thread runs an `HTTPFrontLoop`: it reads each request head (bounded in size and time), answers what it can
+/// itself (`/`, HEAD, CORS preflights, errors), keeps title event streams, and hands a stream request's socket to
+/// its station's network loop with the response head to send first. From there an HTTP listener is a listener like
+/// any other: same burst, lag rules, limits and per-address count, in the same loop as the raw ones.
+package final class HTTPFront: Service {
+    package struct Limits: Sendable, Equatable {
+        /// Seconds from accept to a complete request head (a slowloris is closed then), and to send an answer.
+        package var headerTimeout = 5.0
+        /// Bytes of request head at most: a longer request line is answered 414, a longer head 431.
+        package var maxRequestBytes = 8192
+        /// Connections still sending their request (or being answered) at once; beyond, 503 at once.
+        package var maxPending = 2048
+        /// Bytes an event stream subscriber may leave unread before it is closed.
+        package var maxEventBacklog = 64 * 1024
+
+        package init() {}
+    }
+
+    package let name = "http"
+    /// Where it listens (the real port when 0 was asked for).
+    package let address: SocketAddress
+    let limits: Limits
+    /// The stations whose mounts it serves: replaced after a reload (`setStations`).
+    private let current: LockedBox<[Station]>
+    var stations: [Station] { current.snapshot }
+    let listenSocket: FileDescriptor
+    let wakeEvent: EventFD
+    /// The listener places shared with the stations (event subscribers take one each).
+    let budget: ListenerBudget
+    private let thread: LockedBox<ServiceThread?> = LockedBox(nil)
+    private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
+
+    /// Binds and listens on `address` now (or adopts `adoptedSocket`, already listening); `start()` begins serving.
+    package init(
+        address: SocketAddress, stations: [Station], limits: Limits = Limits(), adoptedSocket: Int32? = nil,
+        budget: ListenerBudget = .shared,
+        onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
+    ) throws {
+        guard limits.headerTimeout.isFinite, limits.headerTimeout > 0, limits.maxRequestBytes >= 256,
+            limits.maxPending >= 1, limits.maxEventBacklog >= 1024
+        else { throw ConfigurationError("http: limits out of range (\(limits))") }
+        let socket: FileDescriptor
+        if let adoptedSocket {
+            guard adoptedSocket >= 0 else { throw SystemError("adopting socket \(adoptedSocket)", errno: EBADF) }
+            socket = FileDescriptor(owning: adoptedSocket)
+            try setNonblocking(socket.rawValue)
+        } else {
+            socket = try listeningSocket(on: address, backlog: 4096, purpose: " (http)")
+        }
+        self.address = try SocketAddress.local(of: socket.rawValue)
+        self.current = LockedBox(stations)
+        self.limits = limits
+        self.budget = budget
+        self.onUnexpectedExit = onUnexpectedExit
+        wakeEvent = try EventFD()
+        listenSocket = socket
+    }
+
+    /// The stations after a reload.
+    package func setStations(_ stations: [Station]) { current.withLock { $0 = stations } }
+
+    /// Every station output's mount, with what its answers show, and the broadcaster behind each (same order).
+    func directory() -> (PublicDirectory, [Broadcaster]) {
+        var directory = PublicDirectory()
+        var broadcasters: [Broadcaster] = []
+        for station in stations {
+            let configuration = station.configuration
+            let title = station.state.title
+            for output in station.outputs {
+                directory.mounts.append(
+                    PublicDirectory.Mount(
+                        path: output.mount, eventsPath: PublicDirectory.eventsPath(forMount: output.mount),
+                        station: station.name, rendition: output.name, info: configuration.info, title: title,
+                        bitrate: output.bitrate, channels: output.channels,
+                        rawAddress: output.broadcaster.address.description))
+                broadcasters.append(output.broadcaster)
+            }
+        }
+        return (directory, broadcasters)
+    }
+
+    package func start() throws {
+        let started = ServiceThread(name: "http", onUnexpectedExit: onUnexpectedExit) { [self] thread in
+            let loop = try HTTPFrontLoop(front: self)
+            try loop.run(in: thread)
+        }
+        try started.start()
+        thread.withLock { $0 = started }
+        let mounts = stations.flatMap(\.outputs).map(\.mount).joined(separator: ", ")
+        Log.notice("http listeners on http://\(address)/ (mounts \(mounts); a page to listen at /)")
+    }
+
+    /// Heartbeat of the front end's thread; empty before `start`.
+    package var heartbeats: [Int] {
+        thread.snapshot.map { [$0.heartbeat.load(ordering: .relaxed)] } ?? []
+    }
+
+    @discardableResult
+    package func stop(timeout: Double) -> Bool {
+        guard let running = thread.take() else { return true }
+        running.requestStop()
+        do {
+            try wakeEvent.signal()
+        } catch {
+            Log.warning("http: cannot wake the loop: \(error)")
+        }
+        return running.stop(timeout: timeout)
+    }
+}

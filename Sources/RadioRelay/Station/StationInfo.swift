@@ -1,0 +1,14 @@
+/// How a station presents itself to HTTP listeners (the `icy-*` response headers, the index page). All optional:
+/// what is not configured is not sent.
+public struct StationInfo: Sendable, Equatable {
+    /// `icy-name`: the station's name as people read it ("Jazz Radio"); the index page shows it too.
+    public var displayName: String?
+    /// `icy-description`.
+    public var description: String?
+    /// `icy-genre`.
+    public var genre: String?
+    /// `icy-url`: the station's web site.
+    public var url: String?
+
+    public init() {}
+}

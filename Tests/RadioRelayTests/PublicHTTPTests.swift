@@ -1,0 +1,163 @@
+import Testing
+
+@testable import RadioRelay
+
+/// The public HTTP address's rules without sockets: the router's answers, the stream head, the index page's
+/// escaping, and the event stream's schedule on virtual time.
+@Suite struct PublicHTTPTests {
+    static let directory: PublicDirectory = {
+        var info = StationInfo()
+        info.displayName = "Jazz <FM>"
+        info.genre = "jazz"
+        info.url = "https://jazz.example.org/"
+        var jazz = PublicDirectory.Mount(
+            path: "/jazz.opus", eventsPath: "/jazz/events", station: "jazz", info: info,
+            title: "Miles & \"Trane\" <script>alert(1)</script>", bitrate: 96_000, rawAddress: "0.0.0.0:8000")
+        jazz.channels = 2
+        let news = PublicDirectory.Mount(
+            path: "/news-low.opus", eventsPath: "/news-low/events", station: "news", rendition: "low", bitrate: 32_000,
+            channels: 1, rawAddress: "[::]:8002")
+        return PublicDirectory(mounts: [jazz, news])
+    }()
+
+    static func route(_ text: String) -> PublicRouter.Action {
+        PublicRouter.route(HTTPRequestHead.parse(Array(text.utf8), limit: 8192), directory: directory)
+    }
+
+    static func response(_ text: String) -> HTTPResponse? {
+        guard case .respond(let response) = route(text) else { return nil }
+        return response
+    }
+
+    static func headText(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    @Test func aMountIsHandedToItsStationWithIcecastsHead() throws {
+        guard case .stream(let mount, let head) = Self.route("GET /jazz.opus HTTP/1.1\r\nHost: x\r\n\r\n") else {
+            Issue.record("not a stream")
+            return
+        }
+        #expect(mount == 0)
+        let text = Self.headText(head)
+        #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(text.hasSuffix("\r\n\r\n"))
+        for line in [
+            "Content-Type: audio/ogg", "Cache-Control: no-cache, no-store", "Access-Control-Allow-Origin: *",
+            "icy-name: Jazz <FM>", "icy-genre: jazz", "icy-url: https://jazz.example.org/", "icy-br: 96",
+            "Connection: close",
+        ] {
+            #expect(text.contains("\r\n\(line)\r\n"), "\(line)")
+        }
+        #expect(!text.lowercased().contains("content-length"))
+        #expect(!text.contains("\r\nicy-description:"))  // not configured, not sent
+        #expect(!text.contains("icy-metaint"))  // Ogg carries its own metadata
+        // HTTP/1.0 needs no Host; Range and Icy-MetaData change nothing (a live stream, from the live point).
+        guard
+            case .stream(1, _) = Self.route("GET /news-low.opus HTTP/1.0\r\nRange: bytes=0-\r\nIcy-MetaData: 1\r\n\r\n")
+        else {
+            Issue.record("HTTP/1.0 with Range not streamed")
+            return
+        }
+    }
+
+    @Test func headAnswersTheStreamHeadOnly() throws {
+        let response = try #require(Self.response("HEAD /jazz.opus HTTP/1.1\r\nHost: x\r\n\r\n"))
+        guard case .stream(_, let head) = Self.route("GET /jazz.opus HTTP/1.1\r\nHost: x\r\n\r\n") else {
+            Issue.record("not a stream")
+            return
+        }
+        #expect(response.encoded == head)
+        let index = try #require(Self.response("HEAD / HTTP/1.1\r\nHost: x\r\n\r\n"))
+        #expect(Self.headText(index.encoded).hasSuffix("\r\n\r\n"))  // no body
+    }
+
+    @Test func eventsHaveTheirOwnPath() {
+        guard case .events(let mount, let head) = Self.route("GET /news-low/events HTTP/1.1\r\nHost: x\r\n\r\n") else {
+            Issue.record("not an event stream")
+            return
+        }
+        #expect(mount == 1)
+        #expect(Self.headText(head).contains("\r\nContent-Type: text/event-stream; charset=utf-8\r\n"))
+        #expect(PublicDirectory.eventsPath(forMount: "/main.opus") == "/main/events")
+    }
+
+    @Test(arguments: [
+        ("GET /nope.opus HTTP/1.1\r\nHost: x\r\n\r\n", 404),
+        ("GET /jazz.opus HTTP/1.1\r\n\r\n", 400),  // HTTP/1.1 without Host
+        ("GET /jazz.opus\r\n\r\n", 400),
+        ("POST /jazz.opus HTTP/1.1\r\nHost: x\r\n\r\n", 405),
+        ("DELETE / HTTP/1.1\r\nHost: x\r\n\r\n", 405),
+        ("GET /status.json HTTP/1.1\r\nHost: x\r\n\r\n", 404),  // the status address's, not the public one's
+        ("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", 404),
+        ("GET / HTTP/1.1\r\nHost: x\r\n\r\n", 200),
+        ("OPTIONS /jazz.opus HTTP/1.1\r\nHost: x\r\n\r\n", 204),
+    ])
+    func answers(request: String, status: Int) throws {
+        let response = try #require(Self.response(request))
+        #expect(response.status == status)
+        #expect(response.headers.contains { $0.0 == "Access-Control-Allow-Origin" && $0.1 == "*" })
+        if status == 405 { #expect(response.headers.contains { $0.0 == "Allow" && $0.1 == "GET, HEAD, OPTIONS" }) }
+    }
+
+    @Test func tooLongRequestsAre414And431() {
+        let line = "GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\n\r\n"
+        #expect(Self.response(line)?.status == 414)
+        let head = "GET / HTTP/1.1\r\nHost: x\r\n" + String(repeating: "X-Filler: 0123456789\r\n", count: 500) + "\r\n"
+        #expect(Self.response(head)?.status == 431)
+    }
+
+    @Test func aPreflightAllowsTheHeadersWebPlayersSend() throws {
+        let asked = try #require(
+            Self.response(
+                "OPTIONS /jazz.opus HTTP/1.1\r\nHost: x\r\nOrigin: https://a.example\r\n"
+                    + "Access-Control-Request-Method: GET\r\nAccess-Control-Request-Headers: icy-metadata, range\r\n\r\n"
+            ))
+        let text = Self.headText(asked.encoded)
+        #expect(text.hasPrefix("HTTP/1.1 204 No Content\r\n"))
+        #expect(text.contains("\r\nAccess-Control-Allow-Methods: GET, HEAD, OPTIONS\r\n"))
+        #expect(text.contains("\r\nAccess-Control-Allow-Headers: icy-metadata, range\r\n"))
+        #expect(!text.contains("Content-Length"))
+        // Something that is not a list of names is not echoed.
+        let odd = try #require(
+            Self.response("OPTIONS / HTTP/1.1\r\nHost: x\r\nAccess-Control-Request-Headers: a;b=\"c\"\r\n\r\n"))
+        #expect(Self.headText(odd.encoded).contains("Access-Control-Allow-Headers: \(PublicRouter.allowedHeaders)"))
+    }
+
+    @Test func theIndexPageEscapesEveryUpstreamString() throws {
+        let page = IndexPage.html(Self.directory)
+        #expect(page.contains("<audio controls preload=\"none\" src=\"/jazz.opus\"></audio>"))
+        #expect(page.contains("<audio controls preload=\"none\" src=\"/news-low.opus\"></audio>"))
+        #expect(page.contains("Jazz &lt;FM&gt;"))
+        #expect(page.contains("Miles &amp; &quot;Trane&quot; &lt;script&gt;alert(1)&lt;/script&gt;"))
+        #expect(!page.contains("<script>alert"))
+        #expect(page.contains("news (low)"))
+        #expect(page.contains("raw TCP [::]:8002"))
+        #expect(page.contains("32 kb/s · mono"))
+    }
+
+    @Test func eventStreamSendsTheTitleAtOnceThenChangesAndKeepAlives() {
+        var events = EventStream(now: 100)
+        #expect(Self.headText(events.output(title: "A", now: 100)) == "retry: 3000\n\nevent: title\ndata: A\n\n")
+        #expect(events.output(title: "A", now: 110).isEmpty)
+        #expect(Self.headText(events.output(title: "B", now: 111)) == "event: title\ndata: B\n\n")
+        #expect(events.output(title: "B", now: 125.9).isEmpty)  // 15 s after the last thing sent
+        #expect(Self.headText(events.output(title: "B", now: 126)) == ": keep-alive\n\n")
+        #expect(Self.headText(events.output(title: nil, now: 127)) == "event: title\ndata: \n\n")
+        #expect(EventStream.event("title", data: "a\nb") == "event: title\ndata: a\ndata: b\n\n")
+    }
+
+    @Test func mountsAndStationTextAreChecked() {
+        #expect(Values.mount("/live.opus") == "live.opus")
+        #expect(Values.mount("live") == "live")
+        for bad in ["", "/", "../x", ".hidden", "a/b", "a b", String(repeating: "a", count: 65), "é.opus"] {
+            #expect(Values.mount(bad) == nil, "\(bad)")
+        }
+        #expect(Values.line("Jazz FM") == "Jazz FM")
+        #expect(Values.line("a\u{1B}[31m") == nil)
+        #expect(Values.line("") == nil)
+        var station = StationConfiguration()
+        station.name = "jazz"
+        #expect(station.mountPath == "/jazz.opus")
+        station.mount = "live"
+        #expect(station.mountPath == "/live")
+    }
+}
