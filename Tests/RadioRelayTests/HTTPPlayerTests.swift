@@ -155,6 +155,9 @@ import Testing
         #expect(advanced >= 8, "currentTime advanced \(advanced) s")
         #expect((json["wall"] as? Double ?? 0) <= 10.5)
         #expect(json["paused"] as? Bool == false)
-        #expect(rig.station.broadcaster.counters.snapshot.httpListeners >= 1)
+        // Still playing: the status endpoint counts it as an HTTP listener.
+        let status = StationStatus(rig.station, alive: true)
+        #expect(status.httpListeners >= 1 && status.listeners >= status.httpListeners && status.mount == "/test.opus")
+        #expect(StatusReport.json(StatusSnapshot(stations: [status])).contains("\"listeners_http\":"))
     }
 }

@@ -32,6 +32,9 @@ enum MetricsReport {
             $0.upstream == .connected ? 1 : 0
         },
         Family(name: "listeners", kind: .gauge, help: "Listeners connected now") { Double($0.listeners) },
+        Family(name: "listeners_http", kind: .gauge, help: "Of the listeners, those connected over HTTP") {
+            Double($0.httpListeners)
+        },
         Family(name: "listeners_peak", kind: .gauge, help: "Most listeners connected at once since start") {
             Double($0.peakListeners)
         },

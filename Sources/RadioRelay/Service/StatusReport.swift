@@ -18,6 +18,7 @@ enum StatusReport {
         JSONText.object([
             ("name", JSONText.string(status.name)),
             ("listen", JSONText.string(status.listenAddress)),
+            ("mount", JSONText.string(status.mount)),
             ("alive", status.alive ? "true" : "false"),
             ("upstream_url", JSONText.string(status.upstreamURL)),
             ("upstream_state", JSONText.string(status.upstreamState)),
@@ -27,6 +28,7 @@ enum StatusReport {
             ("input", status.format.map(format) ?? "null"),
             ("opus_bitrate", JSONText.number(status.opusBitrate)),
             ("listeners", JSONText.number(status.listeners)),
+            ("listeners_http", JSONText.number(status.httpListeners)),
             ("peak_listeners", JSONText.number(status.peakListeners)),
             ("bytes_out", JSONText.number(status.bytesOut)),
             ("bytes_in", JSONText.number(status.bytesIn)),

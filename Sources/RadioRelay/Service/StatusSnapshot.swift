@@ -40,6 +40,10 @@ package struct StationStatus: Sendable, Equatable {
     /// The Opus target, bits per second.
     package var opusBitrate = 0
     package var listeners = 0
+    /// Of `listeners`, those that came over HTTP (the rest over raw TCP).
+    package var httpListeners = 0
+    /// The HTTP mount path (`/main.opus`), served when the server has an HTTP address.
+    package var mount = ""
     package var peakListeners = 0
     package var bytesOut = 0
     package var bytesIn = 0
@@ -75,6 +79,8 @@ package struct StationStatus: Sendable, Equatable {
         format = state.format
         opusBitrate = station.configuration.encoder.bitrate
         listeners = counters.listeners
+        httpListeners = counters.httpListeners
+        mount = station.configuration.mountPath
         peakListeners = max(counters.peakListeners, counters.listeners)
         bytesOut = counters.bytesSent
         bytesIn = state.bytesIn
