@@ -77,10 +77,12 @@ run() {
                   .connect_failures, .http_refused] | map(. // 0) | add' "$json")
     ((served > 0)) || die "no listener got audio in the $kind run (see $TMP/$kind-$round.txt)"
     printf '%s %s %s %s %s %s %s %s\n' "$kind" "$(calc "1000 * $cpu / $served" 4)" \
-        "$(jq '.first_audio_ms.p50' "$json")" "$(jq '.first_audio_ms.p99' "$json")" "$(jq '.stall_ms.p99' "$json")" \
+        "$(jq '.first_audio_ms.p50 * 100 | round / 100' "$json")" "$(jq '.first_audio_ms.p99 * 100 | round / 100' "$json")" \
+        "$(jq '.stall_ms.p99 * 10 | round / 10' "$json")" \
         "$errors" "$served" "$cpu" >>"$TMP/runs"
     printf '   round %d %-4s: %5d served, server CPU %7.2f s, %.4f ms per listener, first audio p50 %s ms, errors %s\n' \
-        "$round" "$kind" "$served" "$cpu" "$(calc "1000 * $cpu / $served" 4)" "$(jq '.first_audio_ms.p50' "$json")" "$errors"
+        "$round" "$kind" "$served" "$cpu" "$(calc "1000 * $cpu / $served" 4)" \
+        "$(jq '.first_audio_ms.p50 * 100 | round / 100' "$json")" "$errors"
 }
 : >"$TMP/runs"
 for round in $(seq "$ROUNDS"); do
