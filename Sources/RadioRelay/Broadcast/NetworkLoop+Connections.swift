@@ -46,7 +46,7 @@ extension NetworkLoop {
             counters.rejected.add(1, ordering: .relaxed)
             logLimited(.refused, .notice, now: now, "\(name): \(kind.rawValue) listener \(peer) refused: \(refusal)")
             if kind == .http {
-                Self.sendBestEffort(HTTPResponse.text(503, refusal + "\n").encoded, on: socket.rawValue)
+                HTTPConnectionLoop.sendBestEffort(PublicRouter.text(503, refusal + "\n").encoded, on: socket.rawValue)
             }
             return  // `socket` closes here
         }
@@ -81,15 +81,6 @@ extension NetworkLoop {
         // The access log: info, so that `--log-level notice` turns it off (the text is then not even built).
         Log.info("\(name): \(kind.rawValue) listener \(peer) connected (\(active.count) listening)")
         flush(listener, now: now)  // headers and burst right away
-    }
-
-    /// One `send` of a short answer on a fresh socket (its send buffer takes it), whatever the outcome: the socket is
-    /// closed right after.
-    static func sendBestEffort(_ bytes: [UInt8], on fd: Int32) {
-        bytes.withUnsafeBytes { buffer in
-            var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress), iov_len: buffer.count)
-            _ = rr_send_iov(fd, &vector, 1)
-        }
     }
 
     /// An IPv4 address, or an IPv6 client's /64, as `maxPerIP` counts them (only for a refusal's log line).

@@ -7,7 +7,7 @@ import Synchronization
 /// than `maxEventBacklog` bytes unread.
 extension HTTPFrontLoop {
     func subscribe(
-        _ connection: FrontConnection, to mount: PublicDirectory.Mount, broadcaster: Broadcaster, head: [UInt8]
+        _ connection: HTTPConnection, to mount: PublicDirectory.Mount, broadcaster: Broadcaster, head: [UInt8]
     ) {
         let limits = broadcaster.configuration
         let path = mount.path
@@ -45,7 +45,7 @@ extension HTTPFrontLoop {
     }
 
     /// Forgets a subscriber's counts and place (its connection is already gone from the table).
-    func unsubscribe(_ connection: FrontConnection, from path: String) {
+    func unsubscribe(_ connection: HTTPConnection, from path: String) {
         front.budget.release()
         subscribers[path, default: 1] -= 1
         if subscribers[path] == 0 { subscribers[path] = nil }
@@ -77,7 +77,7 @@ extension HTTPFrontLoop {
 
     /// Sends a subscriber's pending output; arms `EPOLLOUT` while its socket is backed up, and closes it when it
     /// lets too much pile up or is gone.
-    func flushEvents(_ connection: FrontConnection) {
+    func flushEvents(_ connection: HTTPConnection) {
         guard sendPending(connection) else { return close(connection) }
         if connection.unsent > limits.maxEventBacklog {
             logLimited(.dropped, now: monotonicNow(), "http: events \(connection.peer) dropped: not reading")

@@ -1,8 +1,8 @@
-/// One client of the public HTTP address, confined to the front end's thread. Its life: `reading` the request
-/// head; then either handed to a station (its socket leaves with it), or `writing` one answer and `draining` what
-/// the client still sends until it closes, or an `events` subscriber kept until it leaves. Every phase but
-/// `events` ends by `deadline` or the connection is closed.
-final class FrontConnection {
+/// One client of an HTTP server loop (`HTTPConnectionLoop`), confined to its thread. Its life: `reading` the
+/// request head; then `writing` one answer and `draining` what the client still sends until it closes; or, on the
+/// public address, handed to a station (its socket leaves with it) or kept as an `events` subscriber until it
+/// leaves. Every phase but `events` ends by `deadline` or the connection is closed.
+final class HTTPConnection {
     enum Phase: Equatable {
         case reading
         case writing
@@ -45,4 +45,12 @@ final class FrontConnection {
     var unsent: Int { output.count - sent }
 }
 
-@available(*, unavailable) extension FrontConnection: Sendable {}
+extension HTTPConnection.Phase {
+    /// Whether the phase ends by the connection's deadline (all but an event stream, which lasts).
+    var isTimed: Bool {
+        if case .events = self { return false }
+        return true
+    }
+}
+
+@available(*, unavailable) extension HTTPConnection: Sendable {}

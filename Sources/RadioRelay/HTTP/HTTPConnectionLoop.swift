@@ -1,0 +1,239 @@
+import CLinux
+import Glibc
+
+/// What the two HTTP servers' loops share — the status endpoint's (`StatusLoop`) and the public front end's
+/// (`HTTPFrontLoop`): the epoll set with the listening socket and a wake eventfd, the table of connections, and a
+/// connection's life around its one request: accept (paused by `AcceptBackoff` when resources run out), read the
+/// head within the limits, send one answer, shut the sending side and drain what the client still sends (a
+/// lingering close, so the answer is not destroyed by a reset), and close by each phase's deadline. What to answer
+/// is each subclass's decision.
+class HTTPConnectionLoop {
+    static let listenTag = UInt64.max
+    static let wakeTag = UInt64.max - 1
+    /// How long, and how many bytes, a client may still send after its answer before it is closed.
+    static let drainSeconds = 1.0
+    static let drainLimit = 64 * 1024
+
+    /// Names the server in log lines ("status", "http").
+    let label: String
+    let epoll: Epoll
+    let listenFD: Int32
+    /// Seconds from accept to a complete head, and from then to the answer sent.
+    let headerTimeout: Double
+    let maxRequestBytes: Int
+    var connections: [Int32: HTTPConnection] = [:]
+    var backoff = AcceptBackoff()
+    var listenWatched = true
+    var scratch = [UInt8](repeating: 0, count: 4096)
+
+    init(
+        label: String, listenFD: Int32, wakeFD: Int32, epollCapacity: Int, headerTimeout: Double, maxRequestBytes: Int
+    ) throws(SystemError) {
+        self.label = label
+        self.listenFD = listenFD
+        self.headerTimeout = headerTimeout
+        self.maxRequestBytes = maxRequestBytes
+        epoll = try Epoll(capacity: epollCapacity)
+        try epoll.add(listenFD, events: EPOLLIN.rawValue, tag: Self.listenTag)
+        try epoll.add(wakeFD, events: EPOLLIN.rawValue, tag: Self.wakeTag)
+    }
+
+    // MARK: Accepting
+
+    /// One connection from the backlog: its descriptor (the caller owns it at once) and peer, or nil when there is
+    /// none now, or when accepting failed for want of descriptors or memory (then the listening socket is left
+    /// unwatched for the back-off's pause, and the failure reported once per interval).
+    func acceptOne() -> (fd: Int32, peer: SocketAddress)? {
+        while true {
+            var storage = sockaddr_storage()
+            var length = UInt32(MemoryLayout<sockaddr_storage>.size)
+            let accepted: IOResult<Int32>
+            do {
+                accepted = try nonblockingSyscall("accept4") {
+                    withUnsafeMutablePointer(to: &storage) { rr_accept4(listenFD, $0, &length) }
+                }
+            } catch {
+                if error.errno == ECONNABORTED || error.errno == EPROTO || error.errno == EPERM { continue }
+                let failure = backoff.failed(now: monotonicNow())
+                watchListenSocket(false)
+                if let times = failure.report {
+                    Log.error("\(label): cannot accept: \(error) (\(times) times); pausing \(failure.pause) s")
+                }
+                return nil
+            }
+            guard case .done(let fd) = accepted else { return nil }
+            backoff.accepted()
+            return (fd, SocketAddress(storage: storage, length: length))
+        }
+    }
+
+    /// Watches the listening socket again (`true`), or stops watching it (`false`; it stays registered).
+    func watchListenSocket(_ watched: Bool) {
+        guard watched != listenWatched else { return }
+        do {
+            try epoll.modify(listenFD, events: watched ? EPOLLIN.rawValue : 0, tag: Self.listenTag)
+            listenWatched = watched
+        } catch {
+            Log.warning("\(label): listening socket: \(error)")
+        }
+    }
+
+    /// Registers a fresh connection (reading its head); false when epoll refused it (it is closed then).
+    func register(_ socket: consuming FileDescriptor, peer: SocketAddress) -> HTTPConnection? {
+        let fd = socket.rawValue
+        do {
+            try epoll.add(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(fd))
+        } catch {
+            Log.warning("\(label): connection not served: \(error)")
+            return nil
+        }
+        let connection = HTTPConnection(socket: socket, peer: peer, deadline: monotonicNow() + headerTimeout)
+        connections[fd] = connection
+        return connection
+    }
+
+    // MARK: The request
+
+    /// Reads what the client sent (up to the limit); the head once it is decided, nil while more is needed (or the
+    /// client left before a whole request: it is closed then).
+    func readHead(_ connection: HTTPConnection, mask: UInt32) -> HTTPRequestHead.Result? {
+        var ended = mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
+        while connection.input.count < maxRequestBytes {
+            let room = min(scratch.count, maxRequestBytes - connection.input.count)
+            guard let result = read(connection.fd, room: room) else {
+                close(connection)
+                return nil
+            }
+            guard case .done(let count) = result else { break }
+            if count == 0 {
+                ended = true
+                break
+            }
+            connection.input += scratch[0..<count]
+        }
+        let head = HTTPRequestHead.parse(connection.input, limit: maxRequestBytes)
+        guard head != .incomplete else {
+            if ended { close(connection) }  // gone before a whole request
+            return nil
+        }
+        connection.input = []
+        return head
+    }
+
+    // MARK: The answer
+
+    /// Sends `bytes` as the connection's one answer, then closes it after a lingering drain.
+    func respond(_ connection: HTTPConnection, _ bytes: [UInt8]) {
+        connection.output = bytes
+        connection.sent = 0
+        connection.phase = .writing
+        connection.deadline = monotonicNow() + headerTimeout
+        do {
+            // Only writability from now on: input is not read while the answer goes out.
+            try epoll.modify(connection.fd, events: EPOLLOUT.rawValue, tag: UInt64(connection.fd))
+        } catch {
+            Log.warning("\(label): \(error)")
+            return close(connection)
+        }
+        write(connection)
+    }
+
+    /// Carries a connection that has its answer on: writing it, then draining.
+    func serveAnswer(_ connection: HTTPConnection, mask: UInt32) {
+        switch connection.phase {
+        case .writing:
+            if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { return close(connection) }
+            write(connection)
+        case .draining: drain(connection)
+        case .reading, .events: break
+        }
+    }
+
+    /// Sends what is left of the answer; once it is all out, shuts the sending side and drains.
+    private func write(_ connection: HTTPConnection) {
+        guard sendPending(connection) else { return close(connection) }
+        guard connection.unsent == 0 else { return }  // EPOLLOUT is armed
+        do {
+            _ = try syscall("shutdown") { shutdown(connection.fd, Int32(SHUT_WR)) }
+            try epoll.modify(connection.fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(connection.fd))
+        } catch {
+            return close(connection)  // the client is gone already (ENOTCONN), or epoll refused
+        }
+        connection.phase = .draining
+        connection.deadline = monotonicNow() + min(Self.drainSeconds, headerTimeout)
+        drain(connection)
+    }
+
+    /// Reads and drops what the client still sends after its answer, until it closes.
+    private func drain(_ connection: HTTPConnection) {
+        while true {
+            guard let result = read(connection.fd, room: scratch.count) else { return close(connection) }
+            guard case .done(let count) = result else { return }
+            connection.drained += count
+            if count == 0 || connection.drained > Self.drainLimit { return close(connection) }
+        }
+    }
+
+    /// Sends as much of the connection's output as the socket takes (`sendmsg` with `MSG_NOSIGNAL`: a client that
+    /// is gone gives EPIPE, never SIGPIPE); false on an error (the client is gone).
+    func sendPending(_ connection: HTTPConnection) -> Bool {
+        while connection.unsent > 0 {
+            let result: IOResult<Int>? = try? connection.output.withUnsafeBytes { buffer in
+                var vector = iovec(
+                    iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress?.advanced(by: connection.sent)),
+                    iov_len: connection.unsent)
+                return try nonblockingSyscall("sendmsg") { rr_send_iov(connection.fd, &vector, 1) }
+            }
+            guard let result else { return false }
+            guard case .done(let count) = result else { return true }
+            guard count > 0 else { return false }
+            connection.sent += count
+        }
+        connection.output.removeAll(keepingCapacity: true)
+        connection.sent = 0
+        return true
+    }
+
+    // MARK: Ending
+
+    /// Forgets the connection: its socket (if it still has it) closes and leaves the epoll set with it.
+    func close(_ connection: HTTPConnection) {
+        guard connections[connection.fd] === connection else { return }
+        connections[connection.fd] = nil
+    }
+
+    /// Closes every connection whose phase's deadline has passed (event streams have none).
+    func closeExpired(now: Double) {
+        for connection in connections.values where connection.phase.isTimed && now >= connection.deadline {
+            close(connection)
+        }
+    }
+
+    /// The earliest deadline of a connection in a timed phase (their number is bounded by each server's limit).
+    func earliestDeadline() -> Double? {
+        var earliest: Double?
+        for connection in connections.values where connection.phase.isTimed {
+            earliest = min(earliest ?? connection.deadline, connection.deadline)
+        }
+        return earliest
+    }
+
+    /// `read` into the scratch buffer (at most `room` bytes); nil on an error (the connection is closed).
+    func read(_ fd: Int32, room: Int) -> IOResult<Int>? {
+        let room = max(0, min(room, scratch.count))
+        return try? nonblockingSyscall("read") {
+            scratch.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, room) }
+        }
+    }
+
+    /// One `send` of a short answer on a fresh socket (its send buffer takes it), whatever the outcome: the socket is
+    /// closed right after.
+    static func sendBestEffort(_ bytes: [UInt8], on fd: Int32) {
+        bytes.withUnsafeBytes { buffer in
+            var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress), iov_len: buffer.count)
+            _ = rr_send_iov(fd, &vector, 1)
+        }
+    }
+}
+
+@available(*, unavailable) extension HTTPConnectionLoop: Sendable {}
