@@ -44,6 +44,15 @@ PORT_HTTP=$(bench_free_port)
 [[ $PORT_RAW != "$PORT_HTTP" ]] || PORT_HTTP=$(bench_free_port)
 clk_tck=$(getconf CLK_TCK)
 cpu_ticks() { awk '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print f[12] + f[13] }' "/proc/$1/stat"; }
+# thread_ticks NAME: CPU ticks of the server's thread named NAME (net-main: the station's network loop, http: the
+# front end that reads requests and hands them over).
+thread_ticks() {
+    local task
+    for task in /proc/"$RR_PID"/task/*; do
+        [[ $(cat "$task/comm" 2>/dev/null) == "$1" ]] && { cpu_ticks "${task#/proc/}" | tr -d '\n'; echo; return; }
+    done
+    echo 0
+}
 calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -65,9 +74,14 @@ run() {
     local kind=$1 round=$2 json=$TMP/$1-$2.json c0 c1 args=(--port "$PORT_RAW")
     [[ $kind == http ]] && args=(--port "$PORT_HTTP" --http /main.opus)
     c0=$(cpu_ticks "$RR_PID")
+    local n0 h0 n1 h1
+    n0=$(thread_ticks net-main)
+    h0=$(thread_ticks http)
     timeout --kill-after=10 $((DURATION + 120)) "$LOAD" "${args[@]}" -n "$N" --duration "$DURATION" --ramp "$RAMP" \
         --json "$json" >"$TMP/$kind-$round.txt" 2>&1 || true
     c1=$(cpu_ticks "$RR_PID")
+    n1=$(thread_ticks net-main)
+    h1=$(thread_ticks http)
     kill -0 "$RR_PID" 2>/dev/null || die "radio-relay died during the $kind run"
     local served cpu errors
     served=$(jq '.first_audio_ms.count' "$json")
@@ -76,10 +90,11 @@ run() {
                   .ogg.gaps_beyond_join, .ogg.granule_regressions, .unexpected_disconnects_normal,
                   .connect_failures, .http_refused] | map(. // 0) | add' "$json")
     ((served > 0)) || die "no listener got audio in the $kind run (see $TMP/$kind-$round.txt)"
-    printf '%s %s %s %s %s %s %s %s\n' "$kind" "$(calc "1000 * $cpu / $served" 4)" \
+    printf '%s %s %s %s %s %s %s %s %s %s\n' "$kind" "$(calc "1000 * $cpu / $served" 4)" \
         "$(jq '.first_audio_ms.p50 * 100 | round / 100' "$json")" "$(jq '.first_audio_ms.p99 * 100 | round / 100' "$json")" \
         "$(jq '.stall_ms.p99 * 10 | round / 10' "$json")" \
-        "$errors" "$served" "$cpu" >>"$TMP/runs"
+        "$errors" "$served" "$cpu" "$(calc "1000 * ($n1 - $n0) / $clk_tck / $served" 4)" \
+        "$(calc "1000 * ($h1 - $h0) / $clk_tck / $served" 4)" >>"$TMP/runs"
     printf '   round %d %-4s: %5d served, server CPU %7.2f s, %.4f ms per listener, first audio p50 %s ms, errors %s\n' \
         "$round" "$kind" "$served" "$cpu" "$(calc "1000 * $cpu / $served" 4)" \
         "$(jq '.first_audio_ms.p50 * 100 | round / 100' "$json")" "$errors"
@@ -94,7 +109,8 @@ col() { awk -v k="$1" -v c="$2" '$1 == k { print $c }' "$TMP/runs" | median; }
 echo
 echo "== medians over $ROUNDS rounds, N=$N, ${DURATION} s each"
 printf '%-34s %12s %12s %10s\n' "" "raw TCP" "HTTP" "http/raw"
-for row in "2:server CPU ms per listener" "8:server CPU s per run" "3:first audio p50 ms" "4:first audio p99 ms" \
+for row in "2:server CPU ms per listener" "9:  network loop (net-main)" "10:  HTTP front end (http)" \
+    "8:server CPU s per run" "3:first audio p50 ms" "4:first audio p99 ms" \
     "5:stall p99 ms" "6:stream errors + disconnects" "7:listeners served"; do
     c=${row%%:*} label=${row#*:}
     r=$(col raw "$c") h=$(col http "$c")
