@@ -50,7 +50,7 @@ func serve(
             passed,
             to: configured.map {
                 SocketActivation.Listener(name: $0.name, bind: $0.broadcaster.bind, port: $0.broadcaster.port)
-            }, status: status.map { ($0.host, $0.port) })
+            }, status: status.map { ($0.host, $0.port) }, http: http.map { ($0.host, $0.port) })
         if !passed.isEmpty {
             Log.notice("socket activation: \(passed.count) listening socket(s) from systemd")
         }
@@ -71,7 +71,8 @@ func serve(
         }
         let server = try Server(
             stations: stations, status: status.map { try socketAddress($0, "status") }, statusSocket: assignment.status,
-            http: http.map { try socketAddress($0, "http") }, reload: reload, logLevelOverride: logLevelOverride)
+            http: http.map { try socketAddress($0, "http") }, httpSocket: assignment.http, reload: reload,
+            logLevelOverride: logLevelOverride)
 
         // The server owns the stations from here: a station a reload stops must be released, closing its port.
         stations.removeAll()

@@ -37,6 +37,24 @@ import Testing
         #expect(result.stations == ["a": 5, "b": 4] && result.status == 3)
     }
 
+    @Test func theHTTPSocketGoesByNameOrAddress() throws {
+        let named = [
+            Passed(descriptor: 3, name: "http", host: "0.0.0.0", port: 8090),
+            Passed(descriptor: 4, name: nil, host: "0.0.0.0", port: 8000),
+        ]
+        let stations = [Listener(name: "main", bind: "0.0.0.0", port: 8000)]
+        let byName = try SocketActivation.assign(named, to: stations, http: ("0.0.0.0", 8090))
+        #expect(byName.http == 3 && byName.stations == ["main": 4] && byName.status == nil)
+        let unnamed = [
+            Passed(descriptor: 3, name: nil, host: "0.0.0.0", port: 8000),
+            Passed(descriptor: 4, name: nil, host: "127.0.0.1", port: 8090),
+            Passed(descriptor: 5, name: nil, host: "127.0.0.1", port: 8080),
+        ]
+        let byAddress = try SocketActivation.assign(
+            unnamed, to: stations, status: ("127.0.0.1", 8080), http: ("0.0.0.0", 8090))
+        #expect(byAddress.http == 4 && byAddress.status == 5 && byAddress.stations == ["main": 3])
+    }
+
     @Test func aSocketNobodyServesIsAClearError() {
         let sockets = [
             Passed(descriptor: 3, name: nil, host: "0.0.0.0", port: 8001),

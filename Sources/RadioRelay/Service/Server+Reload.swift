@@ -20,6 +20,12 @@ extension Server {
             return
         }
         Log.threshold = logLevelOverride ?? file.server.logLevel
+        let running = http.map { ConfigFile.ListenAddress(host: $0.address.host, port: Int($0.address.port)) }
+        if file.server.http != running {
+            Log.warning(
+                "reload: [server] http = \(file.server.http?.description ?? "off") takes a restart; HTTP listeners "
+                    + "stay on \(running?.description ?? "off") until then")
+        }
         let plan = ReloadPlan(running: stations.map(\.configuration), new: file.stations) { configuration in
             stations.first { $0.name == configuration.name }?.canUpdate(to: configuration) ?? false
         }

@@ -43,6 +43,8 @@ package enum SocketActivation {
         package var stations: [String: Int32] = [:]
         /// The status endpoint's socket, if one was passed.
         package var status: Int32?
+        /// The HTTP front end's socket, if one was passed.
+        package var http: Int32?
     }
 
     /// The sockets systemd passed to this process (none when not socket-activated); the environment variables are
@@ -70,13 +72,17 @@ package enum SocketActivation {
     /// Which passed socket serves which station (and the status endpoint); throws `ConfigurationError` naming the
     /// sockets nobody serves.
     package static func assign(
-        _ sockets: [Passed], to stations: [Listener], status: (host: String, port: Int)? = nil
+        _ sockets: [Passed], to stations: [Listener], status: (host: String, port: Int)? = nil,
+        http: (host: String, port: Int)? = nil
     ) throws(ConfigurationError) -> Assignment {
         var result = Assignment()
         var left = sockets
-        func take(_ index: Int, for station: String?) {
+        /// A station's name, or nil and "status" / "http".
+        func take(_ index: Int, for station: String?, endpoint: String = "status") {
             if let station {
                 result.stations[station] = left[index].descriptor
+            } else if endpoint == "http" {
+                result.http = left[index].descriptor
             } else {
                 result.status = left[index].descriptor
             }
@@ -87,6 +93,7 @@ package enum SocketActivation {
             if let index = left.firstIndex(where: { $0.name == station.name }) { take(index, for: station.name) }
         }
         if let index = left.firstIndex(where: { $0.name == "status" }) { take(index, for: nil) }
+        if let index = left.firstIndex(where: { $0.name == "http" }) { take(index, for: nil, endpoint: "http") }
         // By address.
         func matches(_ socket: Passed, host: String, port: Int) -> Bool {
             guard Int(socket.port) == port else { return false }
@@ -103,6 +110,11 @@ package enum SocketActivation {
             let index = left.firstIndex(where: { $0.name == nil && matches($0, host: status.host, port: status.port) })
         {
             take(index, for: nil)
+        }
+        if result.http == nil, let http,
+            let index = left.firstIndex(where: { $0.name == nil && matches($0, host: http.host, port: http.port) })
+        {
+            take(index, for: nil, endpoint: "http")
         }
         // One and one.
         if left.count == 1, stations.count == 1, result.stations.isEmpty, left[0].name == nil {
