@@ -112,6 +112,17 @@ import Testing
         #expect(try Self.serve(["--log-level=\(name)"]).logLevel == priority, "the demo")
     }
 
+    @Test func theDemoTakesHTTPAndStatusAddresses() throws {
+        let demo = try Self.serve(["--http", "[::]:8001", "--status=127.0.0.1:9090"])
+        #expect(demo.http == ConfigFile.ListenAddress(host: "::", port: 8001) && demo.station.upstream.isEmpty)
+        #expect(demo.status == ConfigFile.ListenAddress(host: "127.0.0.1", port: 9090))
+        #expect(try Self.serve(["--http", "8001"]).http?.description == "0.0.0.0:8001")
+        #expect(throws: UsageError.self) { try Self.serve(["--http", "8000"]) }  // the demo station's own port
+        #expect(throws: UsageError.self) { try Self.serve(["--http", "8001", "--status", "0.0.0.0:8001"]) }
+        #expect(throws: UsageError.self) { try Self.serve(["--http", "nope"]) }
+        #expect(throws: UsageError.self) { try Self.serve(["--config", "/x.conf", "--http", "8001"]) }
+    }
+
     @Test func theBundledSampleStandsInForAMissingUpstream() throws {
         let demo = try Self.serve([])
         #expect(try demo.resolvedStation(sample: "/opt/demo.mp3").upstream == "/opt/demo.mp3")
