@@ -94,8 +94,10 @@ final class NetworkLoop {
                     acceptBatch()
                 } else if tag == Self.wakeTag {
                     drainWake()
+                    // The eventfd also says "HTTP listeners arrived": every listener is looked at only when pages
+                    // were published too (admitting refreshes the snapshot, so ask first).
+                    published = published || broadcaster.ring.nextIndex != ring.head
                     admitArrivals()
-                    published = true
                 } else {
                     guard tag < UInt64(byFD.count), let listener = byFD[Int(tag)] else { continue }
                     if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
