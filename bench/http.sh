@@ -95,8 +95,9 @@ run() {
         "$(jq '.stall_ms.p99 * 10 | round / 10' "$json")" \
         "$errors" "$served" "$cpu" "$(calc "1000 * ($n1 - $n0) / $clk_tck / $served" 4)" \
         "$(calc "1000 * ($h1 - $h0) / $clk_tck / $served" 4)" >>"$TMP/runs"
-    printf '   round %d %-4s: %5d served, server CPU %7.2f s, %.4f ms per listener, first audio p50 %s ms, errors %s\n' \
+    printf '   round %d %-4s: %5d served, server CPU %7.2f s, %.4f ms per listener (network loop %.4f, front end %.4f), first audio p50 %s ms, errors %s\n' \
         "$round" "$kind" "$served" "$cpu" "$(calc "1000 * $cpu / $served" 4)" \
+        "$(calc "1000 * ($n1 - $n0) / $clk_tck / $served" 4)" "$(calc "1000 * ($h1 - $h0) / $clk_tck / $served" 4)" \
         "$(jq '.first_audio_ms.p50 * 100 | round / 100' "$json")" "$errors"
 }
 : >"$TMP/runs"
