@@ -51,6 +51,7 @@ import Testing
             complexity = 5
             pace = no
             reconnect_max = 120
+            chain_titles = yes
 
             [station talk]
             upstream = @credential:talk-upstream
@@ -87,6 +88,7 @@ import Testing
         news.encoder.complexity = 5
         news.paced = false
         news.reconnectDelay = 1...120
+        news.chainTitles = true
         #expect(file.stations[1] == news)
 
         var talk = jazz
@@ -125,7 +127,7 @@ import Testing
 
     static let keyList =
         "upstream, port, bind, bitrate, page_ms, flush_ms, burst, max_lag, max_lead, max_listeners, max_per_ip, "
-        + "complexity, pace or reconnect_max"
+        + "complexity, pace, reconnect_max or chain_titles"
 
     /// One naming rule: each station flag of `serve` is a key, `_` for `-`, and nothing else is.
     @Test func theStationKeysAreTheServeFlags() {
@@ -133,7 +135,7 @@ import Testing
         #expect(
             keys == [
                 "upstream", "port", "bind", "bitrate", "page_ms", "flush_ms", "burst", "max_lag", "max_lead",
-                "max_listeners", "max_per_ip", "complexity", "pace", "reconnect_max",
+                "max_listeners", "max_per_ip", "complexity", "pace", "reconnect_max", "chain_titles",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
         #expect(others == ["name", "config", "log-level"])

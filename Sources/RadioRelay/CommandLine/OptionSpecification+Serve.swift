@@ -59,6 +59,10 @@ extension OptionSpecification {
             summary: "longest wait between upstream reconnects; the waits grow from 1 s up to it (default 30)",
             accepts: "1 to 3600 seconds", setting: station(Values.seconds(1...3600), Self.setReconnectMax)),
         .init(
+            name: "chain-titles", placeholder: "yes|no",
+            summary: "start a chained Ogg link at each new ICY title (default no: many players mishandle chaining)",
+            accepts: "yes or no", setting: station(Values.yesNo, { $0.chainTitles = $1 })),
+        .init(
             name: "name", placeholder: "NAME", summary: "station name in logs (default main)",
             accepts: "a non-empty name"),
         config,
