@@ -179,10 +179,15 @@ final class NetworkLoop {
             disconnect(listener, reason: reason.description, topic: .dropped)
             return
         }
+        // Headers to send that it does not hold yet: the current link's, as the schedule chose them from this view.
+        if listener.state.headersSent < listener.state.headerCount && listener.headersLink != listener.state.link {
+            listener.headers = ring.headers
+            listener.headersLink = ring.headerLink
+        }
         var count = 0
         var total = 0
         var offset = listener.state.offset
-        let headers = ring.headers
+        let headers = listener.headers
         for index in listener.state.headersSent..<headers.count where count < Self.maxIOV {
             total += add(headers[index].bytes, from: offset, at: count)
             offset = 0
@@ -227,7 +232,7 @@ final class NetworkLoop {
         listener.bytesSent += written
         counters.bytesSent.add(written, ordering: .relaxed)
         var remaining = written
-        let headers = ring.headers
+        let headers = listener.headers
         while remaining > 0, listener.state.headersSent < headers.count {
             let left = headers[listener.state.headersSent].bytes.count - listener.state.offset
             if remaining >= left {
@@ -245,11 +250,12 @@ final class NetworkLoop {
                 remaining -= left
                 listener.state.cursor = cursor + 1
                 listener.state.offset = 0
-                listener.state.partialGranule = nil
+                listener.state.partialTimeline = nil
+                listener.state.link = page.link
                 listener.partial = nil
             } else {
                 listener.state.offset += remaining
-                listener.state.partialGranule = page.granulePosition
+                listener.state.partialTimeline = page.timeline
                 listener.partial = page
                 return
             }
