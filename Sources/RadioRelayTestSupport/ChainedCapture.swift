@@ -30,9 +30,25 @@ package struct ChainedCapture {
     /// Every link's audio after its pre-skip and end trimming, one after the other.
     package var left: [Float] = []
     package var right: [Float] = []
+    /// Where each link's audio starts in `left` and `right` (the first link's at 0).
+    package var linkStarts: [Int] = []
     package var problems: [String] = []
 
     package var duration: Double { Double(left.count) / 48_000 }
+
+    /// The bytes of `capture` up to the end of its last complete link (its last end-of-stream page): what a
+    /// validator can check without "missing EOS" for the link a live capture cut short.
+    package static func completeLinks(_ capture: [UInt8]) throws -> [UInt8] {
+        var reader = OggPageReader()
+        reader.append(capture)
+        var length = 0
+        var complete = 0
+        while let page = try reader.next() {
+            length += page.bytes.count
+            if page.header.isEnd { complete = length }
+        }
+        return Array(capture[..<complete])
+    }
 
     package init(_ bytes: [UInt8]) throws {
         var reader = OggPageReader()
@@ -145,6 +161,7 @@ package struct ChainedCapture {
         var to = link.left.count
         if link.ended { to = min(to, max(0, Int(link.lastGranule) - start)) }
         from = min(from, to)
+        linkStarts.append(left.count)
         left += link.left[from..<to]
         right += link.right[from..<to]
     }

@@ -137,34 +137,3 @@ import Testing
         #expect(pages.dropFirst(2).allSatisfy { $0.timeline == $0.granulePosition && !$0.isHeader })
     }
 }
-
-/// `opusinfo` and `oggz-validate` accept the chained Ogg Opus file at `path` (no warning, no error), its links carry
-/// `titles` in order, ffmpeg decodes it with no error line, and what ffmpeg decodes lasts `duration` (when given)
-/// within 50 ms, so no link boundary lost or added audio.
-func checkChainedFile(_ path: String, titles: [String], duration: Double?) throws {
-    let opusinfo = try run(try #require(tool("opusinfo")), [path])
-    let info = opusinfo.stdout + opusinfo.stderr
-    #expect(opusinfo.status == 0, "\(info)")
-    #expect(
-        !info.localizedCaseInsensitiveContains("warning") && !info.localizedCaseInsensitiveContains("error"), "\(info)")
-    let reported = info.split(separator: "\n").compactMap { line -> String? in
-        let text = line.trimmingCharacters(in: .whitespaces)
-        return text.uppercased().hasPrefix("TITLE=") ? String(text.dropFirst(6)) : nil
-    }
-    #expect(reported == titles, "\(info)")
-    let validate = try run(try #require(tool("oggz-validate")), [path])
-    #expect(validate.status == 0, "\(validate.stdout)\(validate.stderr)")
-    let ffmpeg = try run(try #require(tool("ffmpeg")), ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
-    #expect(ffmpeg.status == 0 && ffmpeg.stderr.isEmpty && ffmpeg.stdout.isEmpty, "\(ffmpeg.stderr)")
-    guard let duration else { return }
-    // The samples ffmpeg decodes, counted from a raw dump (its container duration says nothing about links).
-    let raw = temporaryPath("decoded.f32")
-    defer { try? FileManager.default.removeItem(atPath: raw) }
-    let dump = try run(
-        try #require(tool("ffmpeg")),
-        ["-nostdin", "-v", "error", "-i", path, "-f", "f32le", "-ac", "2", "-ar", "48000", raw])
-    #expect(dump.status == 0, "\(dump.stderr)")
-    let bytes = (try? FileManager.default.attributesOfItem(atPath: raw)[.size] as? Int) ?? 0
-    let decoded = Double(bytes / 8) / 48_000
-    #expect(abs(decoded - duration) < 0.05, "ffmpeg decoded \(decoded) s, expected \(duration) s")
-}
