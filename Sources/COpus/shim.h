@@ -12,6 +12,9 @@ static inline int rr_opus_set_complexity(OpusEncoder *e, opus_int32 v) {
     return opus_encoder_ctl(e, OPUS_SET_COMPLEXITY(v));
 }
 static inline int rr_opus_set_signal(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_SIGNAL(v)); }
+static inline int rr_opus_set_prediction_disabled(OpusEncoder *e, opus_int32 v) {
+    return opus_encoder_ctl(e, OPUS_SET_PREDICTION_DISABLED(v));
+}
 static inline int rr_opus_get_lookahead(OpusEncoder *e, opus_int32 *v) {
     return opus_encoder_ctl(e, OPUS_GET_LOOKAHEAD(v));
 }

@@ -137,25 +137,27 @@ package struct LiveCapture {
 
 /// An MP3 body with ICY metadata every `interval` bytes (the title in the first block, empty blocks after).
 package func icyStream(_ audio: [UInt8], interval: Int, title: String) -> [UInt8] {
+    icyStream(audio, interval: interval) { $0 == 0 ? title : nil }
+}
+
+/// An MP3 body with ICY metadata every `interval` bytes: block `n` (from 0) carries `title(n)`, or nothing.
+package func icyStream(_ audio: [UInt8], interval: Int, title: (Int) -> String?) -> [UInt8] {
     var out: [UInt8] = []
     var offset = 0
-    var first = true
-    while offset < audio.count {
-        let end = min(audio.count, offset + interval)
-        out += audio[offset..<end]
-        offset = end
-        if end - (end - interval) == interval && (end % interval == 0) {
-            if first {
-                var text = Array("StreamTitle='\(title)';".utf8)
-                let blocks = (text.count + 15) / 16
-                text += Array(repeating: 0, count: blocks * 16 - text.count)
-                out.append(UInt8(blocks))
-                out += text
-                first = false
-            } else {
-                out.append(0)
-            }
+    var block = 0
+    while offset + interval <= audio.count {
+        out += audio[offset..<offset + interval]
+        offset += interval
+        if let title = title(block) {
+            var text = Array("StreamTitle='\(title)';".utf8)
+            let blocks = (text.count + 15) / 16
+            text += Array(repeating: 0, count: blocks * 16 - text.count)
+            out.append(UInt8(blocks))
+            out += text
+        } else {
+            out.append(0)
         }
+        block += 1
     }
-    return out
+    return out + audio[offset...]
 }

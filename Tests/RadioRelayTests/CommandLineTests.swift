@@ -41,7 +41,7 @@ import Testing
         let defaults = StationConfiguration()
         #expect(demo.station.upstream.isEmpty)
         #expect(demo.station.broadcaster == defaults.broadcaster)
-        #expect(demo.station.name == defaults.name && demo.station.paced == nil)
+        #expect(demo.station.name == defaults.name && demo.station.paced == nil && !demo.station.chainTitles)
         #expect(demo.station.encoder.bitrate == 96_000 && demo.station.encoder.pageDuration == 100)
         #expect(demo.logLevel == .info)
     }
@@ -64,6 +64,7 @@ import Testing
             ("page-ms", "20"), ("flush-ms", "0"), ("burst", "0.5"), ("max-lag", "30"), ("max-lead", "2.5"),
             ("max-listeners", "5"),
             ("max-per-ip", "2"), ("complexity", "3"), ("pace", "yes"), ("reconnect-max", "120"), ("name", "jazz"),
+            ("chain-titles", "yes"),
             ("log-level", "debug"), ("mount", "/live.opus"), ("display-name", "Jazz FM"), ("description", "All jazz"),
             ("genre", "jazz"), ("url", "https://jazz.example.org/"), ("http", "8001"), ("status", "[::1]:8080"),
         ]
@@ -87,6 +88,7 @@ import Testing
         #expect(station.encoder.complexity == 3)
         #expect(station.paced == true && station.name == "jazz")
         #expect(station.reconnectDelay == 1...120)
+        #expect(station.chainTitles)
         #expect(serve.logLevel == .debug)
     }
 

@@ -134,7 +134,7 @@ import Testing
             ("port", "0"), ("port", "eighty"), ("bind", "localhost"), ("bitrate", "5k"), ("page_ms", "30"),
             ("flush_ms", "2001"), ("burst", "61"), ("burst", "inf"), ("max_lag", "0.4"), ("max_lead", "0.1"),
             ("max_listeners", "-1"), ("max_per_ip", "1000001"), ("complexity", "11"), ("pace", "maybe"),
-            ("reconnect_max", "0.5"), ("reconnect_max", "3601"),
+            ("reconnect_max", "0.5"), ("reconnect_max", "3601"), ("chain_titles", "on"),
         ])
     func outOfRange(key: String, value: String) throws {
         let flag = key.replacingOccurrences(of: "_", with: "-")

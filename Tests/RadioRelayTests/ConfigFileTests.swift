@@ -51,6 +51,7 @@ import Testing
             complexity = 5
             pace = no
             reconnect_max = 120
+            chain_titles = yes
 
             [station talk]
             upstream = @credential:talk-upstream
@@ -87,6 +88,7 @@ import Testing
         news.encoder.complexity = 5
         news.paced = false
         news.reconnectDelay = 1...120
+        news.chainTitles = true
         #expect(file.stations[1] == news)
 
         var talk = jazz
@@ -125,7 +127,7 @@ import Testing
 
     static let keyList =
         "upstream, port, bind, bitrate, page_ms, flush_ms, burst, max_lag, max_lead, max_listeners, max_per_ip, "
-        + "complexity, pace, reconnect_max, mount, display_name, description, genre or url"
+        + "complexity, pace, reconnect_max, chain_titles, mount, display_name, description, genre or url"
 
     /// One naming rule: each station flag of `serve` is a key, `_` for `-`, and nothing else is.
     @Test func theStationKeysAreTheServeFlags() {
@@ -133,8 +135,8 @@ import Testing
         #expect(
             keys == [
                 "upstream", "port", "bind", "bitrate", "page_ms", "flush_ms", "burst", "max_lag", "max_lead",
-                "max_listeners", "max_per_ip", "complexity", "pace", "reconnect_max", "mount", "display_name",
-                "description", "genre", "url",
+                "max_listeners", "max_per_ip", "complexity", "pace", "reconnect_max", "chain_titles", "mount",
+                "display_name", "description", "genre", "url",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
         #expect(others == ["name", "http", "status", "config", "log-level"])

@@ -4,14 +4,22 @@ import Testing
 
 /// The listener rules on virtual time: a fake ring of page metadata, a fake clock, no sockets, no sleeping.
 @Suite struct ListenerScheduleTests {
-    /// Page metadata as the schedule sees it: 100 ms pages, page `i` ending at granule (i + 1) × 4800.
+    /// Page metadata as the schedule sees it: 100 ms audio pages, the `n`-th audio page ending at n × 4800 on the
+    /// timeline; `startLink` adds a chained link's two header pages, which become the headers once the link's first
+    /// audio page is published (as in `PageRing`).
     struct FakeRing: PageWindow {
         var oldest: Int64 = 0
-        var granules: [Int64] = []
+        var timelines: [Int64] = []
         var continued: [Bool] = []
+        var headerFlags: [Bool] = []
+        var links: [Int64] = []
         var headerCount = 2
+        var headerLink: Int64 = -1
         /// Pages the ring holds at most (older ones leave it).
         var capacity = 400
+        var audioPages: Int64 = 0
+        var newestLink: Int64 = -1
+        var pendingLink: Int64?
 
         init(pages: Int = 0, capacity: Int = 400, headers: Int = 2) {
             self.capacity = capacity
@@ -19,20 +27,43 @@ import Testing
             publish(pages)
         }
 
-        var count: Int { granules.count }
-        func granulePosition(at offset: Int) -> Int64 { granules[offset] }
+        var count: Int { timelines.count }
+        func timeline(at offset: Int) -> Int64 { timelines[offset] }
         func isContinued(at offset: Int) -> Bool { continued[offset] }
+        func isHeader(at offset: Int) -> Bool { headerFlags[offset] }
+        func link(at offset: Int) -> Int64 { links[offset] }
 
-        /// Publishes `n` clean 100 ms pages.
+        /// Publishes `n` clean 100 ms audio pages.
         mutating func publish(_ n: Int) {
             for _ in 0..<n {
-                granules.append((head + 1) * 4800)
-                continued.append(false)
-                if granules.count > capacity {
-                    granules.removeFirst()
-                    continued.removeFirst()
-                    oldest += 1
+                audioPages += 1
+                append(header: false)
+                if let pending = pendingLink {
+                    headerLink = pending
+                    pendingLink = nil
                 }
+            }
+        }
+
+        /// Publishes a new link's BOS and OpusTags pages.
+        mutating func startLink() {
+            newestLink = head
+            pendingLink = head
+            append(header: true)
+            append(header: true)
+        }
+
+        private mutating func append(header: Bool) {
+            timelines.append(audioPages * 4800)
+            continued.append(false)
+            headerFlags.append(header)
+            links.append(newestLink)
+            if timelines.count > capacity {
+                timelines.removeFirst()
+                continued.removeFirst()
+                headerFlags.removeFirst()
+                links.removeFirst()
+                oldest += 1
             }
         }
 
@@ -47,6 +78,7 @@ import Testing
     func caughtUp(at cursor: Int64, lastFlush: Double = 0) -> ListenerState {
         var state = ListenerState()
         state.headersSent = 2
+        state.headerCount = 2
         state.cursor = cursor
         state.lastFlush = lastFlush
         return state
@@ -96,7 +128,7 @@ import Testing
         #expect(schedule.lag(of: caughtUp(at: 0), in: FakeRing(pages: 0)) == .seconds(0))
         var partial = caughtUp(at: 90)
         partial.offset = 10
-        partial.partialGranule = 91 * 4800
+        partial.partialTimeline = 91 * 4800
         #expect(schedule.lag(of: partial, in: ring) == .seconds(10.9))  // its page left the ring but is kept
         #expect(schedule.lag(of: caughtUp(at: 90), in: ring) == .overtaken)
     }
@@ -107,9 +139,9 @@ import Testing
         var ring = FakeRing(pages: 200)
         ring.markContinued([199])
         var state = caughtUp(at: 79)  // 12 s behind
-        state.partialGranule = 123
+        state.partialTimeline = 123
         #expect(schedule.plan(&state, now: 1, window: ring) == .moved(from: .seconds(12), end: 200))
-        #expect(state.cursor == 198 && state.moved && state.partialGranule == nil)
+        #expect(state.cursor == 198 && state.moved && state.partialTimeline == nil)
         #expect(schedule.plan(&state, now: 2, window: ring) == .write(end: 200))
         #expect(state.lastFlush == 2)  // the write counts from now
     }

@@ -63,4 +63,40 @@ import Testing
         #expect(steps.allSatisfy { $0 >= 0 && $0 <= 2 })
         #expect(queue.take(frames: 10, nudge: .nan).isEmpty)
     }
+
+    /// Titles marked where their metadata block sat: the front is taken up to each mark, a mark the front reached
+    /// (by taking or dropping) is handed over once, the newest of several, and at most 16 wait.
+    @Test func marksWaitWhereTheyWerePutUntilTheFrontReachesThem() {
+        var queue = PCMQueue(sampleRate: 48_000)
+        queue.append(Self.ramp(1000))
+        queue.mark("A")
+        queue.append(Self.ramp(1000, from: 1000))
+        #expect(queue.framesBeforeMark(limit: 5000) == 1000)
+        #expect(queue.framesBeforeMark(limit: 300) == 300)
+        #expect(queue.takeReachedMark() == nil)
+        #expect(queue.take(frames: 1000).left.last == 999)
+        #expect(queue.framesBeforeMark(limit: 5000) == 0)
+        #expect(queue.takeReachedMark() == "A")
+        #expect(queue.takeReachedMark() == nil)
+        #expect(queue.framesBeforeMark(limit: 5000) == 5000)
+        // Two marks inside dropped audio: the newer title is the one that counts.
+        queue.mark("B")
+        queue.append(Self.ramp(100))
+        queue.mark("C")
+        queue.append(Self.ramp(100))
+        queue.drop(frames: 1500)
+        #expect(queue.takeReachedMark() == "C")
+        // An empty queue marks the start of whatever comes next.
+        _ = queue.take(frames: 10_000)
+        queue.mark("D")
+        #expect(queue.takeReachedMark() == "D")
+        // Bounded: the oldest marks give way.
+        for i in 0..<20 {
+            queue.mark("\(i)")
+            queue.append(Self.ramp(10))
+        }
+        #expect(queue.framesBeforeMark(limit: 1000) == 40)  // marks 0–3 are gone; 4 sits after 40 frames
+        queue.removeMarks()
+        #expect(queue.framesBeforeMark(limit: 1000) == 1000)
+    }
 }

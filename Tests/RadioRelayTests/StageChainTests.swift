@@ -103,4 +103,46 @@ import Testing
             try mp3.withUnsafeBytes { try chain.feed($0) }
         }
     }
+
+    /// The live chain (decoded audio held for the clock) over a 3 s fixture with ICY blocks every 0.5 s: titles at
+    /// blocks 1, 2 (the same again) and 3, released 0.1 s at a time. Returns the Ogg stream.
+    static func liveChain(chainsTitles: Bool, metadata: Bool = true) throws -> [UInt8] {
+        let mp3 = try Fixture.bytes("stereo-44k-128k.mp3")
+        let titles = [1: "One", 2: "One", 3: "Two"]
+        let framed = icyStream(mp3, interval: 8_000) { titles[$0] }
+        var settings = StageChain.Configuration()
+        settings.encoder.serial = 11
+        settings.holdsDecodedAudio = true
+        settings.confirmsFrames = false
+        settings.gapless = false
+        let encoder = try Encoder(settings.encoder)
+        let chain = StageChain(settings, encoder: encoder)
+        chain.chainsTitles = chainsTitles
+        chain.restart(metaInterval: metadata ? 8_000 : nil)
+        try (metadata ? framed : mp3).withUnsafeBytes { try chain.feed($0) }
+        while chain.queuedSeconds > 0 { try chain.release(seconds: 0.1) }
+        return (encoder.headerPages + chain.takePages()).flatMap(\.bytes)
+    }
+
+    /// Each new title starts a link where its metadata block sat in the audio (128 kb/s: block n after (n + 1) ×
+    /// 0.5 s), when the held audio that followed it is released; the repeated title starts none. The mark lands
+    /// where the decoded audio ended when the block arrived: up to one MP3 frame (26 ms) early, the frame still
+    /// incomplete then, plus the first frame (a Xing frame without audio).
+    @Test func titlesStartLinksWhereTheirBlocksSatInTheAudio() throws {
+        let capture = try ChainedCapture(try Self.liveChain(chainsTitles: true))
+        #expect(capture.problems.isEmpty, "\(capture.problems)")
+        #expect(capture.links.map(\.title) == [nil, "One", "Two"])
+        let lengths = capture.links.map { link in
+            Double((link.lastGranule - Int64(link.preSkip))) / 48_000
+        }
+        #expect(abs(lengths[0] - 1.0) < 0.06 && abs(lengths[1] - 1.0) < 0.06, "links last \(lengths) s")
+    }
+
+    /// Off, metadata never touches the Ogg stream: the same bytes as the same audio without ICY framing.
+    @Test func withoutChainedTitlesMetadataChangesNoByte() throws {
+        let plain = try Self.liveChain(chainsTitles: false, metadata: false)
+        #expect(try Self.liveChain(chainsTitles: false) == plain)
+        #expect(try Self.liveChain(chainsTitles: true) != plain)
+        #expect(try ChainedCapture(plain).links.count == 1)
+    }
 }

@@ -188,6 +188,7 @@ import Testing
         limits.broadcaster.flushInterval = 0.1
         limits.maxLead = 2
         limits.upstream = Fixture.path("mono-48k.mp3")
+        limits.chainTitles = true
         #expect(station.canUpdate(to: original) && station.canUpdate(to: limits))
         var bitrate = original
         bitrate.encoder.bitrate = 64_000

@@ -85,9 +85,12 @@ func tool(_ name: String) -> String? {
     return nil
 }
 
-/// Runs a program to completion; returns its exit status, standard output and standard error.
+/// Runs a program to completion, its standard input read from the file `input` (none when nil); returns its exit
+/// status, standard output and standard error.
 @discardableResult
-func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+func run(_ executable: String, _ arguments: [String], input: String? = nil) throws
+    -> (status: Int32, stdout: String, stderr: String)
+{
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -95,7 +98,7 @@ func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, 
     let err = Pipe()
     process.standardOutput = out
     process.standardError = err
-    process.standardInput = FileHandle.nullDevice
+    process.standardInput = try input.map { try FileHandle(forReadingFrom: URL(fileURLWithPath: $0)) } ?? .nullDevice
     try process.run()
     // Read both pipes to the end before waiting, so a chatty tool cannot block on a full pipe.
     final class Box: @unchecked Sendable { var data = Data() }

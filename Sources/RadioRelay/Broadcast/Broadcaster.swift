@@ -115,7 +115,7 @@ package final class Broadcaster: Sendable {
     /// Publishes pages and wakes the loop once for all of them (from the pipeline thread).
     package func publish(_ pages: [OggPage]) {
         guard !pages.isEmpty else { return }
-        for page in pages { ring.publish(page) }
+        ring.publish(pages)
         counters.pagesPublished.add(pages.count, ordering: .relaxed)
         wake()
     }

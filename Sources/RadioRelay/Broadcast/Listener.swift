@@ -11,6 +11,10 @@ final class Listener {
     var state = ListenerState()
     /// Keeps a partly written page alive even if the ring drops it meanwhile.
     var partial: SharedPage?
+    /// The header pages it is sent first (the ring's when it started or was moved across a link boundary), kept
+    /// so that a link change in the ring meanwhile cannot mix two links' headers; and the link they belong to.
+    var headers: [SharedPage] = []
+    var headersLink: Int64?
     var bytesSent = 0
     var bytesRead = 0
     /// It shut down its side (read returned 0): it is no longer read from, but still written to.

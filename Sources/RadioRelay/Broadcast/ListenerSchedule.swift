@@ -3,6 +3,11 @@
 /// network loop only executes them (sendmsg, epoll, close), so every rule is tested on virtual time (see
 /// ListenerScheduleTests) with a fake ring and no sockets.
 ///
+/// Positions and lags are read on the pages' stream-wide timeline, not their granule positions, which start again
+/// in each chained link. A listener starts, and is moved, only to a page of the link whose header pages it has been
+/// given: a new listener gets the current link's headers and a burst within that link; one moved across a link
+/// boundary is given the current link's headers again (its BOS page first), so its stream stays decodable.
+///
 /// Hot path: the loop asks once per listener per page publication, for up to 10 000 listeners, so everything here
 /// is plain structs and integer arithmetic — no allocation, no closure, no lock.
 struct ListenerSchedule: Sendable, Equatable {
@@ -33,25 +38,25 @@ struct ListenerSchedule: Sendable, Equatable {
 
     // MARK: Where to start
 
-    /// Where a new listener starts: the first clean page (one whose first packet is not continued) at most `burst`
-    /// seconds before the live edge, so that its decoder starts at a packet boundary with enough audio to play.
+    /// Where a new listener starts: the first clean page (an audio page of the headers' link whose first packet is
+    /// not continued) at most `burst` seconds before the live edge, so that its decoder starts at a packet boundary
+    /// of the link it has the headers of, with enough audio to play. A link that began less than `burst` ago gives a
+    /// shorter burst.
     func burstStart(_ window: some PageWindow) -> Int64 {
         guard window.count > 0 else { return window.head }
-        let from = window.granulePosition(at: window.count - 1) - burstGranules
-        for offset in 0..<window.count
-        where window.granulePosition(at: offset) > from
-            && !window.isContinued(at: offset)
-        {
+        let from = window.timeline(at: window.count - 1) - burstGranules
+        for offset in 0..<window.count where window.timeline(at: offset) > from && window.isStart(at: offset) {
             return window.oldest + Int64(offset)
         }
         return liveEdge(window)
     }
 
-    /// The newest clean page, where a moved listener resumes (at a packet boundary); the head when none is clean.
+    /// The newest clean page of the headers' link, where a moved listener resumes (at a packet boundary); the head
+    /// when there is none.
     func liveEdge(_ window: some PageWindow) -> Int64 {
         var offset = window.count - 1
         while offset >= 0 {
-            if !window.isContinued(at: offset) { return window.oldest + Int64(offset) }
+            if window.isStart(at: offset) { return window.oldest + Int64(offset) }
             offset -= 1
         }
         return window.head
@@ -63,16 +68,16 @@ struct ListenerSchedule: Sendable, Equatable {
     /// `.overtaken`: its lag is unknown (at least the ring's span), and it is never turned into a number.
     func lag(of state: ListenerState, in window: some PageWindow) -> Lag {
         guard let cursor = state.cursor, window.count > 0, cursor < window.head else { return .seconds(0) }
-        let granule: Int64
+        let position: Int64
         if cursor >= window.oldest {
-            granule = window.granulePosition(at: Int(cursor - window.oldest))
-        } else if let partial = state.partialGranule {
-            granule = partial  // the loop keeps the partly sent page alive
+            position = window.timeline(at: Int(cursor - window.oldest))
+        } else if let partial = state.partialTimeline {
+            position = partial  // the loop keeps the partly sent page alive
         } else {
             return .overtaken
         }
-        let live = window.granulePosition(at: window.count - 1)
-        return .seconds(Double(live &- granule) / Self.granuleRate)
+        let live = window.timeline(at: window.count - 1)
+        return .seconds(Double(live &- position) / Self.granuleRate)
     }
 
     // MARK: What to write
@@ -88,9 +93,11 @@ struct ListenerSchedule: Sendable, Equatable {
     func plan(_ state: inout ListenerState, now: Double, window: some PageWindow) -> FlushAction {
         if state.cursor == nil, window.count > 0 || window.headerCount > 0 {
             state.cursor = burstStart(window)
+            state.headerCount = window.headerCount
+            state.link = window.headerLink
         }
         state.lastFlush = now
-        let betweenPages = state.offset == 0 && state.headersSent >= window.headerCount
+        let betweenPages = state.offset == 0 && state.headersSent >= state.headerCount
         switch lag(of: state, in: window) {
         case .overtaken:
             guard !state.moved, betweenPages else { return .drop(.overtaken(afterMove: state.moved)) }
@@ -107,10 +114,16 @@ struct ListenerSchedule: Sendable, Equatable {
         }
     }
 
+    /// Moves the listener to the live edge; across a link boundary with the current link's header pages first.
     private func move(_ state: inout ListenerState, from lag: Lag, window: some PageWindow) -> FlushAction {
         state.moved = true
         state.cursor = liveEdge(window)
-        state.partialGranule = nil
+        state.partialTimeline = nil
+        if state.link != window.headerLink {
+            state.headersSent = 0
+            state.headerCount = window.headerCount
+            state.link = window.headerLink
+        }
         return .moved(from: lag, end: window.head)
     }
 
@@ -128,9 +141,8 @@ struct ListenerSchedule: Sendable, Equatable {
 
     /// Headers or pages the listener has not been sent yet.
     func hasPending(_ state: ListenerState, _ window: some PageWindow) -> Bool {
-        if state.headersSent < window.headerCount { return true }
-        guard let cursor = state.cursor else { return window.count > 0 }
-        return cursor < window.head
+        guard let cursor = state.cursor else { return state.headersSent < window.headerCount || window.count > 0 }
+        return state.headersSent < state.headerCount || cursor < window.head
     }
 
     /// How long the loop may sleep: until the earliest deadline, at most `cap` ms, rounded up so it does not wake
@@ -148,12 +160,18 @@ struct ListenerSchedule: Sendable, Equatable {
 struct ListenerState: Sendable, Equatable {
     /// Header pages already sent in full.
     var headersSent = 0
+    /// Header pages to send before the pages: those of the window when the listener started, or was moved across a
+    /// link boundary (the loop keeps its own reference to them).
+    var headerCount = 0
+    /// The chained link the listener's stream is in: that of its header pages, then of each page sent in full (a
+    /// later link's BOS page moves it on).
+    var link: Int64 = -1
     /// Ring index of the next page to send; nil until there is something to send.
     var cursor: Int64?
-    /// Bytes of the current page (a header while `headersSent` < the header count) already written.
+    /// Bytes of the current page (a header while `headersSent` < `headerCount`) already written.
     var offset = 0
-    /// Granule of the partly sent page, which the loop keeps alive even when the ring has dropped it.
-    var partialGranule: Int64?
+    /// Timeline position of the partly sent page, which the loop keeps alive even when the ring has dropped it.
+    var partialTimeline: Int64?
     /// The last write left bytes unsent (EPOLLOUT is armed).
     var backedUp = false
     /// Already moved to the live edge once.

@@ -182,6 +182,11 @@ final class NetworkLoop {
             disconnect(listener, reason: reason.description, topic: .dropped)
             return
         }
+        // Headers to send that it does not hold yet: the current link's, as the schedule chose them from this view.
+        if listener.state.headersSent < listener.state.headerCount && listener.headersLink != listener.state.link {
+            listener.headers = ring.headers
+            listener.headersLink = ring.headerLink
+        }
         var count = 0
         var total = 0
         let responseHead = listener.unsentResponseHead
@@ -190,7 +195,7 @@ final class NetworkLoop {
             count += 1
         }
         var offset = listener.state.offset
-        let headers = ring.headers
+        let headers = listener.headers
         for index in listener.state.headersSent..<headers.count where count < Self.maxIOV {
             total += add(headers[index].bytes, from: offset, at: count)
             offset = 0
@@ -240,7 +245,7 @@ final class NetworkLoop {
             listener.responseHeadSent += min(remaining, responseHead)
             remaining -= min(remaining, responseHead)
         }
-        let headers = ring.headers
+        let headers = listener.headers
         while remaining > 0, listener.state.headersSent < headers.count {
             let left = headers[listener.state.headersSent].bytes.count - listener.state.offset
             if remaining >= left {
@@ -258,11 +263,12 @@ final class NetworkLoop {
                 remaining -= left
                 listener.state.cursor = cursor + 1
                 listener.state.offset = 0
-                listener.state.partialGranule = nil
+                listener.state.partialTimeline = nil
+                listener.state.link = page.link
                 listener.partial = nil
             } else {
                 listener.state.offset += remaining
-                listener.state.partialGranule = page.granulePosition
+                listener.state.partialTimeline = page.timeline
                 listener.partial = page
                 return
             }

@@ -3,17 +3,26 @@
 package final class SharedPage: @unchecked Sendable {
     /// Immutable after init: safe to read from any thread.
     package let bytes: UnsafeRawBufferPointer
-    package let granulePosition: Int64
+    /// Where the page ends on the stream-wide timeline (48 kHz samples, `OggPage.timeline`): unlike the granule
+    /// position it keeps counting across chained links, so lag and burst are measured on it.
+    package let timeline: Int64
     package let isContinued: Bool
+    /// A later link's OpusHead or OpusTags page, sent in sequence to the listeners already there.
+    package let isHeader: Bool
+    /// The chained link the page belongs to: the ring index of that link's BOS page, or -1 for the first link (whose
+    /// headers are set apart by `setHeaders`).
+    package let link: Int64
     /// Position in the ring's sequence of published pages (not the Ogg page sequence number).
     package let index: Int64
 
-    init(_ page: OggPage, index: Int64) {
+    init(_ page: OggPage, index: Int64, link: Int64) {
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: page.bytes.count, alignment: 16)
         page.bytes.withUnsafeBytes { storage.copyMemory(from: $0) }
         bytes = UnsafeRawBufferPointer(storage)
-        granulePosition = page.granulePosition
+        timeline = page.timeline
         isContinued = page.isContinued
+        isHeader = page.isHeader
+        self.link = link
         self.index = index
     }
 
@@ -22,11 +31,21 @@ package final class SharedPage: @unchecked Sendable {
 
 /// The shared ring of recent pages: the pipeline thread publishes, the network loop reads. It holds a bounded
 /// number of pages (enough for the burst and the lag allowance), so memory stays flat whatever the listeners do.
+///
+/// Chained links: a BOS page starts a link, and its header pages go out in sequence like any page. They become the
+/// `headers` a new listener gets first once the link's first audio page is published, so that the headers always
+/// belong to the link of the newest audio (until then a new listener starts in the link before, and gets the new
+/// link's header pages in sequence).
 package final class PageRing: Sendable {
     private struct State {
         var pages: [SharedPage?]
         var next: Int64 = 0
         var headers: [SharedPage] = []
+        /// The link `headers` belong to, and the link of the newest page published.
+        var headerLink: Int64 = -1
+        var link: Int64 = -1
+        /// The header pages of a link whose first audio page has not come yet.
+        var pendingHeaders: [SharedPage] = []
     }
 
     package let capacity: Int
@@ -40,41 +59,49 @@ package final class PageRing: Sendable {
 
     /// The stream's header pages (OpusHead, OpusTags), sent first to every listener.
     package func setHeaders(_ pages: [OggPage]) {
-        let shared = pages.enumerated().map { SharedPage($0.element, index: Int64(-1 - $0.offset)) }
-        state.withLock { $0.headers = shared }
+        state.withLock { s in
+            s.headers = pages.enumerated().map { SharedPage($0.element, index: Int64(-1 - $0.offset), link: s.link) }
+            s.headerLink = s.link
+        }
     }
 
     package var headers: [SharedPage] { state.withLock { $0.headers } }
 
-    package func publish(_ page: OggPage) {
+    /// Publishes `pages` in order, under one lock, so the loop never sees a link's header pages without the rest.
+    package func publish(_ pages: [OggPage]) {
         state.withLock { s in
-            let shared = SharedPage(page, index: s.next)
-            s.pages[Int(s.next % Int64(capacity))] = shared
-            s.next += 1
+            for page in pages {
+                if page.isBeginning {
+                    s.link = s.next
+                    s.pendingHeaders.removeAll()
+                }
+                let shared = SharedPage(page, index: s.next, link: s.link)
+                s.pages[Int(s.next % Int64(capacity))] = shared
+                s.next += 1
+                if page.isHeader {
+                    s.pendingHeaders.append(shared)
+                } else if s.link != s.headerLink && !s.pendingHeaders.isEmpty {
+                    s.headers = s.pendingHeaders
+                    s.headerLink = s.link
+                    s.pendingHeaders.removeAll()
+                }
+            }
         }
     }
 
     /// Index the next published page will get.
     package var nextIndex: Int64 { state.withLock { $0.next } }
 
-    /// Copies references to the pages from `first` on (at most `limit`) into `out`; returns the oldest index still
-    /// held, so a caller behind it knows it was overtaken.
-    @discardableResult
-    package func pages(from first: Int64, limit: Int, into out: inout [SharedPage]) -> Int64 {
-        state.withLock { s in
-            let oldest = max(0, s.next - Int64(capacity))
-            var i = max(first, oldest)
-            while i < s.next && out.count < limit {
-                out.append(s.pages[Int(i % Int64(capacity))]!)
-                i += 1
-            }
-            return oldest
-        }
-    }
-
-    /// A consistent view of the whole ring, oldest first (for the network loop's per-wakeup snapshot).
-    package func window(into out: inout [SharedPage]) -> Int64 {
+    /// A consistent view of the whole ring, oldest first, with the header pages and their link (for the network
+    /// loop's per-wakeup snapshot); returns the oldest index held and the headers' link.
+    package func window(into out: inout [SharedPage], headers: inout [SharedPage]) -> (oldest: Int64, headerLink: Int64)
+    {
         out.removeAll(keepingCapacity: true)
-        return pages(from: 0, limit: capacity, into: &out)
+        return state.withLock { s in
+            let oldest = max(0, s.next - Int64(capacity))
+            for i in oldest..<s.next { out.append(s.pages[Int(i % Int64(capacity))]!) }
+            headers = s.headers
+            return (oldest, s.headerLink)
+        }
     }
 }

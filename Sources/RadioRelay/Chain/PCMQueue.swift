@@ -1,7 +1,15 @@
 /// Decoded audio waiting for the Encoder, in the common format: the place where the stream clock's decisions
 /// become samples. Dropping from the front crossfades, so a cut costs no click; releasing can apply a small rate
 /// correction by leaving out or repeating single samples spread evenly (at 1000 ppm, one in a thousand).
+///
+/// A title can be marked at the queue's end (where an ICY metadata block sat in the audio), so that its chained
+/// Ogg link starts when the audio that followed the block is encoded: `framesBeforeMark` says how far the front may
+/// be taken before the next mark, `takeReachedMark` hands over the marks the front has reached (dropped audio
+/// included).
 struct PCMQueue {
+    /// Marks waiting at most; an older one is superseded by the titles after it anyway.
+    static let maxMarks = 16
+
     /// Samples of the crossfade when the front is dropped (5 ms at 48 kHz).
     static let crossfade = 240
 
@@ -11,6 +19,11 @@ struct PCMQueue {
     private var start = 0
     /// Fractional samples owed by the rate correction, carried from one release to the next.
     private var owed = 0.0
+    /// Frames ever appended, and ever taken or dropped: the positions marks refer to.
+    private var appended: Int64 = 0
+    private var consumed: Int64 = 0
+    /// Titles marked at a position (the frames appended before them), oldest first.
+    private var marks: [(position: Int64, title: String)] = []
 
     init(sampleRate: Int) { self.sampleRate = sampleRate }
 
@@ -21,6 +34,32 @@ struct PCMQueue {
         guard !buffer.isEmpty else { return }
         left.append(contentsOf: buffer.left)
         right.append(contentsOf: buffer.right)
+        appended += Int64(buffer.frameCount)
+    }
+
+    /// Marks `title` at the end of what is queued now.
+    mutating func mark(_ title: String) {
+        if marks.count >= Self.maxMarks { marks.removeFirst() }
+        marks.append((appended, title))
+    }
+
+    /// Forgets every mark.
+    mutating func removeMarks() { marks.removeAll() }
+
+    /// How many frames (at most `limit`) the front may be taken before it reaches the next mark.
+    func framesBeforeMark(limit: Int) -> Int {
+        guard let next = marks.first else { return limit }
+        return Int(max(0, min(Int64(limit), next.position - consumed)))
+    }
+
+    /// The newest title among the marks the front has reached, which are removed; nil when none is reached.
+    mutating func takeReachedMark() -> String? {
+        var title: String?
+        while let next = marks.first, next.position <= consumed {
+            title = next.title
+            marks.removeFirst()
+        }
+        return title
     }
 
     /// Drops the oldest `frames` (at most all), crossfading from the dropped audio into what follows, so the
@@ -39,6 +78,7 @@ struct PCMQueue {
             }
         }
         start += n
+        consumed += Int64(n)
         compact()
     }
 
@@ -67,6 +107,7 @@ struct PCMQueue {
             }
         }
         start += n
+        consumed += Int64(n)
         compact()
         return PCMBuffer(left: outLeft, right: outRight, sampleRate: sampleRate)
     }

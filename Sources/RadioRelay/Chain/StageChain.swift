@@ -44,6 +44,20 @@ public final class StageChain {
     /// Pages completed since the last `take`, in order.
     private var pages: [OggPage] = []
     private var events: [Event] = []
+    /// The title of the newest link asked for (`chainsTitles`), so that a repeated title starts none.
+    private var linkTitle: String?
+
+    /// Each new ICY title starts a chained Ogg link (`Encoder.startLink`) where its metadata block sat in the audio:
+    /// a mark in the queue of decoded audio, reached when `release` encodes the audio that followed the block (at
+    /// once when the audio is not held). Off, metadata never touches the Ogg stream. Turning it off forgets the
+    /// titles still waiting.
+    public var chainsTitles = false {
+        didSet {
+            guard !chainsTitles else { return }
+            queue.removeMarks()
+            linkTitle = nil
+        }
+    }
 
     public init(_ configuration: Configuration, encoder: Encoder? = nil) {
         self.configuration = configuration
@@ -65,8 +79,15 @@ public final class StageChain {
     public func release(seconds: Double, nudge: Double = 0) throws {
         let frames = StreamClock.frames(seconds, rate: configuration.commonRate)
         guard frames > 0, let encoder else { return }
-        let buffer = queue.take(frames: frames, nudge: nudge)
-        if !buffer.isEmpty { pages += try encoder.encode(buffer) }
+        // Taken up to each title mark in turn, so that its link starts at the mark (one pass without marks).
+        var remaining = min(frames, queue.frameCount)
+        while remaining > 0 {
+            if let title = queue.takeReachedMark() { try encoder.startLink(title: title) }
+            let n = queue.framesBeforeMark(limit: remaining)
+            remaining -= n
+            let buffer = queue.take(frames: n, nudge: nudge)
+            if !buffer.isEmpty { pages += try encoder.encode(buffer) }
+        }
     }
 
     /// Samples (per channel, 48 kHz) the Encoder has taken: the stream's clock.
@@ -83,7 +104,7 @@ public final class StageChain {
     public func feed(_ bytes: UnsafeRawBufferPointer) throws {
         if var demuxer = icy {
             defer { icy = demuxer }
-            try demuxer.demux(bytes, audio: { try feedAudio($0) }, metadata: { events.append(.metadata($0)) })
+            try demuxer.demux(bytes, audio: { try feedAudio($0) }, metadata: { try noteMetadata($0) })
         } else {
             try feedAudio(bytes)
         }
@@ -123,6 +144,18 @@ public final class StageChain {
         guard !events.isEmpty else { return [] }
         defer { events.removeAll() }
         return events
+    }
+
+    /// A metadata block: an event, and with `chainsTitles` a new title marked where the block sat.
+    private func noteMetadata(_ fields: [String: String]) throws {
+        events.append(.metadata(fields))
+        guard chainsTitles, let title = Sanitized.title(in: fields), !title.isEmpty, title != linkTitle else { return }
+        linkTitle = title
+        if configuration.holdsDecodedAudio {
+            queue.mark(title)
+        } else {
+            try encoder?.startLink(title: title)
+        }
     }
 
     private func handle(_ event: Parser.Event) throws {

@@ -59,6 +59,10 @@ extension OptionSpecification {
             summary: "longest wait between upstream reconnects; the waits grow from 1 s up to it (default 30)",
             accepts: "1 to 3600 seconds", setting: station(Values.seconds(1...3600), Self.setReconnectMax)),
         .init(
+            name: "chain-titles", placeholder: "yes|no",
+            summary: "start a chained Ogg link at each new ICY title (default no: many players mishandle chaining)",
+            accepts: "yes or no", setting: station(Values.yesNo, { $0.chainTitles = $1 })),
+        .init(
             name: "mount", placeholder: "PATH",
             summary: "HTTP mount on the --http address (default NAME.opus: http://HOST:PORT/main.opus)",
             accepts: "1 to 64 of A-Z a-z 0-9 . _ - after an optional /",

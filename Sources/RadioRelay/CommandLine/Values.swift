@@ -63,6 +63,14 @@ enum Values {
         }
     }
 
+    static func yesNo(_ text: String) -> Bool? {
+        switch text {
+        case "yes": return true
+        case "no": return false
+        default: return nil
+        }
+    }
+
     /// An IPv4 or IPv6 literal the listening socket can bind.
     static func address(_ text: String) -> String? {
         SocketAddress(host: text, port: 0) == nil ? nil : text

@@ -41,19 +41,32 @@ public struct EncoderConfiguration: Sendable, Equatable {
 /// `pageDuration`. A page's granule position counts the 48 kHz samples decodable from all packets completed on it,
 /// pre-skip included; `finish()` pads the last frame and sets the final granule to pre-skip + input samples exactly,
 /// so the decoded length equals the input's (end trimming, RFC 7845 §4.4).
+///
+/// `startLink(title:)` chains a new logical stream (a new link) at the current input position, as Icecast passes on
+/// from Ogg sources whose title changes. The link being written ends with the packet that holds that position,
+/// flagged end-of-stream on a flushed page; the new link has a fresh serial, its own OpusHead (BOS page) and an
+/// OpusTags page with `TITLE=`, and granules that count from its start. One libopus encoder runs across the
+/// boundary, as libopusenc does when it chains: the boundary packet is encoded without inter-frame prediction (a
+/// keyframe) and repeated as the new link's first packet, covered by a pre-skip of one frame. A player resets its
+/// decoder at a new link; decoding that keyframe primes it, and the packets that follow decode exactly as in one
+/// continuous stream, so no sample is lost, repeated or faded at a title change. (A fresh encoder per link would
+/// instead need the old link's lookahead flushed with padding and a new pre-skip of primed silence.)
 public final class Encoder {
     public let configuration: EncoderConfiguration
-    public let headerPages: [OggPage]
-    /// Pre-skip in 48 kHz samples.
+    /// The first link's header pages (later links' go out with the audio pages).
+    public private(set) var headerPages: [OggPage] = []
+    /// The first link's pre-skip in 48 kHz samples (a later link's is one frame: its repeated keyframe).
     public let preSkip: Int
     /// Input samples (per channel, at 48 kHz) taken so far.
     public private(set) var samplesIn: Int64 = 0
     public private(set) var packetsOut: Int64 = 0
     public private(set) var bytesOut: Int64 = 0
     public private(set) var isFinished = false
+    /// Links started after the first (0: one logical stream).
+    public private(set) var linksStarted = 0
 
     private let opus: OpusEncoderHandle
-    private let ogg: OggStream
+    private var ogg: OggStream
     private let resampler: Resampler?
     private let packetsPerPage: Int
     private var packetsInPage = 0
@@ -61,6 +74,12 @@ public final class Encoder {
     private var frameFill = 0
     private let packet: UnsafeMutablePointer<UInt8>
     private var pages: [OggPage] = []
+    /// Packets made before the current link's first packet: the link's granules count from there.
+    private var linkOrigin: Int64 = 0
+    /// The title of the link that starts once the frame being filled is encoded (as a keyframe).
+    private var pendingTitle: String?
+    /// The timeline of the last page written (see `OggPage.timeline`).
+    private var lastTimeline: Int64 = 0
 
     public static var vendor: String { "radio-relay \(RadioRelayVersion.string) (\(OpusEncoderHandle.libraryVersion))" }
 
@@ -82,13 +101,9 @@ public final class Encoder {
         frame = .allocate(capacity: OpusEncoderHandle.frameSize * 2)
         packet = .allocate(capacity: OpusEncoderHandle.maxPacket)
 
-        ogg.append(
-            Self.opusHead(preSkip: preSkip, originalRate: configuration.originalRate), granule: 0,
-            beginning: true)
-        var headers = ogg.flush()
-        ogg.append(Self.opusTags(vendor: Self.vendor, comments: configuration.comments), granule: 0)
-        headers += ogg.flush()
-        headerPages = headers
+        writeHeaders(preSkip: preSkip, comments: configuration.comments)
+        headerPages = pages
+        pages.removeAll(keepingCapacity: true)
     }
 
     deinit {
@@ -123,6 +138,7 @@ public final class Encoder {
             let tail = try resampler.flush()
             try take(tail[0], tail[1])
         }
+        // The position after the last input sample on the encoder's continuous output (which runs `preSkip` ahead).
         let total = Int64(preSkip) + samplesIn
         let frameSize = Int64(OpusEncoderHandle.frameSize)
         let packetsNeeded = (total + frameSize - 1) / frameSize
@@ -130,11 +146,21 @@ public final class Encoder {
             for i in frameFill * 2..<OpusEncoderHandle.frameSize * 2 { frame[i] = 0 }
             frameFill = OpusEncoderHandle.frameSize
             let last = packetsOut + 1 == packetsNeeded
-            try encodeFrame(granule: last ? total : nil, end: last)
+            try encodeFrame(granule: last ? total - linkOrigin * frameSize : nil, end: last)
         }
-        pages += ogg.flush()
+        flushPages()
         isFinished = true
         return takePages()
+    }
+
+    /// Starts a new link titled `title` at the current input position: the link being written ends with the packet
+    /// that holds this position (encoded as a keyframe), and the next `encode` returns its last page, flagged
+    /// end-of-stream, then the new link's header pages. A second call before that packet is encoded only replaces
+    /// the title. Ignored at the end of the stream (`finish` writes no new link).
+    public func startLink(title: String) throws {
+        precondition(!isFinished, "startLink after finish")
+        if pendingTitle == nil { try opus.setPredictionDisabled(true) }
+        pendingTitle = title
     }
 
     private func take(_ left: [Float], _ right: [Float]) throws {
@@ -159,12 +185,60 @@ public final class Encoder {
         let length = try opus.encode(frame, into: packet)
         frameFill = 0
         packetsOut += 1
-        let position = granule ?? packetsOut * Int64(OpusEncoderHandle.frameSize)
-        ogg.append(UnsafeRawBufferPointer(start: packet, count: length), granule: position, end: end)
+        let title = pendingTitle
+        if title != nil {
+            pendingTitle = nil
+            try opus.setPredictionDisabled(false)
+        }
+        let cut = title != nil && !end
+        let position = granule ?? (packetsOut - linkOrigin) * Int64(OpusEncoderHandle.frameSize)
+        let bytes = UnsafeRawBufferPointer(start: packet, count: length)
+        ogg.append(bytes, granule: position, end: end || cut)
         packetsInPage += 1
-        if packetsInPage >= packetsPerPage {
-            pages += ogg.flush()
+        if let title, cut {
+            flushPages()
+            try beginLink(title: title, keyframe: bytes)
+        } else if packetsInPage >= packetsPerPage {
+            flushPages()
             packetsInPage = 0
+        }
+    }
+
+    /// The new link after a cut: a fresh serial (never the previous one), OpusHead with a pre-skip of one frame and
+    /// OpusTags with the title, each on its own flushed page, then the keyframe again as its first packet.
+    private func beginLink(title: String, keyframe: UnsafeRawBufferPointer) throws {
+        ogg = try OggStream(serial: ogg.serial &+ .random(in: 1...UInt32.max))
+        linksStarted += 1
+        linkOrigin = packetsOut - 1
+        let comments = configuration.comments.filter { !$0.uppercased().hasPrefix("TITLE=") } + ["TITLE=\(title)"]
+        writeHeaders(preSkip: OpusEncoderHandle.frameSize, comments: comments)
+        ogg.append(keyframe, granule: Int64(OpusEncoderHandle.frameSize))
+        packetsInPage = 1
+        if packetsInPage >= packetsPerPage {
+            flushPages()
+            packetsInPage = 0
+        }
+    }
+
+    /// OpusHead on the BOS page, then OpusTags, each flushed onto its own page.
+    private func writeHeaders(preSkip: Int, comments: [String]) {
+        ogg.append(
+            Self.opusHead(preSkip: preSkip, originalRate: configuration.originalRate), granule: 0, beginning: true)
+        flushPages(headers: true)
+        ogg.append(Self.opusTags(vendor: Self.vendor, comments: comments), granule: 0)
+        flushPages(headers: true)
+    }
+
+    /// Flushes the queued packets onto pages, each with its place on the stream's timeline: the link's origin plus
+    /// its granule (a page on which no packet ends, and a header page, keep the last one).
+    private func flushPages(headers: Bool = false) {
+        for var page in ogg.flush() {
+            if !headers && page.granulePosition >= 0 {
+                lastTimeline = linkOrigin * Int64(OpusEncoderHandle.frameSize) + page.granulePosition
+            }
+            page.timeline = lastTimeline
+            page.isHeader = headers
+            pages.append(page)
         }
     }
 

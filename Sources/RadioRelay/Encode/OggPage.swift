@@ -10,6 +10,13 @@ public struct OggPage: Sendable {
     public let isContinued: Bool
     public let isBeginning: Bool
     public let isEnd: Bool
+    /// Where the page ends on the whole stream's clock, in 48 kHz samples: the granule position for a stream of one
+    /// logical stream, but unlike the granule it keeps counting across chained links (each link's granules start
+    /// again). The Encoder sets it; for a page read from bytes it is the granule position.
+    package var timeline: Int64
+    /// One of a link's header pages (OpusHead, OpusTags), which a listener who joins later needs first. The Encoder
+    /// sets it.
+    package var isHeader = false
 
     public init(bytes: [UInt8]) {
         precondition(bytes.count >= 27, "an Ogg page has a 27-byte header")
@@ -21,6 +28,7 @@ public struct OggPage: Sendable {
         granulePosition = Int64(bitPattern: Self.le64(bytes, 6))
         serial = UInt32(truncatingIfNeeded: Self.le64(bytes, 14) & 0xFFFF_FFFF)
         sequence = UInt32(truncatingIfNeeded: Self.le64(bytes, 18) & 0xFFFF_FFFF)
+        timeline = granulePosition
     }
 
     private static func le64(_ b: [UInt8], _ offset: Int) -> UInt64 {

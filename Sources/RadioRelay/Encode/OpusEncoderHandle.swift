@@ -56,6 +56,13 @@ final class OpusEncoderHandle {
         return Int(length)
     }
 
+    /// `OPUS_SET_PREDICTION_DISABLED`: while set, a packet does not depend on the ones before it (no inter-frame
+    /// prediction), so a decoder that starts at it, from a reset state, decodes it as one that ran all along would.
+    func setPredictionDisabled(_ disabled: Bool) throws {
+        let code = rr_opus_set_prediction_disabled(encoder, disabled ? 1 : 0)
+        guard code == OPUS_OK else { throw OpusError(code: code, call: "OPUS_SET_PREDICTION_DISABLED") }
+    }
+
     static var libraryVersion: String { String(cString: opus_get_version_string()) }
 }
 

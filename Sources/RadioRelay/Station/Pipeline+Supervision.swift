@@ -4,8 +4,8 @@ import Synchronization
 /// The pipeline's supervision: settings taken after a reload, the upstream that sends no audio, and the log lines
 /// about what the stream clock dropped or skipped.
 extension Pipeline {
-    /// Takes the station's new settings after a reload: the clock's lead and jitter at once, a new upstream by
-    /// dropping the current connection and connecting to it now.
+    /// Takes the station's new settings after a reload: the clock's lead and jitter and whether titles start links
+    /// at once, a new upstream by dropping the current connection and connecting to it now.
     func reconfigure() {
         let version = station.settingsVersion.load(ordering: .acquiring)
         guard version != settingsVersion else { return }
@@ -17,6 +17,7 @@ extension Pipeline {
         clockSettings.maxLead = configuration.maxLead
         clock.update(settings: clockSettings)
         reconnect.update(delays: configuration.reconnectDelay)
+        chain.chainsTitles = configuration.chainTitles
         if configuration.upstream != old.upstream {
             Log.notice("\(configuration.name): upstream is now \(configuration.upstream)")
             downloader = nil

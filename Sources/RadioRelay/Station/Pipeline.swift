@@ -44,6 +44,7 @@ final class Pipeline {
         settings.holdsDecodedAudio = true
         settings.maxTagLength = Parser.liveTagLimit
         chain = StageChain(settings, encoder: encoder)
+        chain.chainsTitles = configuration.chainTitles
         var clockSettings = StreamClock.Settings()
         clockSettings.jitter = configuration.silenceAfter
         clockSettings.maxLead = configuration.maxLead
@@ -218,9 +219,7 @@ final class Pipeline {
                 Log.info("\(configuration.name): upstream format\(now) \(format)")
                 local.format = format
             case .metadata(let fields):
-                guard let raw = fields["StreamTitle"] else { continue }
-                let title = Sanitized.text(raw, limit: Sanitized.titleLimit)
-                guard title != local.title else { continue }
+                guard let title = Sanitized.title(in: fields), title != local.title else { continue }
                 local.title = title
                 Log.info("\(configuration.name): now playing: \(title)")
                 publishState()

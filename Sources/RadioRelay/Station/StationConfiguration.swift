@@ -24,6 +24,9 @@ public struct StationConfiguration: Sendable, Equatable {
     /// Seconds the audio may run ahead of the wall clock (`--max-lead`): a finite upstream is held back there, a
     /// live one that sends faster than real time has its oldest audio dropped beyond it.
     public var maxLead = 1.0
+    /// Each new ICY title starts a chained Ogg link with its own OpusTags (`TITLE=`), as Icecast relays Ogg sources
+    /// (`--chain-titles`). Off by default: many players stop or stumble at a new link. A reload may change it.
+    public var chainTitles = false
     /// The HTTP mount, without the leading slash; nil: `NAME.opus` (`mountPath`).
     public var mount: String?
     /// What HTTP listeners are told about the station.

@@ -19,6 +19,11 @@ package enum Sanitized {
         return String(clean.prefix(limit - 1)) + "…"
     }
 
+    /// The `StreamTitle` of an ICY metadata block, made safe; nil when the block has none.
+    package static func title(in fields: [String: String]) -> String? {
+        fields["StreamTitle"].map { text($0, limit: titleLimit) }
+    }
+
     /// C0, DEL, C1, and the bidi embeddings, overrides, isolates and marks.
     static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
