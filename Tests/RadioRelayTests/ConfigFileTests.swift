@@ -124,19 +124,19 @@ import Testing
     }
 
     static let keyList =
-        "upstream, port, bind, bitrate, page_ms, flush_ms, burst, max_lag, max_lead, max_listeners, max_per_ip, "
-        + "complexity, pace or reconnect_max"
+        "upstream, port, bind, bitrate, channels, page_ms, flush_ms, burst, max_lag, max_lead, max_listeners, "
+        + "max_per_ip, complexity, pace, reconnect_max or mount"
 
     /// One naming rule: each station flag of `serve` is a key, `_` for `-`, and nothing else is.
     @Test func theStationKeysAreTheServeFlags() {
         let keys = OptionSpecification.stationSettings.map(\.key)
         #expect(
             keys == [
-                "upstream", "port", "bind", "bitrate", "page_ms", "flush_ms", "burst", "max_lag", "max_lead",
-                "max_listeners", "max_per_ip", "complexity", "pace", "reconnect_max",
+                "upstream", "port", "bind", "bitrate", "channels", "page_ms", "flush_ms", "burst", "max_lag",
+                "max_lead", "max_listeners", "max_per_ip", "complexity", "pace", "reconnect_max", "mount",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
-        #expect(others == ["name", "config", "log-level"])
+        #expect(others == ["rendition", "name", "config", "log-level"])
         for option in OptionSpecification.stationSettings {
             #expect(option.key == option.name.replacingOccurrences(of: "-", with: "_"))
         }

@@ -19,6 +19,9 @@ extension OptionSpecification {
             name: "bitrate", placeholder: "B", summary: "Opus bitrate (default 96k)",
             accepts: "6k to 510k, e.g. 96k or 96000", setting: station(Values.bitrate, { $0.encoder.bitrate = $1 })),
         .init(
+            name: "channels", placeholder: "N", summary: "Opus channels: 2 (default) or 1 (mono, (L+R)/2)",
+            accepts: "1 or 2", setting: station(Values.integer(1...2), { $0.encoder.channels = $1 })),
+        .init(
             name: "page-ms", placeholder: "MS",
             summary: "Ogg page duration, multiple of 20 (default 100; 20 for low latency)",
             accepts: "a multiple of 20 from 20 to 1000",
@@ -59,11 +62,22 @@ extension OptionSpecification {
             summary: "longest wait between upstream reconnects; the waits grow from 1 s up to it (default 30)",
             accepts: "1 to 3600 seconds", setting: station(Values.seconds(1...3600), Self.setReconnectMax)),
         .init(
+            name: "mount", placeholder: "PATH", summary: "HTTP mount path (default NAME.opus)",
+            accepts: StationNames.mountRule, setting: station(Values.mount, { $0.mount = $1 })),
+        rendition,
+        .init(
             name: "name", placeholder: "NAME", summary: "station name in logs (default main)",
             accepts: "a non-empty name"),
         config,
         logLevel,
     ]
+
+    /// `--rendition NAME:PORT:BITRATE[:mono]`, repeatable: another output of the same decoded audio on its own port,
+    /// with the station's other settings. Not a config key: a config file has `[rendition STATION/NAME]` sections.
+    static let rendition = OptionSpecification(
+        name: "rendition", placeholder: "N:P:B[:mono]",
+        summary: "another output (NAME:PORT:BITRATE) of the one decode, repeatable; e.g. low:8001:32k:mono",
+        accepts: "NAME:PORT:BITRATE or NAME:PORT:BITRATE:mono, e.g. low:8001:32k:mono")
 
     /// The last reconnect delay; the first stays, lowered only if it would exceed the last.
     private static func setReconnectMax(_ station: inout StationConfiguration, _ seconds: Double) {

@@ -37,6 +37,29 @@ enum Values {
         }
     }
 
+    /// A mount path, with or without its leading `/` (kept without).
+    static func mount(_ text: String) -> String? {
+        let path = text.hasPrefix("/") ? String(text.dropFirst()) : text
+        return StationNames.isValidMount(path) ? path : nil
+    }
+
+    /// `NAME:PORT:BITRATE[:mono]` (`--rendition`): a rendition with the name, port, bitrate and channels given and
+    /// everything else from `station`.
+    static func rendition(_ text: String, of station: StationConfiguration) -> RenditionConfiguration? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3 || (parts.count == 4 && parts[3] == "mono"), StationNames.isValid(parts[0]),
+            let port = Units.integer(parts[1], in: 1...65535), let bitrate = bitrate(parts[2])
+        else { return nil }
+        var rendition = RenditionConfiguration(name: parts[0])
+        rendition.encoder = station.encoder
+        rendition.encoder.serial = EncoderConfiguration().serial
+        rendition.encoder.bitrate = bitrate
+        rendition.encoder.channels = parts.count == 4 ? 1 : 2
+        rendition.broadcaster = station.broadcaster
+        rendition.broadcaster.port = port
+        return rendition
+    }
+
     /// An IPv4 or IPv6 literal the listening socket can bind.
     static func address(_ text: String) -> String? {
         SocketAddress(host: text, port: 0) == nil ? nil : text

@@ -1,28 +1,44 @@
 import Glibc
 
-/// No two stations may listen where one would take the other's connections, nor where the status endpoint listens:
+/// No two outputs (stations and renditions) may listen where one would take the other's connections, nor where the
+/// status endpoint listens:
 /// the same port on the same address, or on any address when either side is a wildcard (`0.0.0.0` or `::`).
 extension ConfigFileReader {
+    /// One listening output: a station's own or a rendition's, with the line its address comes from.
+    struct PlacedAddress {
+        let what: String
+        let address: ConfigFile.ListenAddress
+        let line: Int
+        let isStation: Bool
+    }
+
     mutating func checkAddresses(_ stations: [PlacedStation], status: ConfigFile.ListenAddress?, statusLine: Int?) {
-        for (index, placed) in stations.enumerated() {
-            let address = Self.address(of: placed.station)
-            if let other = stations[..<index].first(where: { Self.overlap(address, Self.address(of: $0.station)) }) {
+        var outputs: [PlacedAddress] = []
+        for placed in stations {
+            let station = placed.station
+            for (index, output) in station.outputSettings.enumerated() where index < placed.addressLines.count {
+                outputs.append(
+                    PlacedAddress(
+                        what: output.name.map { "rendition \(station.name)/\($0)" } ?? "station \(station.name)",
+                        address: ConfigFile.ListenAddress(host: output.broadcaster.bind, port: output.broadcaster.port),
+                        line: placed.addressLines[index], isStation: output.name == nil))
+            }
+        }
+        for (index, placed) in outputs.enumerated() {
+            let address = placed.address
+            if let other = outputs[..<index].first(where: { Self.overlap(address, $0.address) }) {
+                let advice = placed.isStation && other.isStation ? "station" : "output"
                 problems.add(
                     placed.line,
-                    "station \(placed.station.name) on \(address) overlaps station \(other.station.name) on "
-                        + "\(Self.address(of: other.station)) (line \(other.line)): give each station its own port")
+                    "\(placed.what) on \(address) overlaps \(other.what) on \(other.address) (line \(other.line)): give "
+                        + "each \(advice) its own port")
             }
             if let status, Self.overlap(address, status) {
                 let place = statusLine.map { "[server] status, line \($0)" } ?? "the default: set status in [server]"
                 problems.add(
-                    placed.line,
-                    "station \(placed.station.name) on \(address) overlaps the status address \(status) (\(place))")
+                    placed.line, "\(placed.what) on \(address) overlaps the status address \(status) (\(place))")
             }
         }
-    }
-
-    static func address(of station: StationConfiguration) -> ConfigFile.ListenAddress {
-        ConfigFile.ListenAddress(host: station.broadcaster.bind, port: station.broadcaster.port)
     }
 
     /// Whether binding both would clash. Addresses are compared as bytes, so `::1` and `0:0::1` are one address.
