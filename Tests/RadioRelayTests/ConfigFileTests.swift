@@ -177,6 +177,7 @@ import Testing
         let check = ConfigCheck(path: path, credentialsDirectory: nil)
         #expect(check.status == .ok && check.problems.isEmpty)
         #expect(check.report == "\(path): OK, 2 stations (jazz, news)")
-        #expect(file.stations[0].renditions.map(\.name) == ["low"] && file.stations[0].renditions[0].encoder.channels == 1)
+        #expect(
+            file.stations[0].renditions.map(\.name) == ["low"] && file.stations[0].renditions[0].encoder.channels == 1)
     }
 }

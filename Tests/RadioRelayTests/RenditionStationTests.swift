@@ -175,6 +175,42 @@ import Testing
     }
 }
 
+/// The chain with one Encoder per output, without threads: decoded once, each output complete and in step.
+@Suite struct RenditionChainTests {
+    @Test func oneDecodeFeedsEveryEncoder() throws {
+        var stereo = EncoderConfiguration()
+        stereo.bitrate = 128_000
+        var mono = EncoderConfiguration()
+        mono.bitrate = 32_000
+        mono.channels = 1
+        let encoders = try [stereo, mono].map { try Encoder($0) }
+        var settings = StageChain.Configuration()
+        settings.confirmsFrames = false
+        settings.gapless = false
+        settings.holdsDecodedAudio = true
+        let chain = StageChain(settings, encoders: encoders)
+        var outputs: [[UInt8]] = encoders.map { $0.headerPages.flatMap(\.bytes) }
+        func collect() {
+            for (index, pages) in chain.takePagesPerOutput().enumerated() { outputs[index] += pages.flatMap(\.bytes) }
+        }
+        try Fixture.bytes("stereo-44k-128k.mp3").withUnsafeBytes { try chain.feed($0) }
+        try chain.release(seconds: chain.queuedSeconds)
+        collect()
+        try chain.encodeSilence(frames: 4_800)
+        collect()
+        #expect(chain.readersMade == 1 && chain.encoders.count == 2)
+        #expect(chain.reader?.statistics.packets == chain.parser.statistics.packets)
+        #expect(encoders[0].samplesIn == encoders[1].samplesIn && chain.samplesEncoded == encoders[0].samplesIn)
+        let main = try LiveCapture(outputs[0])
+        let low = try LiveCapture(outputs[1])
+        #expect(main.headerOK && low.headerOK && main.sequenceGaps == 0 && low.sequenceGaps == 0)
+        #expect(main.lastGranule == low.lastGranule && main.lastGranule > 48_000 * 2)
+        #expect(abs(main.medianAmplitude(left: true, frequency: 440) - 0.475) < 0.05)
+        #expect(abs(low.medianAmplitude(left: true, frequency: 440) - 0.2375) < 0.04)
+        #expect(chain.takePages().isEmpty && chain.takePagesPerOutput().allSatisfy(\.isEmpty))
+    }
+}
+
 /// What a running station with renditions takes in place, and what needs a restart.
 @Suite struct RenditionUpdateTests {
     @Test func limitsApplyInPlaceAndTheRenditionSetNeedsARestart() throws {

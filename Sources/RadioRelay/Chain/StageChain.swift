@@ -85,7 +85,21 @@ public final class StageChain {
 
     /// One buffer to every Encoder, each output's pages kept apart.
     private func encode(_ buffer: PCMBuffer) throws {
-        for index in encoders.indices { pages[index] += try encoders[index].encode(buffer) }
+        try eachEncoder { try $0.encode(buffer) }
+    }
+
+    /// Runs `step` on every Encoder, collecting each one's pages. One that throws does not keep the others from
+    /// their audio (their streams stay in step); the first error is thrown after all have run.
+    private func eachEncoder(_ step: (Encoder) throws -> [OggPage]) throws {
+        var failure: (any Error)?
+        for index in encoders.indices {
+            do {
+                pages[index] += try step(encoders[index])
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
     }
 
     /// Samples (per channel, 48 kHz) the first Encoder has taken (all take the same): the stream's clock.
@@ -116,17 +130,17 @@ public final class StageChain {
     /// Encodes `frames` samples of silence at the common rate (an outage, live).
     public func encodeSilence(frames: Int) throws {
         guard frames > 0 else { return }
-        for index in encoders.indices { pages[index] += try encoders[index].encodeSilence(frames: frames) }
+        try eachEncoder { try $0.encodeSilence(frames: frames) }
     }
 
-    /// Ends the stream: the Parser's last frame, the Reader's tail, the Encoder's end-trimmed last page.
+    /// Ends the stream: the Parser's last frame, the Reader's tail, each Encoder's end-trimmed last page.
     /// Returns false when no audio frame was ever found (the encoder was never made).
     public func finish() throws -> Bool {
         try parser.finish { try handle($0) }
         guard !encoders.isEmpty, let reader else { return false }
         let tail = try reader.finish()
         if !tail.isEmpty { try encode(tail) }
-        for index in encoders.indices { pages[index] += try encoders[index].finish() }
+        try eachEncoder { try $0.finish() }
         return true
     }
 
