@@ -44,23 +44,29 @@ func serve(
     Server.blockSignals()
     do {
         let configured = try configurations()
-        // Sockets systemd passed (socket activation) go to their stations; the others bind their own.
+        // Sockets systemd passed (socket activation) go to their stations and renditions (named STATION/NAME); the
+        // others bind their own.
         let passed = try SocketActivation.passed()
         let assignment = try SocketActivation.assign(
-            passed,
-            to: configured.map {
-                SocketActivation.Listener(name: $0.name, bind: $0.broadcaster.bind, port: $0.broadcaster.port)
-            }, status: status.map { ($0.host, $0.port) }, http: http.map { ($0.host, $0.port) })
+            passed, to: configured.flatMap(SocketActivation.listeners(of:)), status: status.map { ($0.host, $0.port) },
+            http: http.map { ($0.host, $0.port) })
         if !passed.isEmpty {
             Log.notice("socket activation: \(passed.count) listening socket(s) from systemd")
         }
         var stations: [Station] = []
         for configuration in configured {
-            let station = try Station(configuration, adoptedSocket: assignment.stations[configuration.name])
+            let station = try Station(
+                configuration, adoptedSocket: assignment.stations[configuration.name],
+                renditionSockets: assignment.renditions(of: configuration))
             Log.notice(
                 "radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays "
                     + "\(Credentials.redacted(configuration.upstream)) on \(station.listenAddress) "
                     + "(listen: ffplay tcp://HOST:\(station.port))")
+            for output in station.outputs.dropFirst() {
+                Log.notice(
+                    "station \(configuration.name): rendition \(output.label) at \(output.encoder.bitrate / 1000)k "
+                        + "\(output.encoder.channels == 1 ? "mono" : "stereo") on \(output.broadcaster.address)")
+            }
             stations.append(station)
         }
         func socketAddress(_ address: ConfigFile.ListenAddress, _ purpose: String) throws -> SocketAddress {

@@ -64,8 +64,8 @@ import Testing
             ("page-ms", "20"), ("flush-ms", "0"), ("burst", "0.5"), ("max-lag", "30"), ("max-lead", "2.5"),
             ("max-listeners", "5"),
             ("max-per-ip", "2"), ("complexity", "3"), ("pace", "yes"), ("reconnect-max", "120"), ("name", "jazz"),
-            ("chain-titles", "yes"),
-            ("log-level", "debug"), ("mount", "/live.opus"), ("display-name", "Jazz FM"), ("description", "All jazz"),
+            ("chain-titles", "yes"), ("log-level", "debug"), ("channels", "1"), ("mount", "/live.opus"),
+            ("rendition", "low:9001:32k:mono"), ("display-name", "Jazz FM"), ("description", "All jazz"),
             ("genre", "jazz"), ("url", "https://jazz.example.org/"), ("http", "8001"), ("status", "[::1]:8080"),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
@@ -90,6 +90,35 @@ import Testing
         #expect(station.reconnectDelay == 1...120)
         #expect(station.chainTitles)
         #expect(serve.logLevel == .debug)
+        #expect(station.encoder.channels == 1 && station.mount == "live.opus")
+        let low = try #require(station.renditions.first)
+        #expect(station.renditions.count == 1 && low.name == "low" && low.mount(in: "jazz") == "jazz-low.opus")
+        #expect(low.broadcaster.port == 9001 && low.encoder.bitrate == 32_000 && low.encoder.channels == 1)
+        // The rest is the station's: bind, page duration, limits.
+        #expect(low.broadcaster.bind == "::" && low.encoder.pageDuration == 20 && low.broadcaster.maxListeners == 5)
+        #expect(low.encoder.serial != station.encoder.serial)
+    }
+
+    /// `--rendition` may be repeated; each adds an output; a wrong one names what it accepts.
+    @Test func renditionFlags() throws {
+        let serve = try Self.serve([
+            "serve", "--rendition", "low:8001:32k:mono", "--bitrate", "128k", "--rendition=mid:8002:96k",
+        ])
+        let renditions = serve.station.renditions
+        #expect(renditions.map(\.name) == ["low", "mid"] && renditions.map(\.broadcaster.port) == [8001, 8002])
+        #expect(renditions.map(\.encoder.bitrate) == [32_000, 96_000] && renditions.map(\.encoder.channels) == [1, 2])
+        #expect(serve.station.encoder.bitrate == 128_000)
+        let accepts = "use NAME:PORT:BITRATE or NAME:PORT:BITRATE:mono, e.g. low:8001:32k:mono"
+        for bad in ["low", "low:8001", "low:0:32k", "low:8001:3k", "low:8001:32k:stereo", "a.b:8001:32k"] {
+            #expect(throws: UsageError("--rendition \(bad): \(accepts)", topic: .serve)) {
+                try Command.parse(["serve", "--rendition", bad])
+            }
+        }
+        #expect(throws: UsageError.self) { try Command.parse(["serve", "--rendition", "main:8001:32k"]) }
+        #expect(throws: UsageError.self) {
+            try Command.parse(["serve", "--rendition", "a:8001:32k", "--rendition", "b:8001:64k"])
+        }
+        #expect(throws: UsageError.self) { try Command.parse(["serve", "--rendition", "a:8000:32k"]) }
     }
 
     @Test func theLastOfARepeatedFlagWinsAndBothFormsMix() throws {

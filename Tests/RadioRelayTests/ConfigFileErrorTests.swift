@@ -41,7 +41,7 @@ import Testing
             (station + "[station b\n", ["r.conf:3: a section header must end with ]: [server] or [station NAME]"]),
             (
                 station + "[stations b]\nport = 1\n",
-                ["r.conf:3: unknown section [stations b]: use [server] or [station NAME]"]
+                ["r.conf:3: unknown section [stations b]: use [server], [station NAME] or [rendition STATION/NAME]"]
             ),
             (
                 "[station]\nupstream = /a.mp3\n",
@@ -271,7 +271,7 @@ import Testing
                 "r.conf:6: [station c] has no upstream: add upstream = an http(s) URL, a file: URL or a path",
                 "r.conf:7: port = 0: use 1 to 65535",
                 "r.conf:8: unknown key max-lag in [station c]: write max_lag",
-                "r.conf:9: unknown section [weird]: use [server] or [station NAME]",
+                "r.conf:9: unknown section [weird]: use [server], [station NAME] or [rendition STATION/NAME]",
                 "r.conf:16: station e on 0.0.0.0:8000 overlaps station d on 0.0.0.0:8000 (line 13): give each station "
                     + "its own port",
             ])
@@ -309,12 +309,12 @@ import Testing
         #expect(
             Self.messages(
                 "[station a]\nupstream = /a.mp3\nmount = b.opus\n[station b]\nupstream = /b.mp3\nport = 8001\n") == [
-                    "r.conf:6: station b: mount /b.opus is station a's too (line 1): set mount = in one of them"
+                    "r.conf:4: station b: mount b.opus is also station a's (line 3): give each output its own mount"
                 ])
         #expect(
             Self.messages("[station a]\nupstream = /a.mp3\ngenre = \"\u{1B}[31m\"\nmount = a/b\n") == [
                 "r.conf:3: genre = \u{1B}[31m: use one line of 1 to 256 printable characters",
-                "r.conf:4: mount = a/b: use 1 to 64 of A-Z a-z 0-9 . _ - after an optional /",
+                "r.conf:4: mount = a/b: use 1 to 128 of A-Z a-z 0-9 _ - . not starting with a dot",
             ])
     }
 }

@@ -126,20 +126,21 @@ import Testing
     }
 
     static let keyList =
-        "upstream, port, bind, bitrate, page_ms, flush_ms, burst, max_lag, max_lead, max_listeners, max_per_ip, "
-        + "complexity, pace, reconnect_max, chain_titles, mount, display_name, description, genre or url"
+        "upstream, port, bind, bitrate, channels, page_ms, flush_ms, burst, max_lag, max_lead, max_listeners, "
+        + "max_per_ip, complexity, pace, reconnect_max, chain_titles, mount, display_name, description, genre or url"
 
     /// One naming rule: each station flag of `serve` is a key, `_` for `-`, and nothing else is.
     @Test func theStationKeysAreTheServeFlags() {
         let keys = OptionSpecification.stationSettings.map(\.key)
         #expect(
             keys == [
-                "upstream", "port", "bind", "bitrate", "page_ms", "flush_ms", "burst", "max_lag", "max_lead",
-                "max_listeners", "max_per_ip", "complexity", "pace", "reconnect_max", "chain_titles", "mount",
+                "upstream", "port", "bind", "bitrate", "channels", "page_ms", "flush_ms", "burst", "max_lag",
+                "max_lead", "max_listeners", "max_per_ip", "complexity", "pace", "reconnect_max", "chain_titles",
+                "mount",
                 "display_name", "description", "genre", "url",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
-        #expect(others == ["name", "http", "status", "config", "log-level"])
+        #expect(others == ["rendition", "name", "http", "status", "config", "log-level"])
         for option in OptionSpecification.stationSettings {
             #expect(option.key == option.name.replacingOccurrences(of: "-", with: "_"))
         }
@@ -180,5 +181,7 @@ import Testing
         let check = ConfigCheck(path: path, credentialsDirectory: nil)
         #expect(check.status == .ok && check.problems.isEmpty)
         #expect(check.report == "\(path): OK, 2 stations (jazz, news)")
+        #expect(
+            file.stations[0].renditions.map(\.name) == ["low"] && file.stations[0].renditions[0].encoder.channels == 1)
     }
 }

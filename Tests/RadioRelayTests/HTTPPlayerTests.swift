@@ -156,8 +156,9 @@ import Testing
         #expect((json["wall"] as? Double ?? 0) <= 10.5)
         #expect(json["paused"] as? Bool == false)
         // Still playing: the status endpoint counts it as an HTTP listener.
-        let status = StationStatus(rig.station, alive: true)
-        #expect(status.httpListeners >= 1 && status.listeners >= status.httpListeners && status.mount == "/test.opus")
-        #expect(StatusReport.json(StatusSnapshot(stations: [status])).contains("\"listeners_http\":"))
+        let station = StationStatus(rig.station, alive: true)
+        let status = try #require(station.outputs.first)
+        #expect(status.httpListeners >= 1 && status.listeners >= status.httpListeners && status.mount == "test.opus")
+        #expect(StatusReport.json(StatusSnapshot(stations: [station])).contains("\"listeners_http\":"))
     }
 }

@@ -13,18 +13,20 @@ import Testing
         status.upstream = .connected
         status.title = title
         status.format = DataFormat(sampleRate: 44_100, channels: 2, bitrate: 128_000, layer: 3, samplesPerFrame: 1152)
-        status.opusBitrate = 96_000
-        status.listeners = 3
-        status.peakListeners = 7
-        status.bytesOut = 123_456
-        status.connections = 9
-        status.refusals = 1
-        status.slowMoves = 2
-        status.slowDrops = 1
         status.reconnects = 4
         status.silenceSeconds = 1.25
         status.droppedSeconds = 0.5
         status.pausedSeconds = 30
+        var main = OutputStatus(rendition: "main")
+        main.opusBitrate = 96_000
+        main.listeners = 3
+        main.peakListeners = 7
+        main.bytesOut = 123_456
+        main.connections = 9
+        main.refusals = 1
+        main.slowMoves = 2
+        main.slowDrops = 1
+        status.outputs = [main]
         return status
     }
 
@@ -118,9 +120,9 @@ import Testing
         }
         #expect(lines.contains("radio_relay_build_info{version=\"\(RadioRelayVersion.string)\"} 1"))
         #expect(lines.contains("radio_relay_uptime_seconds 2"))
-        #expect(lines.contains("radio_relay_listeners{station=\"b\"} 3"))
-        #expect(lines.contains("radio_relay_listeners_peak{station=\"c\"} 7"))
-        #expect(lines.contains("radio_relay_sent_bytes_total{station=\"a\"} 123456"))
+        #expect(lines.contains("radio_relay_listeners{station=\"b\",rendition=\"main\"} 3"))
+        #expect(lines.contains("radio_relay_listeners_peak{station=\"c\",rendition=\"main\"} 7"))
+        #expect(lines.contains("radio_relay_sent_bytes_total{station=\"a\",rendition=\"main\"} 123456"))
         #expect(lines.contains("radio_relay_silence_inserted_seconds_total{station=\"a\"} 1.25"))
         #expect(lines.contains("radio_relay_upstream_up{station=\"a\"} 1"))
         // Each family's samples follow its TYPE line, one per station.
@@ -135,7 +137,7 @@ import Testing
         #expect(MetricsReport.number(.nan) == "NaN" && MetricsReport.number(.infinity) == "+Inf")
         #expect(MetricsReport.number(-.infinity) == "-Inf" && MetricsReport.number(0.25) == "0.25")
         let text = MetricsReport.text(StatusSnapshot(stations: [StationStatus(name: "we\"ird\\\n")]))
-        #expect(text.contains("radio_relay_listeners{station=\"we\\\"ird\\\\\\n\"} 0"))
+        #expect(text.contains("radio_relay_station_alive{station=\"we\\\"ird\\\\\\n\"} 1"))
         // Without a known input format its gauges are left out, not reported as 0.
         #expect(!text.contains("radio_relay_input_sample_rate_hertz{"))
     }

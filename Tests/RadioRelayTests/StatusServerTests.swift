@@ -93,7 +93,7 @@ import Testing
         let answer = try Self.get(server.address.port, "/metrics")
         #expect(answer.status == 200)
         #expect(answer.head.contains("Content-Type: text/plain; version=0.0.4; charset=utf-8"))
-        #expect(answer.text.contains("radio_relay_listeners{station=\"station-2\"} 0"))
+        #expect(answer.text.contains("radio_relay_listeners{station=\"station-2\",rendition=\"main\"} 0"))
         let path = temporaryPath("metrics.txt")
         try Data(answer.body).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -5,9 +5,11 @@
 /// confirmation, gapless trimming, when the Encoder is made) and in what surrounds the chain: end of stream offline;
 /// pacing, silence fill and reconnects live.
 ///
-/// The Reader is made at the first packet (so it can take the LAME tag the Parser found before it); the Encoder is
-/// either given (live: its header pages must exist before any audio) or made at the first format (offline: OpusHead
-/// then names the upstream's own rate).
+/// The Reader is made at the first packet (so it can take the LAME tag the Parser found before it); the Encoders are
+/// either given (live: their header pages must exist before any audio) or one is made at the first format (offline:
+/// OpusHead then names the upstream's own rate). Live, a station gives one Encoder per output (its renditions): the
+/// upstream is parsed and decoded once, and every buffer the stream clock releases, silence included, goes to each
+/// Encoder in turn; their pages are collected per output (`takePagesPerOutput`).
 public final class StageChain {
     public struct Configuration: Sendable {
         public var encoder = EncoderConfiguration()
@@ -37,12 +39,18 @@ public final class StageChain {
     public let configuration: Configuration
     public let parser: Parser
     public private(set) var reader: Reader?
-    public private(set) var encoder: Encoder?
+    /// One per output, in order (the first is the main output).
+    public private(set) var encoders: [Encoder]
+    /// The first output's Encoder (the only one offline).
+    public var encoder: Encoder? { encoders.first }
+    /// Readers made over the chain's life: 1 once audio flowed, however many outputs (the proof that a station
+    /// decodes once).
+    public private(set) var readersMade = 0
     private var icy: ICYDemuxer?
     /// Decoded audio not yet encoded (only with `holdsDecodedAudio`).
     private var queue: PCMQueue
-    /// Pages completed since the last `take`, in order.
-    private var pages: [OggPage] = []
+    /// Pages completed since the last `take`, in order, per Encoder.
+    private var pages: [[OggPage]]
     private var events: [Event] = []
     /// The title of the newest link asked for (`chainsTitles`), so that a repeated title starts none.
     private var linkTitle: String?
@@ -59,10 +67,16 @@ public final class StageChain {
         }
     }
 
-    public init(_ configuration: Configuration, encoder: Encoder? = nil) {
+    public convenience init(_ configuration: Configuration, encoder: Encoder? = nil) {
+        self.init(configuration, encoders: encoder.map { [$0] } ?? [])
+    }
+
+    /// - Parameter encoders: one per output, all at the common rate; empty: one is made at the first format.
+    public init(_ configuration: Configuration, encoders: [Encoder]) {
         self.configuration = configuration
         self.parser = Parser(confirmsFrames: configuration.confirmsFrames, maxTagLength: configuration.maxTagLength)
-        self.encoder = encoder
+        self.encoders = encoders
+        self.pages = Array(repeating: [], count: max(1, encoders.count))
         self.queue = PCMQueue(sampleRate: configuration.commonRate)
     }
 
@@ -78,19 +92,41 @@ public final class StageChain {
     /// as many (a rate correction for an upstream whose clock drifts).
     public func release(seconds: Double, nudge: Double = 0) throws {
         let frames = StreamClock.frames(seconds, rate: configuration.commonRate)
-        guard frames > 0, let encoder else { return }
-        // Taken up to each title mark in turn, so that its link starts at the mark (one pass without marks).
+        guard frames > 0, !encoders.isEmpty else { return }
+        // Taken up to each title mark in turn, so that its link starts at the mark (one pass without marks); every
+        // output starts its link at the same place.
         var remaining = min(frames, queue.frameCount)
         while remaining > 0 {
-            if let title = queue.takeReachedMark() { try encoder.startLink(title: title) }
+            if let title = queue.takeReachedMark() {
+                for encoder in encoders { try encoder.startLink(title: title) }
+            }
             let n = queue.framesBeforeMark(limit: remaining)
             remaining -= n
             let buffer = queue.take(frames: n, nudge: nudge)
-            if !buffer.isEmpty { pages += try encoder.encode(buffer) }
+            if !buffer.isEmpty { try encode(buffer) }
         }
     }
 
-    /// Samples (per channel, 48 kHz) the Encoder has taken: the stream's clock.
+    /// One buffer to every Encoder, each output's pages kept apart.
+    private func encode(_ buffer: PCMBuffer) throws {
+        try eachEncoder { try $0.encode(buffer) }
+    }
+
+    /// Runs `step` on every Encoder, collecting each one's pages. One that throws does not keep the others from
+    /// their audio (their streams stay in step); the first error is thrown after all have run.
+    private func eachEncoder(_ step: (Encoder) throws -> [OggPage]) throws {
+        var failure: (any Error)?
+        for index in encoders.indices {
+            do {
+                pages[index] += try step(encoders[index])
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Samples (per channel, 48 kHz) the first Encoder has taken (all take the same): the stream's clock.
     public var samplesEncoded: Int64 { encoder?.samplesIn ?? 0 }
     public var secondsEncoded: Double { OpusClock.seconds(samplesEncoded) }
 
@@ -117,26 +153,31 @@ public final class StageChain {
 
     /// Encodes `frames` samples of silence at the common rate (an outage, live).
     public func encodeSilence(frames: Int) throws {
-        guard frames > 0, let encoder else { return }
-        pages += try encoder.encodeSilence(frames: frames)
+        guard frames > 0 else { return }
+        try eachEncoder { try $0.encodeSilence(frames: frames) }
     }
 
-    /// Ends the stream: the Parser's last frame, the Reader's tail, the Encoder's end-trimmed last page.
+    /// Ends the stream: the Parser's last frame, the Reader's tail, each Encoder's end-trimmed last page.
     /// Returns false when no audio frame was ever found (the encoder was never made).
     public func finish() throws -> Bool {
         try parser.finish { try handle($0) }
-        guard let encoder, let reader else { return false }
+        guard !encoders.isEmpty, let reader else { return false }
         let tail = try reader.finish()
-        if !tail.isEmpty { pages += try encoder.encode(tail) }
-        pages += try encoder.finish()
+        if !tail.isEmpty { try encode(tail) }
+        try eachEncoder { try $0.finish() }
         return true
     }
 
-    /// The pages completed so far, handed over once.
-    public func takePages() -> [OggPage] {
-        guard !pages.isEmpty else { return [] }
-        defer { pages.removeAll(keepingCapacity: true) }
-        return pages
+    /// The first output's pages completed so far, handed over once (offline there is only one output).
+    public func takePages() -> [OggPage] { take(output: 0) }
+
+    /// Every output's pages completed so far, in the order of `encoders`, handed over once.
+    public func takePagesPerOutput() -> [[OggPage]] { pages.indices.map(take(output:)) }
+
+    private func take(output index: Int) -> [OggPage] {
+        guard !pages[index].isEmpty else { return [] }
+        defer { pages[index].removeAll(keepingCapacity: true) }
+        return pages[index]
     }
 
     /// The events seen so far, handed over once.
@@ -162,21 +203,21 @@ public final class StageChain {
         switch event {
         case .format(let format):
             events.append(.format(format))
-            if encoder == nil {
+            if encoders.isEmpty {
                 var settings = configuration.encoder
                 settings.inputRate = configuration.commonRate
                 settings.originalRate = format.sampleRate
                 let made = try Encoder(settings)
-                pages += made.headerPages
-                encoder = made
+                pages[0] += made.headerPages
+                encoders = [made]
             }
         case .packet(let packet):
             let reader = try self.reader ?? makeReader()
             let pcm = try reader.read(packet)
             if configuration.holdsDecodedAudio {
                 queue.append(pcm)
-            } else if !pcm.isEmpty, let encoder {
-                pages += try encoder.encode(pcm)
+            } else if !pcm.isEmpty {
+                try encode(pcm)
             }
         }
     }
@@ -185,6 +226,7 @@ public final class StageChain {
         let made = try Reader(
             commonRate: configuration.commonRate, gapless: configuration.gapless ? parser.gapless : nil)
         reader = made
+        readersMade += 1
         return made
     }
 }

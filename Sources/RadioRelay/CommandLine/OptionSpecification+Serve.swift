@@ -19,6 +19,9 @@ extension OptionSpecification {
             name: "bitrate", placeholder: "B", summary: "Opus bitrate (default 96k)",
             accepts: "6k to 510k, e.g. 96k or 96000", setting: station(Values.bitrate, { $0.encoder.bitrate = $1 })),
         .init(
+            name: "channels", placeholder: "N", summary: "Opus channels: 2 (default) or 1 (mono, (L+R)/2)",
+            accepts: "1 or 2", setting: station(Values.integer(1...2), { $0.encoder.channels = $1 })),
+        .init(
             name: "page-ms", placeholder: "MS",
             summary: "Ogg page duration, multiple of 20 (default 100; 20 for low latency)",
             accepts: "a multiple of 20 from 20 to 1000",
@@ -63,10 +66,8 @@ extension OptionSpecification {
             summary: "start a chained Ogg link at each new ICY title (default no: many players mishandle chaining)",
             accepts: "yes or no", setting: station(Values.yesNo, { $0.chainTitles = $1 })),
         .init(
-            name: "mount", placeholder: "PATH",
-            summary: "HTTP mount on the --http address (default NAME.opus: http://HOST:PORT/main.opus)",
-            accepts: "1 to 64 of A-Z a-z 0-9 . _ - after an optional /",
-            setting: station(Values.mount, { $0.mount = $1 })),
+            name: "mount", placeholder: "PATH", summary: "HTTP mount path (default NAME.opus)",
+            accepts: StationNames.mountRule, setting: station(Values.mount, { $0.mount = $1 })),
         .init(
             name: "display-name", placeholder: "TEXT", summary: "station name for HTTP listeners (icy-name)",
             accepts: "one line of 1 to 256 printable characters",
@@ -81,6 +82,7 @@ extension OptionSpecification {
         .init(
             name: "url", placeholder: "URL", summary: "the station's web site (icy-url)",
             accepts: "one line of 1 to 256 printable characters", setting: station(Values.line, { $0.info.url = $1 })),
+        rendition,
         .init(
             name: "name", placeholder: "NAME", summary: "station name in logs and URLs (default main)",
             accepts: "a non-empty name"),
@@ -89,6 +91,13 @@ extension OptionSpecification {
         config,
         logLevel,
     ]
+
+    /// `--rendition NAME:PORT:BITRATE[:mono]`, repeatable: another output of the same decoded audio on its own port,
+    /// with the station's other settings. Not a config key: a config file has `[rendition STATION/NAME]` sections.
+    static let rendition = OptionSpecification(
+        name: "rendition", placeholder: "N:P:B[:mono]",
+        summary: "another output (NAME:PORT:BITRATE) of the one decode, repeatable; e.g. low:8001:32k:mono",
+        accepts: "NAME:PORT:BITRATE or NAME:PORT:BITRATE:mono, e.g. low:8001:32k:mono")
 
     /// The last reconnect delay; the first stays, lowered only if it would exceed the last.
     private static func setReconnectMax(_ station: inout StationConfiguration, _ seconds: Double) {

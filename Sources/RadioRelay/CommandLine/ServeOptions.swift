@@ -38,10 +38,18 @@ package struct ServeOptions: Sendable, Equatable {
                 throw scanner.error("--\(option.name) \(text): use \(option.accepts)")
             }
         }
+        // Renditions take the station's other settings, whatever order the flags came in.
+        for text in scanner.allValues[OptionSpecification.rendition.name] ?? [] {
+            guard let rendition = Values.rendition(text, of: station) else {
+                throw scanner.error("--rendition \(text): use \(OptionSpecification.rendition.accepts)")
+            }
+            station.renditions.append(rendition)
+        }
         // The flags are checked one by one above; this catches a rule that spans flags.
         do {
             try station.encoder.validate()
             try station.broadcaster.validate()
+            try station.validateOutputs()
         } catch {
             throw scanner.error("\(error)")
         }

@@ -43,32 +43,35 @@ enum Values {
         return text
     }
 
-    /// An HTTP mount: a leading slash is optional, then 1 to 64 of A-Z a-z 0-9 . _ - (not starting with a dot);
-    /// stored without the slash.
-    static func mount(_ text: String) -> String? {
-        let name = text.hasPrefix("/") ? String(text.dropFirst()) : text
-        guard (1...64).contains(name.utf8.count), name.first != ".",
-            name.utf8.allSatisfy({ $0 < 0x80 && ($0 == UInt8(ascii: ".") || isNameByte($0)) })
-        else { return nil }
-        return name
-    }
-
-    private static func isNameByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
-            return true
-        default:
-            return false
-        }
-    }
-
     static func yesNo(_ text: String) -> Bool? {
         switch text {
         case "yes": return true
         case "no": return false
         default: return nil
         }
+    }
+
+    /// A mount path, with or without its leading `/` (kept without).
+    static func mount(_ text: String) -> String? {
+        let path = text.hasPrefix("/") ? String(text.dropFirst()) : text
+        return StationNames.isValidMount(path) ? path : nil
+    }
+
+    /// `NAME:PORT:BITRATE[:mono]` (`--rendition`): a rendition with the name, port, bitrate and channels given and
+    /// everything else from `station`.
+    static func rendition(_ text: String, of station: StationConfiguration) -> RenditionConfiguration? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3 || (parts.count == 4 && parts[3] == "mono"), StationNames.isValid(parts[0]),
+            let port = Units.integer(parts[1], in: 1...65535), let bitrate = bitrate(parts[2])
+        else { return nil }
+        var rendition = RenditionConfiguration(name: parts[0])
+        rendition.encoder = station.encoder
+        rendition.encoder.serial = EncoderConfiguration().serial
+        rendition.encoder.bitrate = bitrate
+        rendition.encoder.channels = parts.count == 4 ? 1 : 2
+        rendition.broadcaster = station.broadcaster
+        rendition.broadcaster.port = port
+        return rendition
     }
 
     /// An IPv4 or IPv6 literal the listening socket can bind.

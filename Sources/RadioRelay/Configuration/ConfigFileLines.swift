@@ -1,7 +1,8 @@
 /// A config file's text cut into sections of `key = value` entries, before any key means anything.
 ///
 /// The syntax: one item a line. A line whose first non-blank character is `#` or `;` is a comment; blank lines are
-/// skipped; `[server]` and `[station NAME]` open a section (NAME: 1 to 64 of `A-Z a-z 0-9 _ -`); `key = value`
+/// skipped; `[server]`, `[station NAME]` and `[rendition STATION/NAME]` open a section (NAME: 1 to 64 of
+/// `A-Z a-z 0-9 _ -`); `key = value`
 /// belongs to the section above it, key and value with blanks trimmed and the value optionally in double quotes
 /// (taken as they are inside, with no escapes). A comment after a value is part of the value. A UTF-8 byte order
 /// mark and `\r` line ends are accepted.
@@ -17,6 +18,8 @@ struct ConfigFileLines {
         case server
         /// A station, with `validName` false when NAME breaks the naming rule (its keys are still checked).
         case station(name: String, validName: Bool)
+        /// Another output of station `station`, with `validName` false when either name breaks the rule.
+        case rendition(station: String, name: String, validName: Bool)
         /// An unknown section: its keys are skipped, since nothing says what they should be.
         case unknown
     }
@@ -29,7 +32,7 @@ struct ConfigFileLines {
 
     private(set) var sections: [Section] = []
 
-    static let nameRule = "1 to 64 of A-Z a-z 0-9 _ -"
+    static let nameRule = StationNames.rule
 
     init(_ text: String, problems: inout ConfigFileProblems) {
         var body = Substring(text)
@@ -82,8 +85,11 @@ struct ConfigFileLines {
         let inside = String(text.dropFirst().dropLast()).trimmingWhitespace()
         if inside == "server" { return .server }
         let words = inside.split(maxSplits: 1, whereSeparator: \.isWhitespace)
+        if words.first == "rendition" {
+            return rendition(words.count > 1 ? String(words[1]).trimmingWhitespace() : "", line: line, &problems)
+        }
         guard words.first == "station" else {
-            problems.add(line, "unknown section [\(inside)]: use [server] or [station NAME]")
+            problems.add(line, "unknown section [\(inside)]: use [server], [station NAME] or [rendition STATION/NAME]")
             return .unknown
         }
         let name = words.count > 1 ? String(words[1]).trimmingWhitespace() : ""
@@ -95,16 +101,21 @@ struct ConfigFileLines {
         return .station(name: name, validName: true)
     }
 
-    /// `[A-Za-z0-9_-]{1,64}`: the name appears in URLs, metric labels and socket names.
-    static func isValidName(_ name: String) -> Bool {
-        (1...64).contains(name.utf8.count)
-            && name.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
-                    return true
-                default: return false
-                }
-            }
+    /// `[rendition STATION/NAME]`, both names by the station naming rule.
+    private static func rendition(_ text: String, line: Int, _ problems: inout ConfigFileProblems) -> Header {
+        let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        let station = parts[0]
+        let name = parts.count > 1 ? parts[1] : ""
+        guard parts.count == 2, isValidName(station), isValidName(name) else {
+            problems.add(
+                line,
+                "bad rendition \"\(text)\": use [rendition STATION/NAME], each name \(nameRule), as in "
+                    + "[rendition jazz/low]")
+            return .rendition(station: station, name: name, validName: false)
+        }
+        return .rendition(station: station, name: name, validName: true)
     }
+
+    /// `[A-Za-z0-9_-]{1,64}`: the name appears in URLs, metric labels and socket names.
+    static func isValidName(_ name: String) -> Bool { StationNames.isValid(name) }
 }

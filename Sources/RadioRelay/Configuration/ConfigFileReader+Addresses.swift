@@ -1,53 +1,65 @@
 import Glibc
 
-/// No two stations may listen where one would take the other's connections, nor where the status endpoint listens:
+/// No two outputs (stations and renditions) may listen where one would take the other's connections, nor where the
+/// status endpoint listens:
 /// the same port on the same address, or on any address when either side is a wildcard (`0.0.0.0` or `::`).
 extension ConfigFileReader {
+    /// One listening output: a station's own or a rendition's, with the line its address comes from.
+    struct PlacedAddress {
+        let what: String
+        let address: ConfigFile.ListenAddress
+        let line: Int
+        let isStation: Bool
+    }
+
     mutating func checkAddresses(_ stations: [PlacedStation], status: ConfigFile.ListenAddress?, statusLine: Int?) {
-        for (index, placed) in stations.enumerated() {
-            let address = Self.address(of: placed.station)
-            if let other = stations[..<index].first(where: { Self.overlap(address, Self.address(of: $0.station)) }) {
+        var outputs: [PlacedAddress] = []
+        for placed in stations {
+            let station = placed.station
+            for (index, output) in station.outputSettings.enumerated() where index < placed.addressLines.count {
+                outputs.append(
+                    PlacedAddress(
+                        what: output.name.map { "rendition \(station.name)/\($0)" } ?? "station \(station.name)",
+                        address: ConfigFile.ListenAddress(host: output.broadcaster.bind, port: output.broadcaster.port),
+                        line: placed.addressLines[index], isStation: output.name == nil))
+            }
+        }
+        for (index, placed) in outputs.enumerated() {
+            let address = placed.address
+            if let other = outputs[..<index].first(where: { Self.overlap(address, $0.address) }) {
+                let advice = placed.isStation && other.isStation ? "station" : "output"
                 problems.add(
                     placed.line,
-                    "station \(placed.station.name) on \(address) overlaps station \(other.station.name) on "
-                        + "\(Self.address(of: other.station)) (line \(other.line)): give each station its own port")
+                    "\(placed.what) on \(address) overlaps \(other.what) on \(other.address) (line \(other.line)): give "
+                        + "each \(advice) its own port")
             }
             if let status, Self.overlap(address, status) {
                 let place = statusLine.map { "[server] status, line \($0)" } ?? "the default: set status in [server]"
                 problems.add(
-                    placed.line,
-                    "station \(placed.station.name) on \(address) overlaps the status address \(status) (\(place))")
+                    placed.line, "\(placed.what) on \(address) overlaps the status address \(status) (\(place))")
             }
         }
     }
 
-    /// The HTTP address overlaps no station and not the status endpoint, and no two stations share a mount.
+    /// The HTTP address overlaps no output (a station's or a rendition's port) and not the status endpoint.
     mutating func checkHTTP(
         _ stations: [PlacedStation], server: ConfigFile.ServerSettings, httpLine: Int?, statusLine: Int?
     ) {
-        if let http = server.http {
-            let line = httpLine ?? 0
-            for placed in stations where Self.overlap(Self.address(of: placed.station), http) {
-                problems.add(
-                    line,
-                    "http = \(http) overlaps station \(placed.station.name) on \(Self.address(of: placed.station)) "
-                        + "(line \(placed.line)): give HTTP its own port")
-            }
-            if let status = server.status, Self.overlap(http, status) {
-                let place = statusLine.map { "line \($0)" } ?? "the default"
-                problems.add(line, "http = \(http) overlaps the status address \(status) (\(place))")
+        guard let http = server.http else { return }
+        let line = httpLine ?? 0
+        for placed in stations {
+            let station = placed.station
+            for (index, output) in station.outputSettings.enumerated() {
+                let address = ConfigFile.ListenAddress(host: output.broadcaster.bind, port: output.broadcaster.port)
+                guard Self.overlap(address, http) else { continue }
+                let what = output.name.map { "rendition \(station.name)/\($0)" } ?? "station \(station.name)"
+                let at = index < placed.addressLines.count ? " (line \(placed.addressLines[index]))" : ""
+                problems.add(line, "http = \(http) overlaps \(what) on \(address)\(at): give HTTP its own port")
             }
         }
-        var mounts: [String: PlacedStation] = [:]
-        for placed in stations {
-            let path = placed.station.mountPath
-            if let other = mounts[path] {
-                problems.add(
-                    placed.line,
-                    "station \(placed.station.name): mount \(path) is station \(other.station.name)'s too (line "
-                        + "\(other.line)): set mount = in one of them")
-            }
-            mounts[path] = mounts[path] ?? placed
+        if let status = server.status, Self.overlap(http, status) {
+            let place = statusLine.map { "line \($0)" } ?? "the default"
+            problems.add(line, "http = \(http) overlaps the status address \(status) (\(place))")
         }
     }
 

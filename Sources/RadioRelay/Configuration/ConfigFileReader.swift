@@ -16,10 +16,12 @@ struct ConfigFileReader {
         self.credentialsDirectory = credentialsDirectory
     }
 
-    /// A station that passed every check, with the line its address comes from.
+    /// A station that passed every check, with the lines its outputs' addresses and mounts come from (the main
+    /// output first, then each rendition).
     struct PlacedStation {
-        let station: StationConfiguration
-        let line: Int
+        var station: StationConfiguration
+        var addressLines: [Int]
+        var mountLines: [Int]
     }
 
     mutating func read(_ text: String) throws(ConfigFileError) -> ConfigFile {
@@ -47,7 +49,7 @@ struct ConfigFileReader {
             var station = result.server.stationDefaults
             station.name = name
             station.encoder.serial = EncoderConfiguration().serial  // its own Ogg stream serial, not the template's
-            let (clean, addressLine) = readStation(section, into: &station)
+            let (clean, lines) = readStation(section, into: &station)
             guard validName else { continue }
             if let first = firstLines[name] {
                 problems.add(section.line, "duplicate station \(name) (the first is at line \(first)): rename one")
@@ -63,13 +65,15 @@ struct ConfigFileReader {
                     section.line, message.hasPrefix("station \(name):") ? message : "station \(name): \(message)")
                 continue
             }
-            placed.append(PlacedStation(station: station, line: addressLine))
+            placed.append(PlacedStation(station: station, addressLines: [lines.address], mountLines: [lines.mount]))
         }
         if !sawStation {
             problems.addToFile("no [station NAME] section: add one per station, each with upstream = URL or path")
         }
+        readRenditions(lines, into: &placed, stationLines: firstLines)
         checkAddresses(placed, status: result.server.status, statusLine: statusLine)
         checkHTTP(placed, server: result.server, httpLine: httpLine, statusLine: statusLine)
+        checkMounts(placed)
         guard problems.isEmpty else { throw problems.error }
         result.stations = placed.map(\.station)
         return result
@@ -123,12 +127,26 @@ struct ConfigFileReader {
         return (seen[Self.statusKey], seen[Self.httpKey])
     }
 
-    /// Reads a station's keys over `station`; returns whether all were good (and `upstream` given), and the line
-    /// its listening address comes from (`port`, else `bind`, else the section's header).
+    /// Reads a station's keys over `station`; returns whether all were good (and `upstream` given), and the lines
+    /// its listening address comes from (`port`, else `bind`, else the section's header) and its mount.
     private mutating func readStation(_ section: ConfigFileLines.Section, into station: inout StationConfiguration)
-        -> (clean: Bool, addressLine: Int)
+        -> (clean: Bool, lines: (address: Int, mount: Int))
     {
-        let options = OptionSpecification.stationSettings
+        let label = station.name.isEmpty ? "[station]" : "[station \(station.name)]"
+        var (clean, seen) = readKeys(section, OptionSpecification.stationSettings, label: label, into: &station)
+        if seen["upstream"] == nil {
+            problems.add(section.line, "\(label) has no upstream: add upstream = an http(s) URL, a file: URL or a path")
+            clean = false
+        }
+        return (clean, (seen["port"] ?? seen["bind"] ?? section.line, seen["mount"] ?? section.line))
+    }
+
+    /// Reads a section's keys, each one of `options`, over `station`; returns whether all were good and the line of
+    /// each key seen.
+    mutating func readKeys(
+        _ section: ConfigFileLines.Section, _ options: [OptionSpecification], label: String,
+        into station: inout StationConfiguration
+    ) -> (clean: Bool, seen: [String: Int]) {
         var seen: [String: Int] = [:]
         var clean = true
         for entry in section.entries {
@@ -137,7 +155,6 @@ struct ConfigFileReader {
                 continue
             }
             guard let option = options.first(where: { $0.key == entry.key }) else {
-                let label = station.name.isEmpty ? "[station]" : "[station \(station.name)]"
                 problems.add(entry.line, Self.unknownKey(entry.key, in: label, keys: options.map(\.key)))
                 clean = false
                 continue
@@ -148,12 +165,7 @@ struct ConfigFileReader {
             }
             clean = apply(entry.key, value, line: entry.line, option, to: &station) && clean
         }
-        if seen["upstream"] == nil {
-            let label = station.name.isEmpty ? "[station]" : "[station \(station.name)]"
-            problems.add(section.line, "\(label) has no upstream: add upstream = an http(s) URL, a file: URL or a path")
-            clean = false
-        }
-        return (clean, seen["port"] ?? seen["bind"] ?? section.line)
+        return (clean, seen)
     }
 
     /// Sets one station key, reading `@credential:NAME` first where the key allows it.

@@ -2,6 +2,8 @@
 public struct EncoderConfiguration: Sendable, Equatable {
     /// Target bits per second (6 000 – 510 000).
     public var bitrate = 96_000
+    /// 2: stereo; 1: mono, the common format's two channels mixed down as (L + R) / 2 (OpusHead says 1 channel).
+    public var channels = 2
     /// libopus complexity, 0 (fastest) – 10 (best, the library's default).
     public var complexity = 10
     /// Constrained VBR keeps pure tones near the target; unconstrained VBR spends about twice as much on them.
@@ -21,6 +23,9 @@ public struct EncoderConfiguration: Sendable, Equatable {
     public func validate() throws {
         guard (6_000...510_000).contains(bitrate) else {
             throw ConfigurationError("bitrate \(bitrate) b/s is out of range: use 6k to 510k")
+        }
+        guard channels == 1 || channels == 2 else {
+            throw ConfigurationError("channels \(channels): use 1 (mono) or 2 (stereo)")
         }
         guard (0...10).contains(complexity) else {
             throw ConfigurationError("complexity \(complexity) is out of range: use 0 to 10")
@@ -87,7 +92,7 @@ public final class Encoder {
         try configuration.validate()
         self.configuration = configuration
         opus = try OpusEncoderHandle(
-            bitrate: configuration.bitrate, complexity: configuration.complexity,
+            channels: configuration.channels, bitrate: configuration.bitrate, complexity: configuration.complexity,
             constrainedVBR: configuration.constrainedVBR)
         ogg = try OggStream(serial: configuration.serial)
         resampler =
@@ -98,7 +103,7 @@ public final class Encoder {
                 interleavedInput: false)
         preSkip = opus.lookahead
         packetsPerPage = configuration.pageDuration / 20
-        frame = .allocate(capacity: OpusEncoderHandle.frameSize * 2)
+        frame = .allocate(capacity: OpusEncoderHandle.frameSize * configuration.channels)
         packet = .allocate(capacity: OpusEncoderHandle.maxPacket)
 
         writeHeaders(preSkip: preSkip, comments: configuration.comments)
@@ -143,7 +148,8 @@ public final class Encoder {
         let frameSize = Int64(OpusEncoderHandle.frameSize)
         let packetsNeeded = (total + frameSize - 1) / frameSize
         while packetsOut < packetsNeeded {
-            for i in frameFill * 2..<OpusEncoderHandle.frameSize * 2 { frame[i] = 0 }
+            let channels = configuration.channels
+            for i in frameFill * channels..<OpusEncoderHandle.frameSize * channels { frame[i] = 0 }
             frameFill = OpusEncoderHandle.frameSize
             let last = packetsOut + 1 == packetsNeeded
             try encodeFrame(granule: last ? total - linkOrigin * frameSize : nil, end: last)
@@ -169,11 +175,15 @@ public final class Encoder {
         let count = left.count
         while index < count {
             let n = min(count - index, OpusEncoderHandle.frameSize - frameFill)
-            var o = frameFill * 2
-            for i in index..<index + n {
-                frame[o] = left[i]
-                frame[o + 1] = right[i]
-                o += 2
+            if configuration.channels == 1 {
+                for i in index..<index + n { frame[frameFill + i - index] = (left[i] + right[i]) * 0.5 }
+            } else {
+                var o = frameFill * 2
+                for i in index..<index + n {
+                    frame[o] = left[i]
+                    frame[o + 1] = right[i]
+                    o += 2
+                }
             }
             frameFill += n
             index += n
@@ -223,7 +233,8 @@ public final class Encoder {
     /// OpusHead on the BOS page, then OpusTags, each flushed onto its own page.
     private func writeHeaders(preSkip: Int, comments: [String]) {
         ogg.append(
-            Self.opusHead(preSkip: preSkip, originalRate: configuration.originalRate), granule: 0, beginning: true)
+            Self.opusHead(preSkip: preSkip, originalRate: configuration.originalRate, channels: configuration.channels),
+            granule: 0, beginning: true)
         flushPages(headers: true)
         ogg.append(Self.opusTags(vendor: Self.vendor, comments: comments), granule: 0)
         flushPages(headers: true)
@@ -251,10 +262,10 @@ public final class Encoder {
     }
 
     /// RFC 7845 §5.1: magic, version 1, channel count, pre-skip, input rate, output gain 0, mapping family 0.
-    static func opusHead(preSkip: Int, originalRate: Int) -> [UInt8] {
+    static func opusHead(preSkip: Int, originalRate: Int, channels: Int = 2) -> [UInt8] {
         var b = Array("OpusHead".utf8)
         b.append(1)
-        b.append(2)
+        b.append(channels == 1 ? 1 : 2)
         b.appendLittleEndian(UInt16(preSkip))
         b.appendLittleEndian(UInt32(originalRate))
         b.appendLittleEndian(UInt16(0))

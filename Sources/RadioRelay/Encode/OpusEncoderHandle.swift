@@ -13,7 +13,7 @@ public struct OpusError: Error, CustomStringConvertible {
     public var description: String { "libopus \(call): \(String(cString: opus_strerror(code)))" }
 }
 
-/// Owns one `OpusEncoder` (`opus_encoder_create`/`opus_encoder_destroy`): 48 kHz stereo, 20 ms frames.
+/// Owns one `OpusEncoder` (`opus_encoder_create`/`opus_encoder_destroy`): 48 kHz, stereo or mono, 20 ms frames.
 final class OpusEncoderHandle {
     static let frameSize = 960
     /// RFC 6716 caps a packet at 1275 bytes per frame; a little more room costs nothing.
@@ -23,9 +23,12 @@ final class OpusEncoderHandle {
     /// `OPUS_GET_LOOKAHEAD`: the pre-skip to announce in OpusHead.
     let lookahead: Int
 
-    init(bitrate: Int, complexity: Int, constrainedVBR: Bool) throws {
+    /// - Parameter channels: 1 or 2 (`EncoderConfiguration.validate` checked it); a frame holds that many
+    ///   interleaved samples per instant.
+    init(channels: Int, bitrate: Int, complexity: Int, constrainedVBR: Bool) throws {
         var error: Int32 = 0
-        guard let encoder = opus_encoder_create(Int32(OpusClock.rate), 2, OPUS_APPLICATION_AUDIO, &error),
+        let count: Int32 = channels == 1 ? 1 : 2
+        guard let encoder = opus_encoder_create(Int32(OpusClock.rate), count, OPUS_APPLICATION_AUDIO, &error),
             error == OPUS_OK
         else { throw OpusError(code: error, call: "opus_encoder_create") }
         self.encoder = encoder
@@ -49,7 +52,7 @@ final class OpusEncoderHandle {
 
     deinit { opus_encoder_destroy(encoder) }
 
-    /// `opus_encode_float` of one 20 ms interleaved stereo frame into `output`; returns the packet length.
+    /// `opus_encode_float` of one 20 ms frame (interleaved when stereo) into `output`; returns the packet length.
     func encode(_ frame: UnsafePointer<Float>, into output: UnsafeMutablePointer<UInt8>) throws -> Int {
         let length = opus_encode_float(encoder, frame, Int32(Self.frameSize), output, Int32(Self.maxPacket))
         guard length > 0 else { throw OpusError(code: length, call: "opus_encode_float") }

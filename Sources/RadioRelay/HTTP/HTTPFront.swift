@@ -76,9 +76,9 @@ package final class HTTPFront: Service {
             for output in station.outputs {
                 directory.mounts.append(
                     PublicDirectory.Mount(
-                        path: output.mount, eventsPath: PublicDirectory.eventsPath(forMount: output.mount),
+                        path: "/" + output.mount, eventsPath: PublicDirectory.eventsPath(forMount: "/" + output.mount),
                         station: station.name, rendition: output.name, info: configuration.info, title: title,
-                        bitrate: output.bitrate, channels: output.channels,
+                        bitrate: output.encoder.bitrate, channels: output.encoder.channels,
                         rawAddress: output.broadcaster.address.description))
                 broadcasters.append(output.broadcaster)
             }
@@ -93,7 +93,7 @@ package final class HTTPFront: Service {
         }
         try started.start()
         thread.withLock { $0 = started }
-        let mounts = stations.flatMap(\.outputs).map(\.mount).joined(separator: ", ")
+        let mounts = stations.flatMap(\.outputs).map { "/" + $0.mount }.joined(separator: ", ")
         Log.notice("http listeners on http://\(address)/ (mounts \(mounts); a page to listen at /)")
     }
 

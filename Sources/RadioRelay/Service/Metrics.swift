@@ -1,7 +1,10 @@
 /// `/metrics`: the status snapshot in Prometheus text exposition format 0.0.4, as a pure function.
 ///
-/// Every family has the `radio_relay_` prefix and one `# HELP` and one `# TYPE` line, followed by all its samples
-/// (one per station, with a `station` label), so a family's samples are never split. Counters end in `_total`;
+/// Every family has the `radio_relay_` prefix and one `# HELP` and one `# TYPE` line, followed by all its samples,
+/// so a family's samples are never split. Station families have one sample per station (a `station` label); output
+/// families (listeners, bytes, pages, refusals, moves, drops, bitrate, channels) one per output, labelled `station`
+/// and `rendition`: `main` for the station's own output, else the rendition's name (which may not be `main`), so
+/// `sum by (station)` gives a station's totals. Counters end in `_total`;
 /// units are base units (seconds, bytes, hertz); bitrates, in bits per second, carry no unit suffix because
 /// promtool's lint would ask for bytes. Label values escape `\`, `"` and line feeds, HELP
 /// texts `\` and line feeds, as the format asks.
@@ -13,33 +16,23 @@ enum MetricsReport {
         case counter, gauge
     }
 
-    /// One metric family: name (without prefix), kind, help, and how to read its value from a station.
-    struct Family: Sendable {
+    /// One metric family: name (without prefix), kind, help, and how to read its value from a station or an output.
+    struct Family<Subject>: Sendable {
         var name: String
         var kind: Kind
         var help: String
-        var value: @Sendable (StationStatus) -> Double?
+        var value: @Sendable (Subject) -> Double?
     }
 
     static let prefix = "radio_relay_"
 
     /// The per-station families, in output order.
-    static let stationFamilies: [Family] = [
+    static let stationFamilies: [Family<StationStatus>] = [
         Family(name: "station_alive", kind: .gauge, help: "1 while the station's pipeline and network threads beat") {
             $0.alive ? 1 : 0
         },
         Family(name: "upstream_up", kind: .gauge, help: "1 while the upstream is connected") {
             $0.upstream == .connected ? 1 : 0
-        },
-        Family(name: "listeners", kind: .gauge, help: "Listeners connected now") { Double($0.listeners) },
-        Family(name: "listeners_http", kind: .gauge, help: "Of the listeners, those connected over HTTP") {
-            Double($0.httpListeners)
-        },
-        Family(name: "listeners_peak", kind: .gauge, help: "Most listeners connected at once since start") {
-            Double($0.peakListeners)
-        },
-        Family(name: "opus_bitrate", kind: .gauge, help: "Opus target bitrate, bits per second") {
-            Double($0.opusBitrate)
         },
         Family(name: "input_sample_rate_hertz", kind: .gauge, help: "Sample rate of the upstream MP3") {
             $0.format.map { Double($0.sampleRate) }
@@ -50,24 +43,8 @@ enum MetricsReport {
         Family(name: "input_bitrate", kind: .gauge, help: "Upstream MP3 bitrate, bits per second") {
             $0.format.map { Double($0.bitrate) }
         },
-        Family(name: "sent_bytes_total", kind: .counter, help: "Bytes sent to listeners") { Double($0.bytesOut) },
         Family(name: "upstream_received_bytes_total", kind: .counter, help: "Bytes received from the upstream") {
             Double($0.bytesIn)
-        },
-        Family(name: "connections_total", kind: .counter, help: "Listener connections accepted") {
-            Double($0.connections)
-        },
-        Family(name: "refused_connections_total", kind: .counter, help: "Connections refused (limits)") {
-            Double($0.refusals)
-        },
-        Family(name: "slow_listener_moves_total", kind: .counter, help: "Listeners moved to the live edge") {
-            Double($0.slowMoves)
-        },
-        Family(name: "slow_listener_drops_total", kind: .counter, help: "Listeners dropped for falling behind") {
-            Double($0.slowDrops)
-        },
-        Family(name: "chatty_listener_drops_total", kind: .counter, help: "Listeners dropped for sending too much") {
-            Double($0.chattyDrops)
         },
         Family(name: "upstream_reconnects_total", kind: .counter, help: "Upstream connection failures retried") {
             Double($0.reconnects)
@@ -85,6 +62,49 @@ enum MetricsReport {
             $0.pausedSeconds
         },
         Family(name: "encoded_seconds_total", kind: .counter, help: "Seconds of audio encoded") { $0.encodedSeconds },
+        Family(name: "decoded_frames_total", kind: .counter, help: "MPEG frames decoded, once for all outputs") {
+            Double($0.decodedPackets)
+        },
+        Family(name: "readers", kind: .gauge, help: "MP3 decoders (Readers) the station made: 1 for all outputs") {
+            Double($0.readers)
+        },
+        Family(name: "encoders", kind: .gauge, help: "Opus encoders fed from the one decode: one per output") {
+            Double($0.encoders)
+        },
+    ]
+
+    /// The per-output families, in output order.
+    static let outputFamilies: [Family<OutputStatus>] = [
+        Family(name: "listeners", kind: .gauge, help: "Listeners connected now") { Double($0.listeners) },
+        Family(name: "listeners_http", kind: .gauge, help: "Of the listeners, those connected over HTTP") {
+            Double($0.httpListeners)
+        },
+        Family(name: "listeners_peak", kind: .gauge, help: "Most listeners connected at once since start") {
+            Double($0.peakListeners)
+        },
+        Family(name: "opus_bitrate", kind: .gauge, help: "Opus target bitrate, bits per second") {
+            Double($0.opusBitrate)
+        },
+        Family(name: "opus_channels", kind: .gauge, help: "Opus channels: 1 (mono) or 2") { Double($0.channels) },
+        Family(name: "sent_bytes_total", kind: .counter, help: "Bytes sent to listeners") { Double($0.bytesOut) },
+        Family(name: "published_pages_total", kind: .counter, help: "Ogg pages put in the output's ring") {
+            Double($0.pagesPublished)
+        },
+        Family(name: "connections_total", kind: .counter, help: "Listener connections accepted") {
+            Double($0.connections)
+        },
+        Family(name: "refused_connections_total", kind: .counter, help: "Connections refused (limits)") {
+            Double($0.refusals)
+        },
+        Family(name: "slow_listener_moves_total", kind: .counter, help: "Listeners moved to the live edge") {
+            Double($0.slowMoves)
+        },
+        Family(name: "slow_listener_drops_total", kind: .counter, help: "Listeners dropped for falling behind") {
+            Double($0.slowDrops)
+        },
+        Family(name: "chatty_listener_drops_total", kind: .counter, help: "Listeners dropped for sending too much") {
+            Double($0.chattyDrops)
+        },
     ]
 
     static func text(_ snapshot: StatusSnapshot) -> String {
@@ -100,6 +120,18 @@ enum MetricsReport {
             for station in snapshot.stations {
                 guard let value = family.value(station) else { continue }
                 out += "\(prefix)\(family.name){station=\"\(labelValue(station.name))\"} \(number(value))\n"
+            }
+        }
+        for family in outputFamilies {
+            header(&out, family.name, family.kind, family.help)
+            for station in snapshot.stations {
+                let label = labelValue(station.name)
+                for output in station.outputs {
+                    guard let value = family.value(output) else { continue }
+                    out +=
+                        "\(prefix)\(family.name){station=\"\(label)\",rendition=\"\(labelValue(output.rendition))\"} "
+                        + "\(number(value))\n"
+                }
             }
         }
         return out

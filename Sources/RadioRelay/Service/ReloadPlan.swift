@@ -2,9 +2,10 @@
 ///
 /// A station is matched by name. Unchanged: kept as it is (listeners, pipeline and Ogg stream go on, no new headers).
 /// Changed only in what a running station can take (limits, lag, burst, flush, lead, jitter, reconnect delays, its
-/// upstream): updated in place. Changed in its encoding (bitrate, complexity, page duration, rates) or its listening
-/// address, or in a lag or burst its page ring was not sized for: restarted, which closes its listeners. New names
-/// start; missing names stop.
+/// upstream, and the same of each rendition): updated in place. Changed in the encoding of any output (bitrate,
+/// channels, complexity, page duration, rates), in a listening address or mount, in its set of renditions, or in a
+/// lag or burst a page ring was not sized for: restarted, which closes its listeners. New names start; missing names
+/// stop.
 package struct ReloadPlan: Equatable, Sendable {
     package var start: [StationConfiguration] = []
     package var stop: [String] = []
@@ -26,6 +27,11 @@ package struct ReloadPlan: Equatable, Sendable {
             // A config file gives every station a fresh random serial when it is read: the running stream keeps its
             // own, or no station would ever count as unchanged.
             configuration.encoder.serial = current.encoder.serial
+            for index in configuration.renditions.indices {
+                let name = configuration.renditions[index].name
+                guard let running = current.renditions.first(where: { $0.name == name }) else { continue }
+                configuration.renditions[index].encoder.serial = running.encoder.serial
+            }
             if current == configuration {
                 keep.append(configuration.name)
             } else if fits(configuration) {

@@ -87,8 +87,10 @@ package final class Server {
 
     /// Starts every station, then waits for a stop signal on the calling thread.
     package func run() throws {
-        // Before any listener: the open-files limit raised, and all stations' listeners capped under it.
-        ResourceLimits.apply(configured: stations.map(\.broadcaster.configuration.maxListeners))
+        // Before any listener: the open-files limit raised, and all outputs' listeners capped under it (each
+        // rendition counts as a station: its own limit, socket, epoll and eventfd).
+        ResourceLimits.apply(
+            configured: stations.flatMap { $0.outputs.map(\.broadcaster.configuration.maxListeners) })
         try group?.start()
         group = nil
         notifier.ready(status: statusLine())

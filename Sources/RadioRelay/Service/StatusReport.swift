@@ -1,9 +1,13 @@
 /// The status endpoint's human- and machine-readable reports, as pure functions of a `StatusSnapshot`:
 /// `/status.json` and the `/health` text. (`/metrics` is `MetricsReport`.)
 ///
-/// JSON shape (snake_case keys; `stations` is always an array, also with one station):
+/// JSON shape (snake_case keys; `stations` and each station's `outputs` are always arrays, also with one element):
 ///
-///     {"version": "0.1.0", "uptime_seconds": 12.5, "healthy": true, "stations": [{"name": "main", …}]}
+///     {"version": "0.1.0", "uptime_seconds": 12.5, "healthy": true,
+///      "stations": [{"name": "main", …, "readers": 1, "encoders": 2,
+///                    "outputs": [{"rendition": "main", "mount": "main.opus", …}, {"rendition": "low", …}]}]}
+///
+/// A station's listener and byte figures are the sums over its outputs.
 enum StatusReport {
     static func json(_ snapshot: StatusSnapshot) -> String {
         JSONText.object([
@@ -18,7 +22,6 @@ enum StatusReport {
         JSONText.object([
             ("name", JSONText.string(status.name)),
             ("listen", JSONText.string(status.listenAddress)),
-            ("mount", JSONText.string(status.mount)),
             ("alive", status.alive ? "true" : "false"),
             ("upstream_url", JSONText.string(status.upstreamURL)),
             ("upstream_state", JSONText.string(status.upstreamState)),
@@ -28,7 +31,7 @@ enum StatusReport {
             ("input", status.format.map(format) ?? "null"),
             ("opus_bitrate", JSONText.number(status.opusBitrate)),
             ("listeners", JSONText.number(status.listeners)),
-            ("listeners_http", JSONText.number(status.httpListeners)),
+            ("listeners_http", JSONText.number(status.outputs.reduce(0) { $0 + $1.httpListeners })),
             ("peak_listeners", JSONText.number(status.peakListeners)),
             ("bytes_out", JSONText.number(status.bytesOut)),
             ("bytes_in", JSONText.number(status.bytesIn)),
@@ -43,6 +46,32 @@ enum StatusReport {
             ("dropped_seconds", JSONText.number(status.droppedSeconds)),
             ("paused_seconds", JSONText.number(status.pausedSeconds)),
             ("encoded_seconds", JSONText.number(status.encodedSeconds)),
+            ("packets", JSONText.number(status.packets)),
+            ("decoded_packets", JSONText.number(status.decodedPackets)),
+            ("readers", JSONText.number(status.readers)),
+            ("encoders", JSONText.number(status.encoders)),
+            ("outputs", JSONText.array(status.outputs.map(output))),
+        ])
+    }
+
+    /// One output: `rendition` is `main` for the station's own.
+    static func output(_ status: OutputStatus) -> String {
+        JSONText.object([
+            ("rendition", JSONText.string(status.rendition)),
+            ("mount", JSONText.string(status.mount)),
+            ("listen", JSONText.string(status.listenAddress)),
+            ("opus_bitrate", JSONText.number(status.opusBitrate)),
+            ("channels", JSONText.number(status.channels)),
+            ("listeners", JSONText.number(status.listeners)),
+            ("listeners_http", JSONText.number(status.httpListeners)),
+            ("peak_listeners", JSONText.number(status.peakListeners)),
+            ("bytes_out", JSONText.number(status.bytesOut)),
+            ("pages", JSONText.number(status.pagesPublished)),
+            ("connections", JSONText.number(status.connections)),
+            ("refusals", JSONText.number(status.refusals)),
+            ("slow_moves", JSONText.number(status.slowMoves)),
+            ("slow_drops", JSONText.number(status.slowDrops)),
+            ("chatty_drops", JSONText.number(status.chattyDrops)),
         ])
     }
 

@@ -37,58 +37,59 @@ package struct StationStatus: Sendable, Equatable {
     package var lastError: String?
     package var title: String?
     package var format: DataFormat?
-    /// The Opus target, bits per second.
-    package var opusBitrate = 0
-    package var listeners = 0
-    /// Of `listeners`, those that came over HTTP (the rest over raw TCP).
-    package var httpListeners = 0
-    /// The HTTP mount path (`/main.opus`), served when the server has an HTTP address.
-    package var mount = ""
-    package var peakListeners = 0
-    package var bytesOut = 0
     package var bytesIn = 0
-    package var connections = 0
-    /// Connections closed at once: station or server full, or too many from one address.
-    package var refusals = 0
-    /// Listeners moved to the live edge after falling behind.
-    package var slowMoves = 0
-    /// Listeners disconnected for falling behind again.
-    package var slowDrops = 0
-    /// Listeners disconnected for sending too much.
-    package var chattyDrops = 0
     package var reconnects = 0
     package var decodeErrors = 0
     package var silenceSeconds = 0.0
     package var droppedSeconds = 0.0
     package var pausedSeconds = 0.0
     package var encodedSeconds = 0.0
-    /// Its pipeline and network loop beat within the allowance.
+    /// MPEG frames parsed and decoded (equal: one decode for all outputs), Readers made (1) and Encoders fed (one
+    /// per output).
+    package var packets = 0
+    package var decodedPackets = 0
+    package var readers = 0
+    package var encoders = 0
+    /// Its pipeline and network loops beat within the allowance.
     package var alive = true
+    /// The main output first, then the renditions.
+    package var outputs: [OutputStatus] = []
 
     package init(name: String) { self.name = name }
+
+    /// The main output's Opus target, bits per second.
+    package var opusBitrate: Int { outputs.first?.opusBitrate ?? 0 }
+    /// Sums over the outputs (`peakListeners`: the sum of their peaks).
+    package var listeners: Int { total(\.listeners) }
+    package var peakListeners: Int { total(\.peakListeners) }
+    package var bytesOut: Int { total(\.bytesOut) }
+    package var connections: Int { total(\.connections) }
+    /// Connections closed at once: station or server full, or too many from one address.
+    package var refusals: Int { total(\.refusals) }
+    /// Listeners moved to the live edge after falling behind.
+    package var slowMoves: Int { total(\.slowMoves) }
+    /// Listeners disconnected for falling behind again.
+    package var slowDrops: Int { total(\.slowDrops) }
+    /// Listeners disconnected for sending too much.
+    package var chattyDrops: Int { total(\.chattyDrops) }
+
+    private func total(_ figure: (OutputStatus) -> Int) -> Int { outputs.reduce(0) { $0 + figure($1) } }
 
     init(_ station: Station, alive: Bool) {
         self.init(name: station.name)
         let state = station.state
-        let counters = station.broadcaster.counters.snapshot
+        outputs = station.outputs.map(OutputStatus.init)
         listenAddress = station.listenAddress
         upstreamURL = UpstreamURL.redacted(station.configuration.upstream)
         upstream = state.upstream
         lastError = state.lastError
         title = state.title
         format = state.format
-        opusBitrate = station.configuration.encoder.bitrate
-        listeners = counters.listeners
-        httpListeners = counters.httpListeners
-        mount = station.configuration.mountPath
-        peakListeners = max(counters.peakListeners, counters.listeners)
-        bytesOut = counters.bytesSent
         bytesIn = state.bytesIn
-        connections = counters.connections
-        refusals = counters.rejected
-        slowMoves = counters.moved
-        slowDrops = counters.droppedSlow
-        chattyDrops = counters.droppedChatty
+        packets = state.packets
+        decodedPackets = state.decodedPackets
+        readers = state.readers
+        encoders = state.encoders
         reconnects = state.reconnects
         decodeErrors = state.decodeErrors
         silenceSeconds = state.silenceSeconds
@@ -111,6 +112,49 @@ package struct StationStatus: Sendable, Equatable {
     package var upstreamReason: String? {
         if case .retrying(let reason) = upstream { return reason }
         return nil
+    }
+}
+
+/// One output of a station in a `StationStatus`: the main one (`rendition` "main") or a rendition.
+package struct OutputStatus: Sendable, Equatable {
+    /// `main`, or the rendition's name.
+    package var rendition: String
+    package var mount = ""
+    /// Where its raw-TCP listeners connect (`ADDRESS:PORT`).
+    package var listenAddress = ""
+    package var opusBitrate = 0
+    package var channels = 2
+    package var listeners = 0
+    /// Of `listeners`, those that came over HTTP (the rest over raw TCP).
+    package var httpListeners = 0
+    package var peakListeners = 0
+    package var bytesOut = 0
+    package var connections = 0
+    package var refusals = 0
+    package var slowMoves = 0
+    package var slowDrops = 0
+    package var chattyDrops = 0
+    package var pagesPublished = 0
+
+    package init(rendition: String) { self.rendition = rendition }
+
+    init(_ output: StationOutput) {
+        self.init(rendition: output.label)
+        let counters = output.broadcaster.counters.snapshot
+        mount = output.mount
+        listenAddress = output.broadcaster.address.description
+        opusBitrate = output.encoder.bitrate
+        channels = output.encoder.channels
+        listeners = counters.listeners
+        httpListeners = counters.httpListeners
+        peakListeners = max(counters.peakListeners, counters.listeners)
+        bytesOut = counters.bytesSent
+        connections = counters.connections
+        refusals = counters.rejected
+        slowMoves = counters.moved
+        slowDrops = counters.droppedSlow
+        chattyDrops = counters.droppedChatty
+        pagesPublished = counters.pagesPublished
     }
 }
 

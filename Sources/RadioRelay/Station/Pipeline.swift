@@ -9,7 +9,8 @@ final class Pipeline {
     let station: Station
     /// The station's settings version `configuration` was taken at.
     var settingsVersion = 0
-    let broadcaster: Broadcaster
+    /// One per output, in the order of the chain's Encoders.
+    let broadcasters: [Broadcaster]
     let shared: LockedBox<StationState>
     var local = StationState()
     let chain: StageChain
@@ -28,13 +29,14 @@ final class Pipeline {
     /// Bytes held for a paced upstream: read ahead of the clock, fed to the stages as the clock reaches them.
     var backlog = Backlog(limit: 64 * 1024)
 
-    init(station: Station, encoder: Encoder, state: LockedBox<StationState>) {
+    /// - Parameter encoders: one per output of `station`, in order, their header pages already in the rings.
+    init(station: Station, encoders: [Encoder], state: LockedBox<StationState>) {
         self.configuration = station.configuration
         self.station = station
-        self.broadcaster = station.broadcaster
+        self.broadcasters = station.outputs.map(\.broadcaster)
         self.shared = state
         var settings = StageChain.Configuration()
-        settings.encoder = encoder.configuration
+        settings.encoder = configuration.encoder
         settings.commonRate = configuration.commonRate
         // Live: a frame goes on as soon as it is complete (a listener should not wait a frame for the next header),
         // and a live stream's LAME tag says nothing about where our stream ends.
@@ -43,7 +45,7 @@ final class Pipeline {
         // Decoded audio waits for the stream clock, which keeps it within the lead of the wall clock.
         settings.holdsDecodedAudio = true
         settings.maxTagLength = Parser.liveTagLimit
-        chain = StageChain(settings, encoder: encoder)
+        chain = StageChain(settings, encoders: encoders)
         chain.chainsTitles = configuration.chainTitles
         var clockSettings = StreamClock.Settings()
         clockSettings.jitter = configuration.silenceAfter
@@ -255,15 +257,18 @@ final class Pipeline {
         report(now: now)
     }
 
-    /// Hands the pages completed in this iteration to the Broadcaster, with one wake-up for all of them.
+    /// Hands the pages completed in this iteration to each output's Broadcaster, with one wake-up for all of them.
     func publish() {
-        broadcaster.publish(chain.takePages())
+        for (broadcaster, pages) in zip(broadcasters, chain.takePagesPerOutput()) { broadcaster.publish(pages) }
     }
 
     func publishState() {
         local.packets = chain.parser.statistics.packets
         local.skippedBytes = chain.parser.statistics.bytesSkipped
         local.decodeErrors = chain.reader?.statistics.decodeErrors ?? 0
+        local.decodedPackets = chain.reader?.statistics.packets ?? 0
+        local.readers = chain.readersMade
+        local.encoders = chain.encoders.count
         local.encodedSeconds = chain.secondsEncoded
         let snapshot = local
         shared.withLock { $0 = snapshot }

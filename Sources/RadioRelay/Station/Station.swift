@@ -1,16 +1,20 @@
 import Glibc
 import Synchronization
 
-/// A station: one upstream, one pipeline thread (Downloader → stage chain → ring) and one Broadcaster. The upstream
-/// can come and go; the stream does not: while it is away (or behind) the Encoder keeps encoding silence at
-/// real-time pace, so granules stay continuous and listeners stay connected.
+/// A station: one upstream, one pipeline thread (Downloader → stage chain → rings) and one output per encoding: the
+/// main one and its renditions, each an Encoder, a page ring and a Broadcaster (its port). The upstream is decoded
+/// once for all outputs. The upstream can come and go; the stream does not: while it is away (or behind) the Encoders
+/// keep encoding silence at real-time pace, so granules stay continuous and listeners stay connected.
 public final class Station: Service {
     /// The settings in force; `update` replaces them (a reload), the pipeline reads them when `settingsVersion`
     /// moves.
     private let settings: LockedBox<StationConfiguration>
     let settingsVersion = Atomic<Int>(0)
     public var configuration: StationConfiguration { settings.snapshot }
-    package let broadcaster: Broadcaster
+    /// The main output first, then the renditions in the order of the configuration.
+    package let outputs: [StationOutput]
+    /// The main output's Broadcaster.
+    package var broadcaster: Broadcaster { outputs[0].broadcaster }
     private let shared = LockedBox(StationState())
     private let pipeline: LockedBox<ServiceThread?> = LockedBox(nil)
     private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
@@ -20,51 +24,70 @@ public final class Station: Service {
     /// Where listeners connect, as `ADDRESS:PORT` (the real port when 0 was asked for).
     public var listenAddress: String { broadcaster.address.description }
     public var port: UInt16 { broadcaster.address.port }
-    /// Where listeners reach the station: its main output (renditions add more).
-    package var outputs: [StationOutput] {
-        let configuration = configuration
-        return [
-            StationOutput(
-                name: nil, mount: configuration.mountPath, broadcaster: broadcaster,
-                bitrate: configuration.encoder.bitrate, channels: 2)
-        ]
+    /// Listeners connected now, on all outputs.
+    public var listeners: Int {
+        outputs.reduce(0) { $0 + $1.broadcaster.counters.listeners.load(ordering: .relaxed) }
     }
 
-    /// Listeners connected now.
-    public var listeners: Int { broadcaster.counters.listeners.load(ordering: .relaxed) }
-
-    /// Binds the listening port now (or adopts `socket`), so configuration and port errors surface before start.
+    /// Binds the listening ports now (or adopts `socket`), so configuration and port errors surface before start.
     public convenience init(_ configuration: StationConfiguration, adoptedSocket: Int32? = nil) throws {
         try self.init(configuration, adoptedSocket: adoptedSocket, onUnexpectedExit: ServiceThread.terminateProcess)
     }
 
+    /// The same, with already listening sockets (socket activation) for renditions too, by rendition name.
+    package convenience init(
+        _ configuration: StationConfiguration, adoptedSocket: Int32?, renditionSockets: [String: Int32]
+    ) throws {
+        try self.init(
+            configuration, adoptedSocket: adoptedSocket, renditionSockets: renditionSockets,
+            onUnexpectedExit: ServiceThread.terminateProcess)
+    }
+
+    /// - Parameter renditionSockets: already listening sockets (socket activation) for renditions, by name.
     /// - Parameter onUnexpectedExit: what happens when the pipeline thread ends by itself (tests observe it).
     package init(
-        _ configuration: StationConfiguration, adoptedSocket: Int32? = nil,
+        _ configuration: StationConfiguration, adoptedSocket: Int32? = nil, renditionSockets: [String: Int32] = [:],
         onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void
     ) throws {
         try configuration.validate()
         self.settings = LockedBox(configuration)
         self.onUnexpectedExit = onUnexpectedExit
-        let pageSeconds = Double(configuration.encoder.pageDuration) / 1000
-        let keep = configuration.broadcaster.maxLag * 2 + configuration.broadcaster.burst + 2
-        let ring = PageRing(capacity: max(16, Int((keep / pageSeconds).rounded(.up))))
-        broadcaster = try Broadcaster(
-            name: configuration.name, configuration: configuration.broadcaster, ring: ring,
-            adoptedSocket: adoptedSocket)
+        var outputs: [StationOutput] = []
+        for output in configuration.outputSettings {
+            let ring = PageRing(capacity: max(16, Self.ringPages(output.encoder, output.broadcaster)))
+            let label = output.name.map { "\(configuration.name)/\($0)" } ?? configuration.name
+            let socket = output.name == nil ? adoptedSocket : output.name.flatMap { renditionSockets[$0] }
+            let broadcaster = try Broadcaster(
+                name: label, configuration: output.broadcaster, ring: ring, adoptedSocket: socket)
+            outputs.append(
+                StationOutput(name: output.name, mount: output.mount, encoder: output.encoder, broadcaster: broadcaster)
+            )
+        }
+        self.outputs = outputs
     }
 
-    /// Whether `new` can replace this station's settings while it runs: everything but the encoding (bitrate,
-    /// complexity, page duration, rates — its Ogg stream would change), the listening address, and a lag or burst
-    /// the page ring was not sized for.
+    /// Pages an output's ring needs for its lag allowance and burst.
+    private static func ringPages(_ encoder: EncoderConfiguration, _ broadcaster: BroadcasterConfiguration) -> Int {
+        let pageSeconds = Double(encoder.pageDuration) / 1000
+        let keep = broadcaster.maxLag * 2 + broadcaster.burst + 2
+        return Int((keep / pageSeconds).rounded(.up))
+    }
+
+    /// Whether `new` can replace this station's settings while it runs: everything but the encoding of any output
+    /// (bitrate, channels, complexity, page duration, rates — its Ogg stream would change), the set of renditions,
+    /// their names, mounts and listening addresses, and a lag or burst an output's page ring was not sized for.
     package func canUpdate(to new: StationConfiguration) -> Bool {
         let old = configuration
-        guard new.name == old.name, new.encoder == old.encoder, new.commonRate == old.commonRate,
-            new.broadcaster.bind == old.broadcaster.bind, new.broadcaster.port == old.broadcaster.port
-        else { return false }
-        let pageSeconds = Double(new.encoder.pageDuration) / 1000
-        let keep = new.broadcaster.maxLag * 2 + new.broadcaster.burst + 2
-        return Int((keep / pageSeconds).rounded(.up)) <= broadcaster.ring.capacity
+        let before = old.outputSettings
+        let after = new.outputSettings
+        guard new.name == old.name, new.commonRate == old.commonRate, before.count == after.count else { return false }
+        for (index, (was, now)) in zip(before, after).enumerated() {
+            guard was.name == now.name, was.mount == now.mount, was.encoder == now.encoder,
+                was.broadcaster.bind == now.broadcaster.bind, was.broadcaster.port == now.broadcaster.port,
+                Self.ringPages(now.encoder, now.broadcaster) <= outputs[index].broadcaster.ring.capacity
+            else { return false }
+        }
+        return true
     }
 
     /// Applies `new` to the running station (see `canUpdate`): listeners, pipeline and Ogg stream go on; a new
@@ -74,53 +97,76 @@ public final class Station: Service {
             throw ConfigurationError("station \(name): this change needs a restart of the station")
         }
         try new.validate()
-        try broadcaster.update(new.broadcaster)
+        for (output, wanted) in zip(outputs, new.outputSettings) { try output.broadcaster.update(wanted.broadcaster) }
         settings.withLock { $0 = new }
         settingsVersion.add(1, ordering: .releasing)
     }
 
-    /// Heartbeats of the station's threads (pipeline, network loop), for the watchdog.
+    /// Heartbeats of the station's threads (pipeline, every output's network loop), for the watchdog.
     package var heartbeats: [Int] {
-        [pipeline.snapshot?.heartbeat.load(ordering: .relaxed) ?? 0] + broadcaster.heartbeats
+        [pipeline.snapshot?.heartbeat.load(ordering: .relaxed) ?? 0] + outputs.flatMap(\.broadcaster.heartbeats)
     }
 
-    /// Starts the network loop, then the pipeline thread.
+    /// Starts every output's network loop, then the pipeline thread.
     public func start() throws {
-        var encoderConfiguration = configuration.encoder
-        encoderConfiguration.inputRate = configuration.commonRate
-        let encoder = try Encoder(encoderConfiguration)
-        broadcaster.ring.setHeaders(encoder.headerPages)
-        try broadcaster.start()
-        let handoff = Handoff(value: encoder)
+        var encoders: [Encoder] = []
+        for output in outputs {
+            var encoderConfiguration = output.encoder
+            encoderConfiguration.inputRate = configuration.commonRate
+            let encoder = try Encoder(encoderConfiguration)
+            output.broadcaster.ring.setHeaders(encoder.headerPages)
+            encoders.append(encoder)
+        }
+        var started: [Broadcaster] = []
+        let handoff = Handoff(value: encoders)
         let thread = ServiceThread(name: "pipe-\(name)", onUnexpectedExit: onUnexpectedExit) { [self] thread in
-            let pipeline = Pipeline(station: self, encoder: handoff.value, state: shared)
+            let pipeline = Pipeline(station: self, encoders: handoff.value, state: shared)
             pipeline.run(in: thread)
         }
         do {
+            for output in outputs {
+                try output.broadcaster.start()
+                started.append(output.broadcaster)
+            }
             try thread.start()
         } catch {
-            _ = broadcaster.stop(timeout: 5)
+            for broadcaster in started { _ = broadcaster.stop(timeout: 5) }
             throw error
         }
         pipeline.withLock { $0 = thread }
     }
 
-    /// Stops the pipeline, then the listeners; returns when both threads are joined (false: one outlived `timeout`).
+    /// Stops the pipeline, then every output's listeners; returns when all threads are joined (false: one outlived
+    /// `timeout`).
     @discardableResult
     public func stop(timeout: Double = 10) -> Bool {
         let thread = pipeline.take()
-        let pipelineStopped = thread?.stop(timeout: timeout) ?? true
-        return broadcaster.stop(timeout: timeout) && pipelineStopped
+        var stopped = thread?.stop(timeout: timeout) ?? true
+        for output in outputs where !output.broadcaster.stop(timeout: timeout) { stopped = false }
+        return stopped
     }
 }
 
-/// One of a station's outputs: an encoding of its audio with its own listeners, raw TCP port and HTTP mount.
+/// One output of a station: the main one (`name` nil) or a rendition, with its encoding, its HTTP mount and the
+/// Broadcaster (page ring, port, network thread) that serves its listeners.
 package struct StationOutput: Sendable {
-    /// The rendition's name; nil for the main output.
-    package var name: String?
-    /// The HTTP mount path, `/main.opus`.
-    package var mount: String
-    package var broadcaster: Broadcaster
-    package var bitrate: Int
-    package var channels: Int
+    /// nil for the main output, else the rendition's name.
+    package let name: String?
+    /// The HTTP mount path, without the leading `/`.
+    package let mount: String
+    package let encoder: EncoderConfiguration
+    package let broadcaster: Broadcaster
+
+    /// Its label in status and metrics: `main` for the station's own output, else the rendition's name.
+    package var label: String { name ?? RenditionConfiguration.mainName }
+}
+
+extension StationConfiguration {
+    /// Every output's settings, the main output first (name nil), then the renditions.
+    var outputSettings:
+        [(name: String?, mount: String, encoder: EncoderConfiguration, broadcaster: BroadcasterConfiguration)]
+    {
+        [(nil, mount, encoder, broadcaster)]
+            + renditions.map { ($0.name, $0.mount(in: name), $0.encoder, $0.broadcaster) }
+    }
 }

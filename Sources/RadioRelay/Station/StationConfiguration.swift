@@ -3,8 +3,18 @@ public struct StationConfiguration: Sendable, Equatable {
     public var name = "main"
     /// http(s) URL of the upstream, a file: URL or a path.
     public var upstream = ""
+    /// The main output's encoding and listening side.
     public var encoder = EncoderConfiguration()
     public var broadcaster = BroadcasterConfiguration()
+    /// More outputs of the same decoded audio, each with its own Encoder, ring and port (see
+    /// `RenditionConfiguration`).
+    public var renditions: [RenditionConfiguration] = []
+    /// The main output's HTTP mount path, without the leading `/`: `NAME.opus` unless set.
+    public var mount: String {
+        get { customMount ?? "\(name).opus" }
+        set { customMount = newValue }
+    }
+    private var customMount: String?
     public var commonRate = OpusClock.rate
     /// Read the upstream at real time, holding it back at the lead (nothing dropped). nil: yes for files and for
     /// HTTP responses that announce their length (finite), no for live streams (which arrive at real time by
@@ -27,15 +37,13 @@ public struct StationConfiguration: Sendable, Equatable {
     /// Each new ICY title starts a chained Ogg link with its own OpusTags (`TITLE=`), as Icecast relays Ogg sources
     /// (`--chain-titles`). Off by default: many players stop or stumble at a new link. A reload may change it.
     public var chainTitles = false
-    /// The HTTP mount, without the leading slash; nil: `NAME.opus` (`mountPath`).
-    public var mount: String?
     /// What HTTP listeners are told about the station.
     public var info = StationInfo()
 
     public init() {}
 
     /// Where HTTP listeners ask for the stream: `/NAME.opus` unless `mount` says otherwise.
-    public var mountPath: String { "/" + (mount ?? "\(name).opus") }
+    public var mountPath: String { "/" + mount }
 
     public var isFileUpstream: Bool { (try? UpstreamURL.classify(upstream)) != .http }
 
@@ -58,6 +66,47 @@ public struct StationConfiguration: Sendable, Equatable {
         }
         guard silenceAfter.isFinite, (0.05...10).contains(silenceAfter) else {
             throw ConfigurationError("station \(name): jitter allowance \(silenceAfter) s: use 0.05 to 10 seconds")
+        }
+        try validateOutputs()
+    }
+
+    /// The renditions: good names and mounts, each unique in the station, valid settings, no two outputs on one
+    /// port (port 0, any free port, never clashes).
+    func validateOutputs() throws {
+        guard StationNames.isValidMount(mount) else {
+            throw ConfigurationError("station \(name): mount \(mount): use \(StationNames.mountRule)")
+        }
+        var names: Set<String> = []
+        var mounts: Set<String> = [mount]
+        var ports: Set<Int> = [broadcaster.port]
+        for rendition in renditions {
+            let label = "station \(name): rendition \(rendition.name)"
+            guard StationNames.isValid(rendition.name) else {
+                throw ConfigurationError("\(label): bad name: use \(StationNames.rule)")
+            }
+            guard rendition.name != RenditionConfiguration.mainName else {
+                throw ConfigurationError("\(label): the name main is the station's own output: choose another")
+            }
+            guard names.insert(rendition.name).inserted else {
+                throw ConfigurationError("\(label): a second rendition of that name: rename one")
+            }
+            let mount = rendition.mount(in: name)
+            guard StationNames.isValidMount(mount) else {
+                throw ConfigurationError("\(label): mount \(mount): use \(StationNames.mountRule)")
+            }
+            guard mounts.insert(mount).inserted else {
+                throw ConfigurationError("\(label): mount \(mount) is taken by another output of the station")
+            }
+            guard rendition.broadcaster.port == 0 || ports.insert(rendition.broadcaster.port).inserted else {
+                throw ConfigurationError(
+                    "\(label): port \(rendition.broadcaster.port) is taken by another output of the station")
+            }
+            do {
+                try rendition.encoder.validate()
+                try rendition.broadcaster.validate()
+            } catch {
+                throw ConfigurationError("\(label): \(error)")
+            }
         }
     }
 }

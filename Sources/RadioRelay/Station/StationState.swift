@@ -12,7 +12,13 @@ public struct StationState: Sendable, Equatable {
     /// The last `StreamTitle` from the upstream's ICY metadata.
     public var title: String?
     public var format: DataFormat?
+    /// MPEG frames the Parser found, and the Reader decoded: equal, whatever the number of outputs, since a
+    /// station decodes once and encodes that audio once per output.
     public var packets = 0
+    public var decodedPackets = 0
+    /// Readers the station made (1 once audio flowed) and Encoders it feeds (one per output).
+    public var readers = 0
+    public var encoders = 0
     public var bytesIn = 0
     public var reconnects = 0
     /// The last upstream failure, kept after the upstream is back (for the status page and tests).

@@ -39,12 +39,30 @@ package enum SocketActivation {
     }
 
     package struct Assignment: Sendable, Equatable {
-        /// Station name → descriptor.
+        /// Station name (`STATION/NAME` for a rendition) → descriptor.
         package var stations: [String: Int32] = [:]
         /// The status endpoint's socket, if one was passed.
         package var status: Int32?
         /// The HTTP front end's socket, if one was passed.
         package var http: Int32?
+
+        /// The sockets of a station's renditions, by rendition name.
+        package func renditions(of station: StationConfiguration) -> [String: Int32] {
+            var sockets: [String: Int32] = [:]
+            for rendition in station.renditions {
+                sockets[rendition.name] = stations["\(station.name)/\(rendition.name)"]
+            }
+            return sockets
+        }
+    }
+
+    /// What a station listens on: its own port, then each rendition's, named `STATION/NAME` (a socket unit's
+    /// `FileDescriptorName=` for a rendition).
+    package static func listeners(of station: StationConfiguration) -> [Listener] {
+        [Listener(name: station.name, bind: station.broadcaster.bind, port: station.broadcaster.port)]
+            + station.renditions.map {
+                Listener(name: "\(station.name)/\($0.name)", bind: $0.broadcaster.bind, port: $0.broadcaster.port)
+            }
     }
 
     /// The sockets systemd passed to this process (none when not socket-activated); the environment variables are

@@ -1,0 +1,79 @@
+/// `[rendition STATION/NAME]`: another output of a station in the file, read over the station's own settings, so
+/// that every key it leaves out is the station's.
+extension ConfigFileReader {
+    /// The keys a rendition takes: its encoding, its listening side and its mount (`port` required).
+    static let renditionKeys: Set = [
+        "port", "bind", "bitrate", "channels", "complexity", "page_ms", "flush_ms", "burst", "max_lag",
+        "max_listeners", "max_per_ip", "mount",
+    ]
+
+    /// Adds each rendition section to its station in `placed`. A rendition of a station that had errors is only
+    /// checked for its own keys (the station's errors are already reported).
+    /// - Parameter stationLines: the header line of every station section, by name.
+    mutating func readRenditions(
+        _ lines: ConfigFileLines, into placed: inout [PlacedStation], stationLines: [String: Int]
+    ) {
+        let options = OptionSpecification.stationSettings.filter { Self.renditionKeys.contains($0.key) }
+        var firstLines: [String: Int] = [:]
+        for section in lines.sections {
+            guard case .rendition(let stationName, let name, let validName) = section.header else { continue }
+            let label = "\(stationName)/\(name)"
+            let index = placed.firstIndex { $0.station.name == stationName }
+            var settings = index.map { placed[$0].station } ?? StationConfiguration()
+            var (clean, seen) = readKeys(section, options, label: "[rendition \(label)]", into: &settings)
+            if seen["port"] == nil {
+                problems.add(
+                    section.line, "[rendition \(label)] has no port: add port = 1 to 65535 (each output has its own)")
+                clean = false
+            }
+            guard validName else { continue }
+            if let first = firstLines[label] {
+                problems.add(section.line, "duplicate rendition \(label) (the first is at line \(first)): rename one")
+                continue
+            }
+            firstLines[label] = section.line
+            guard stationLines[stationName] != nil else {
+                problems.add(section.line, "rendition \(label): no [station \(stationName)] in the file: add it")
+                continue
+            }
+            guard clean, let index else { continue }
+            var rendition = RenditionConfiguration(name: name)
+            rendition.encoder = settings.encoder
+            rendition.encoder.serial = EncoderConfiguration().serial  // its own Ogg stream serial
+            rendition.broadcaster = settings.broadcaster
+            rendition.mount = seen["mount"] == nil ? nil : settings.mount
+            var station = placed[index].station
+            station.renditions.append(rendition)
+            do {
+                try station.validateOutputs()
+            } catch {
+                problems.add(section.line, "\(error)")
+                continue
+            }
+            placed[index].station = station
+            placed[index].addressLines.append(seen["port"] ?? section.line)
+            placed[index].mountLines.append(seen["mount"] ?? section.line)
+        }
+    }
+
+    /// No two outputs in the file may share a mount: the HTTP front end serves all stations on one address.
+    mutating func checkMounts(_ stations: [PlacedStation]) {
+        var taken: [String: (what: String, line: Int)] = [:]
+        for placed in stations {
+            let station = placed.station
+            let outputs = station.outputSettings
+            for (index, output) in outputs.enumerated() where index < placed.mountLines.count {
+                let what = output.name.map { "rendition \(station.name)/\($0)" } ?? "station \(station.name)"
+                let line = placed.mountLines[index]
+                if let other = taken[output.mount] {
+                    problems.add(
+                        line,
+                        "\(what): mount \(output.mount) is also \(other.what)'s (line \(other.line)): give each "
+                            + "output its own mount")
+                } else {
+                    taken[output.mount] = (what, line)
+                }
+            }
+        }
+    }
+}
