@@ -64,6 +64,12 @@ let package = Package(
             dependencies: ["RadioRelay", "RadioRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
+        // libFuzzer entry point for the edge relay's Ogg demuxer (OggDemuxer); replays its corpus without -DFUZZING.
+        .executableTarget(
+            name: "OggFuzz",
+            dependencies: ["RadioRelay", "RadioRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "RadioRelayTests",
             dependencies: ["RadioRelay", "RadioRelayTestSupport", "COpus", "CLinux"],

@@ -101,7 +101,7 @@ import Testing
             (
                 "[station a]\nupstream = ftp://x/a.mp3\n",
                 [
-                    "r.conf:2: upstream = ftp://x/a.mp3: unsupported URL scheme ftp:// (use http://, https://, file:// or a path)"
+                    "r.conf:2: upstream = ftp://x/a.mp3: unsupported URL scheme ftp:// (use http://, https://, tcp://, file:// or a path)"
                 ]
             ),
             ("[station a]\nupstream = http://:80/\n", ["r.conf:2: upstream = http://:80/: the URL has no host name"]),
@@ -205,7 +205,7 @@ import Testing
             ("@credential:empty", directory, "credential empty is empty"),
             (
                 "@credential:bad-url", directory,
-                "upstream = @credential:bad-url: unsupported URL scheme gopher:// (use http://, https://, file:// or a path)"
+                "upstream = @credential:bad-url: unsupported URL scheme gopher:// (use http://, https://, tcp://, file:// or a path)"
             ),
         ]
         for (value, credentials, message) in cases {

@@ -35,7 +35,7 @@ import Testing
             try configuration.validate()
         } throws: { error in
             "\(error)"
-                == "station main: upstream unsupported URL scheme ftp:// (use http://, https://, file:// or a path)"
+                == "station main: upstream unsupported URL scheme ftp:// (use http://, https://, tcp://, file:// or a path)"
         }
     }
 

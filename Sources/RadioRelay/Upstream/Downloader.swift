@@ -19,6 +19,7 @@ public final class Downloader {
     public let url: String
     private let transfer: CurlTransfer?
     private let file: FileSource?
+    private let tcp: TCPSource?
     private let chunkSize: Int
     private var finished = false
 
@@ -26,15 +27,24 @@ public final class Downloader {
     public init(url: String, options: Options = Options()) throws {
         self.url = url
         self.chunkSize = options.chunkSize
-        if try UpstreamURL.classify(url) == .http {
+        switch try UpstreamURL.classify(url) {
+        case .http:
             var curl = CurlTransfer.Options()
             curl.connectTimeout = options.connectTimeout
             curl.stallTimeout = options.stallTimeout
             curl.requestICYMetadata = options.requestICYMetadata
             transfer = try CurlTransfer(url: url, options: curl)
             file = nil
-        } else {
+            tcp = nil
+        case .tcp:
             transfer = nil
+            file = nil
+            tcp = try TCPSource(
+                url: url, connectTimeout: options.connectTimeout, stallTimeout: options.stallTimeout,
+                chunkSize: options.chunkSize)
+        case .file:
+            transfer = nil
+            tcp = nil
             file = try FileSource(path: Self.path(of: url), url: url, chunkSize: options.chunkSize)
         }
     }
@@ -68,8 +78,16 @@ public final class Downloader {
     /// `DownloadError` when the transfer fails.
     public func poll(timeout: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         if let transfer { return try transfer.poll(timeout: timeout, body) }
-        guard !finished, let file else { return false }
-        guard let chunk = try file.read(timeout: timeout, url: url) else {
+        guard !finished else { return false }
+        let read: ArraySlice<UInt8>?
+        if let tcp {
+            read = try tcp.read(timeout: timeout)
+        } else if let file {
+            read = try file.read(timeout: timeout, url: url)
+        } else {
+            return false
+        }
+        guard let chunk = read else {
             finished = true
             return false
         }

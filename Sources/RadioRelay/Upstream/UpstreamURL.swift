@@ -5,9 +5,20 @@ public enum UpstreamURL: Equatable, Sendable {
     case http
     /// A `file:` URL or a plain path, read directly.
     case file
+    /// `tcp://HOST:PORT`: another relay's raw port, read with the relay's own socket code (an Ogg Opus stream).
+    case tcp
 
     /// Schemes the Downloader reads, for error messages.
-    static let schemes = "http://, https://, file:// or a path"
+    static let schemes = "http://, https://, tcp://, file:// or a path"
+
+    /// Whether the upstream is an Ogg Opus stream to relay as it is (no decoding): `tcp://`, or an http(s) or
+    /// file path ending in `.opus`, `.ogg` or `.oga` (another relay's or Icecast's Ogg mount).
+    public static func isOggOpus(_ url: String) -> Bool {
+        let lower = url.lowercased()
+        if lower.hasPrefix("tcp://") { return true }
+        let path = lower.prefix { $0 != "?" && $0 != "#" }
+        return path.hasSuffix(".opus") || path.hasSuffix(".ogg") || path.hasSuffix(".oga")
+    }
 
     /// Classifies `url`, or throws a `DownloadError` of kind `.badURL` saying what is wrong with it.
     public static func classify(_ url: String) throws(DownloadError) -> UpstreamURL {
@@ -25,6 +36,12 @@ public enum UpstreamURL: Equatable, Sendable {
                 throw DownloadError(.badURL, url: url, "the URL has no host name")
             }
             return .http
+        }
+        if lower.hasPrefix("tcp://") {
+            guard TCPSource.endpoint(url) != nil else {
+                throw DownloadError(.badURL, url: url, "a tcp: upstream is tcp://HOST:PORT (port 1 to 65535)")
+            }
+            return .tcp
         }
         if let colon = lower.firstIndex(of: ":"), lower[colon...].hasPrefix("://"), !lower.hasPrefix("file://") {
             let scheme = lower[..<colon]

@@ -1,0 +1,207 @@
+/// An edge relay's chain: another relay's (or an Icecast Ogg mount's) Ogg Opus bytes → its packets → the station's
+/// own Ogg stream, without decoding or re-encoding. The Pipeline drives it like the transcoding `StageChain`:
+/// bytes in, `release` what the stream clock says is due, silence when the upstream is away, pages out.
+///
+/// Across reconnects the listeners see one logical stream: a reconnect to the same upstream stream (same serial)
+/// skips the packets already relayed, by granule position, so the upstream's burst is not played twice; an
+/// upstream that restarted (a new serial) simply goes on, unless its OpusHead cannot carry on in the same link (a
+/// new channel count or mapping), which starts a new chained link. Titles from the upstream's OpusTags (`TITLE=`)
+/// become metadata events, and with `chainTitles` new links of the station's own.
+final class OpusRelayChain {
+    struct Settings: Sendable {
+        var pageDuration = 100
+        var chainTitles = false
+        var serial: UInt32 = .random(in: 1...UInt32.max)
+    }
+
+    /// What waits for the clock, in order.
+    private enum Entry {
+        case packet([UInt8], samples: Int)
+        /// A new link of the station's own, taking effect at this point of the audio.
+        case link(headPacket: [UInt8], comments: [String])
+    }
+
+    struct Statistics: Equatable, Sendable {
+        /// Audio packets taken from the upstream (skipped ones excluded).
+        var packets = 0
+        /// Packets skipped on a reconnect because they were relayed already.
+        var skipped = 0
+        /// New links started (the upstream's head changed, or titles with `chainTitles`).
+        var links = 0
+    }
+
+    let settings: Settings
+    private var demuxer = OggDemuxer()
+    private let repager: OpusRepager
+    private var queue: [Entry] = []
+    private var queueHead = 0
+    private var queuedSamples = 0
+    /// Samples the clock released but no packet has used yet (a packet goes out whole).
+    private var credit = 0.0
+    private var silenceCredit = 0.0
+    private var silence: [UInt8]
+    private var silenceChannels: Int
+    private var events: [StageChain.Event] = []
+    /// The upstream stream last followed, the end granule of its last packet queued, and whether packets are being
+    /// skipped (a reconnect to it).
+    private var upstreamSerial: UInt32?
+    private var upstreamGranule: Int64?
+    private var skipping = false
+    /// The head and title of the link the queue ends in.
+    private var queuedHead: OpusPacketInfo.Head
+    private var queuedHeadPacket: [UInt8]
+    private var title: String?
+    private(set) var statistics = Statistics()
+
+    init(_ settings: Settings) throws {
+        self.settings = settings
+        queuedHeadPacket = OpusRepager.defaultHead()
+        guard let head = OpusPacketInfo.head(queuedHeadPacket) else { throw ConfigurationError("default OpusHead") }
+        queuedHead = head
+        repager = try OpusRepager(
+            serial: settings.serial, pageDuration: settings.pageDuration, headPacket: queuedHeadPacket, comments: [])
+        silenceChannels = head.channels
+        silence = try OpusSilence.packet(channels: head.channels)
+    }
+
+    /// The first link's header pages (for the ring before anything is published).
+    var headerPages: [OggPage] { repager.headerPages }
+    var queuedSeconds: Double { Double(queuedSamples) / Double(OpusClock.rate) }
+    var secondsEncoded: Double { OpusClock.seconds(repager.samplesOut) }
+    var samplesEncoded: Int64 { repager.samplesOut }
+    var demuxStatistics: OggDemuxer.Statistics { demuxer.statistics }
+
+    /// A new connection: it starts with its header pages.
+    func restart() {
+        demuxer.reset()
+    }
+
+    func feed(_ bytes: UnsafeRawBufferPointer) throws {
+        demuxer.demux(bytes) { event in handle(event) }
+    }
+
+    private func handle(_ event: OggDemuxer.Event) {
+        switch event {
+        case .head(let serial, let head):
+            if serial == upstreamSerial {
+                skipping = upstreamGranule != nil  // the same stream again: what was relayed is skipped
+                return
+            }
+            upstreamSerial = serial
+            upstreamGranule = nil
+            skipping = false
+            if !head.carriesPackets(of: queuedHead) {
+                Log.notice(
+                    "relay: the upstream's stream now has \(head.channels) channel(s), mapping family "
+                        + "\(head.mappingFamily): a new link")
+                queueLink(headPacket: Self.headPacket(for: head), head: head, comments: titleComments)
+            }
+        case .tags(_, let comments):
+            let newTitle = OpusPacketInfo.title(in: comments).map { Sanitized.text($0, limit: Sanitized.titleLimit) }
+            guard let newTitle, newTitle != title else { return }
+            title = newTitle
+            events.append(.metadata(["StreamTitle": newTitle]))
+            if settings.chainTitles {
+                queueLink(headPacket: queuedHeadPacket, head: queuedHead, comments: titleComments)
+            }
+        case .audio(_, let packet, let endGranule):
+            guard let samples = OpusPacketInfo.samples(packet) else { return }
+            if skipping, let end = endGranule, let last = upstreamGranule, end <= last {
+                statistics.skipped += 1
+                return
+            }
+            skipping = false
+            upstreamGranule = endGranule ?? upstreamGranule.map { $0 + Int64(samples) }
+            statistics.packets += 1
+            queue.append(.packet(packet, samples: samples))
+            queuedSamples += samples
+        }
+    }
+
+    private var titleComments: [String] { title.map { ["TITLE=\($0)"] } ?? [] }
+
+    private func queueLink(headPacket: [UInt8], head: OpusPacketInfo.Head, comments: [String]) {
+        queue.append(.link(headPacket: headPacket, comments: comments))
+        queuedHead = head
+        queuedHeadPacket = headPacket
+    }
+
+    /// An OpusHead for `head`'s channels and mapping (pre-skip and rate kept).
+    static func headPacket(for head: OpusPacketInfo.Head) -> [UInt8] {
+        var packet = OpusRepager.defaultHead(channels: head.channels, preSkip: head.preSkip)
+        packet[18] = UInt8(clamping: head.mappingFamily)
+        packet += head.mapping
+        return packet
+    }
+
+    /// Sends the oldest `seconds` of waiting packets on (whole packets: the rest is credited to the next call).
+    func release(seconds: Double) throws {
+        guard seconds > 0 else { return }
+        credit += seconds * Double(OpusClock.rate)
+        while queueHead < queue.count {
+            switch queue[queueHead] {
+            case .link(let headPacket, let comments):
+                try startLink(headPacket: headPacket, comments: comments)
+            case .packet(let packet, let samples):
+                guard credit >= Double(samples) else { return compact() }
+                credit -= Double(samples)
+                queuedSamples -= samples
+                repager.append(packet, samples: samples)
+            }
+            queueHead += 1
+        }
+        credit = min(credit, 960)  // nothing waited: what was released was not there (the clock fills silence)
+        compact()
+    }
+
+    /// Drops the oldest `seconds` of waiting packets (links on the way still take effect).
+    func drop(seconds: Double) throws {
+        var left = Int(seconds * Double(OpusClock.rate))
+        while queueHead < queue.count, left > 0 {
+            switch queue[queueHead] {
+            case .link(let headPacket, let comments): try startLink(headPacket: headPacket, comments: comments)
+            case .packet(_, let samples):
+                left -= samples
+                queuedSamples -= samples
+            }
+            queueHead += 1
+        }
+        compact()
+    }
+
+    /// Relays `frames` samples (48 kHz) of Opus silence, 20 ms packets, the remainder credited to the next call.
+    func encodeSilence(frames: Int) throws {
+        silenceCredit += Double(max(0, frames))
+        let channels = repager.head.channels
+        if channels != silenceChannels {
+            silence = try OpusSilence.packet(channels: channels)
+            silenceChannels = channels
+        }
+        while silenceCredit >= 960 {
+            silenceCredit -= 960
+            repager.append(silence, samples: 960)
+        }
+    }
+
+    func takePages() -> [OggPage] { repager.takePages() }
+
+    func takeEvents() -> [StageChain.Event] {
+        guard !events.isEmpty else { return [] }
+        defer { events.removeAll() }
+        return events
+    }
+
+    private func startLink(headPacket: [UInt8], comments: [String]) throws {
+        statistics.links += 1
+        try repager.startLink(serial: .random(in: 1...UInt32.max), headPacket: headPacket, comments: comments)
+    }
+
+    private func compact() {
+        if queueHead > 0 && (queueHead >= queue.count || queueHead > 1024) {
+            queue.removeFirst(queueHead)
+            queueHead = 0
+        }
+    }
+}
+
+@available(*, unavailable) extension OpusRelayChain: Sendable {}
