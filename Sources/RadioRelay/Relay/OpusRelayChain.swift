@@ -31,6 +31,8 @@ final class OpusRelayChain {
     }
 
     let settings: Settings
+    /// With it, each new upstream title also starts a link of the station's own (`chain_titles`).
+    var chainsTitles: Bool
     private var demuxer = OggDemuxer()
     private let repager: OpusRepager
     private var queue: [Entry] = []
@@ -55,6 +57,7 @@ final class OpusRelayChain {
 
     init(_ settings: Settings) throws {
         self.settings = settings
+        chainsTitles = settings.chainTitles
         queuedHeadPacket = OpusRepager.defaultHead()
         guard let head = OpusPacketInfo.head(queuedHeadPacket) else { throw ConfigurationError("default OpusHead") }
         queuedHead = head
@@ -101,7 +104,7 @@ final class OpusRelayChain {
             guard let newTitle, newTitle != title else { return }
             title = newTitle
             events.append(.metadata(["StreamTitle": newTitle]))
-            if settings.chainTitles {
+            if chainsTitles {
                 queueLink(headPacket: queuedHeadPacket, head: queuedHead, comments: titleComments)
             }
         case .audio(_, let packet, let endGranule):

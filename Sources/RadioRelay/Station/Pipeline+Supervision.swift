@@ -30,7 +30,7 @@ extension Pipeline {
     /// An upstream that keeps sending bytes none of which is audio (an HTML page, AAC, a metadata trickle) is down.
     func checkAudio(now: Double) {
         guard downloader != nil, announced, !configuration.isFileUpstream else { return }
-        let packets = chain.parser.statistics.packets
+        let packets = chain.packetsSeen
         if packets != connection.lastPackets {
             connection.lastPackets = packets
             connection.lastAudioAt = now
@@ -63,5 +63,26 @@ extension Pipeline {
                     + "(process paused); the stream clock moved on without filling that time")
         }
         reported = (clock.droppedSeconds, clock.pausedSeconds, now)
+    }
+}
+
+extension Pipeline {
+    /// An HTTP upstream whose Content-Type says the other kind of stream than the station expects fails at once,
+    /// with what to change: an edge relays Ogg Opus as it is, a transcoding station decodes MP3.
+    func checkFormat(_ contentType: String?) throws {
+        guard let contentType = contentType?.lowercased() else { return }
+        let ogg = contentType.contains("ogg") || contentType.contains("opus")
+        if configuration.relaysOggOpus && !ogg {
+            throw DownloadError(
+                .transfer, url: configuration.upstream,
+                "answered Content-Type \(Sanitized.text(contentType)), not audio/ogg: an upstream URL ending in "
+                    + ".opus, .ogg or .oga, or tcp://, is relayed as Ogg Opus")
+        }
+        if !configuration.relaysOggOpus && ogg {
+            throw DownloadError(
+                .transfer, url: configuration.upstream,
+                "answered Content-Type \(Sanitized.text(contentType)): an Ogg stream is relayed as it is when the "
+                    + "upstream URL ends in .opus, .ogg or .oga (or is tcp://)")
+        }
     }
 }

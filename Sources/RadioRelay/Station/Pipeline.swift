@@ -13,7 +13,7 @@ final class Pipeline {
     let broadcasters: [Broadcaster]
     let shared: LockedBox<StationState>
     var local = StationState()
-    let chain: StageChain
+    let chain: any PipelineChain
     var clock: StreamClock
     var reconnect: ReconnectSchedule
 
@@ -29,12 +29,40 @@ final class Pipeline {
     /// Bytes held for a paced upstream: read ahead of the clock, fed to the stages as the clock reaches them.
     var backlog = Backlog(limit: 64 * 1024)
 
-    /// - Parameter encoders: one per output of `station`, in order, their header pages already in the rings.
-    init(station: Station, encoders: [Encoder], state: LockedBox<StationState>) {
+    /// - Parameter chain: the station's chain, its outputs' header pages already in the rings (`makeChain`).
+    init(station: Station, chain: any PipelineChain, state: LockedBox<StationState>) {
         self.configuration = station.configuration
         self.station = station
         self.broadcasters = station.outputs.map(\.broadcaster)
         self.shared = state
+        self.chain = chain
+        var clockSettings = StreamClock.Settings()
+        clockSettings.jitter = configuration.silenceAfter
+        clockSettings.maxLead = configuration.maxLead
+        clock = StreamClock(settings: clockSettings, now: monotonicNow())
+        reconnect = ReconnectSchedule(delays: configuration.reconnectDelay)
+    }
+
+    /// The chain for `configuration`: an edge relay's for an Ogg Opus upstream (one output), else the transcoding
+    /// stage chain with one Encoder per output. Each output's ring gets the header pages its listeners start with.
+    static func makeChain(_ configuration: StationConfiguration, outputs: [StationOutput]) throws -> any PipelineChain {
+        if configuration.relaysOggOpus {
+            var settings = OpusRelayChain.Settings()
+            settings.pageDuration = configuration.encoder.pageDuration
+            settings.chainTitles = configuration.chainTitles
+            settings.serial = configuration.encoder.serial
+            let relay = try OpusRelayChain(settings)
+            outputs.first?.broadcaster.ring.setHeaders(relay.headerPages)
+            return relay
+        }
+        var encoders: [Encoder] = []
+        for output in outputs {
+            var encoderConfiguration = output.encoder
+            encoderConfiguration.inputRate = configuration.commonRate
+            let encoder = try Encoder(encoderConfiguration)
+            output.broadcaster.ring.setHeaders(encoder.headerPages)
+            encoders.append(encoder)
+        }
         var settings = StageChain.Configuration()
         settings.encoder = configuration.encoder
         settings.commonRate = configuration.commonRate
@@ -45,16 +73,12 @@ final class Pipeline {
         // Decoded audio waits for the stream clock, which keeps it within the lead of the wall clock.
         settings.holdsDecodedAudio = true
         settings.maxTagLength = Parser.liveTagLimit
-        chain = StageChain(settings, encoders: encoders)
+        let chain = StageChain(settings, encoders: encoders)
         chain.chainsTitles = configuration.chainTitles
-        var clockSettings = StreamClock.Settings()
-        clockSettings.jitter = configuration.silenceAfter
-        clockSettings.maxLead = configuration.maxLead
-        clock = StreamClock(settings: clockSettings, now: monotonicNow())
-        reconnect = ReconnectSchedule(delays: configuration.reconnectDelay)
+        return chain
     }
 
-    /// Decoded audio not yet encoded.
+    /// Audio not yet handed to the outputs.
     var queued: Double { chain.queuedSeconds }
     /// Drops and pauses seen by the last log line about them (logged at most every `reportInterval`).
     var reported = (dropped: 0.0, paused: 0.0, at: -Double.infinity)
@@ -105,7 +129,7 @@ final class Pipeline {
     func connect(now: Double) {
         if passEnded {
             passEnded = false
-            if chain.parser.statistics.packets == connection.packets {
+            if chain.packetsSeen == connection.packets {
                 // An empty file, or one without MP3 audio: looping it again at once would spin.
                 fail(DownloadError(.file, url: configuration.upstream, "no MPEG audio in the file"), now: now)
                 return
@@ -119,7 +143,7 @@ final class Pipeline {
         local.upstream = .connecting
         do {
             downloader = try Downloader(url: configuration.upstream, options: options)
-            let packets = chain.parser.statistics.packets
+            let packets = chain.packetsSeen
             connection = (now, packets, now, packets, local.bytesIn)
             // A looping file announces itself once; a network upstream on every (re)connection.
             announced = configuration.isFileUpstream && local.packets > 0
@@ -177,6 +201,7 @@ final class Pipeline {
     }
 
     func connected(_ downloader: Downloader) throws {
+        try checkFormat(downloader.responseHeaders["content-type"])
         let interval = try downloader.icyMetaInterval()
         chain.restart(metaInterval: interval)
         local.upstream = .connected
@@ -236,7 +261,11 @@ final class Pipeline {
         let waiting = queued
         let step = clock.step(now: now, queued: waiting, finite: paced)
         if step.drop > 0 {
-            chain.drop(seconds: step.drop)
+            do {
+                try chain.drop(seconds: step.drop)
+            } catch {
+                Log.error("\(configuration.name): dropping audio: \(error)")
+            }
             Log.debug(
                 "\(configuration.name): clock: dropped \(step.drop) s of \(waiting) s queued, released \(step.release) s, "
                     + "ahead \(clock.ahead(now: now)) s")
@@ -263,13 +292,7 @@ final class Pipeline {
     }
 
     func publishState() {
-        local.packets = chain.parser.statistics.packets
-        local.skippedBytes = chain.parser.statistics.bytesSkipped
-        local.decodeErrors = chain.reader?.statistics.decodeErrors ?? 0
-        local.decodedPackets = chain.reader?.statistics.packets ?? 0
-        local.readers = chain.readersMade
-        local.encoders = chain.encoders.count
-        local.encodedSeconds = chain.secondsEncoded
+        chain.report(into: &local)
         let snapshot = local
         shared.withLock { $0 = snapshot }
     }

@@ -80,7 +80,9 @@ public final class Station: Service {
         let old = configuration
         let before = old.outputSettings
         let after = new.outputSettings
-        guard new.name == old.name, new.commonRate == old.commonRate, before.count == after.count else { return false }
+        guard new.name == old.name, new.commonRate == old.commonRate, before.count == after.count,
+            new.relaysOggOpus == old.relaysOggOpus
+        else { return false }
         for (index, (was, now)) in zip(before, after).enumerated() {
             guard was.name == now.name, was.mount == now.mount, was.encoder == now.encoder,
                 was.broadcaster.bind == now.broadcaster.bind, was.broadcaster.port == now.broadcaster.port,
@@ -109,18 +111,11 @@ public final class Station: Service {
 
     /// Starts every output's network loop, then the pipeline thread.
     public func start() throws {
-        var encoders: [Encoder] = []
-        for output in outputs {
-            var encoderConfiguration = output.encoder
-            encoderConfiguration.inputRate = configuration.commonRate
-            let encoder = try Encoder(encoderConfiguration)
-            output.broadcaster.ring.setHeaders(encoder.headerPages)
-            encoders.append(encoder)
-        }
+        let chain = try Pipeline.makeChain(configuration, outputs: outputs)
         var started: [Broadcaster] = []
-        let handoff = Handoff(value: encoders)
+        let handoff = Handoff(value: chain)
         let thread = ServiceThread(name: "pipe-\(name)", onUnexpectedExit: onUnexpectedExit) { [self] thread in
-            let pipeline = Pipeline(station: self, encoders: handoff.value, state: shared)
+            let pipeline = Pipeline(station: self, chain: handoff.value, state: shared)
             pipeline.run(in: thread)
         }
         do {

@@ -45,9 +45,13 @@ public struct StationConfiguration: Sendable, Equatable {
     /// Where HTTP listeners ask for the stream: `/NAME.opus` unless `mount` says otherwise.
     public var mountPath: String { "/" + mount }
 
-    public var isFileUpstream: Bool { (try? UpstreamURL.classify(upstream)) != .http }
+    public var isFileUpstream: Bool { (try? UpstreamURL.classify(upstream)) == .file }
 
     public var isPaced: Bool { paced ?? isFileUpstream }
+
+    /// Whether the upstream is another relay's (or an Icecast mount's) Ogg Opus, relayed as it is: `tcp://`, or a
+    /// URL or path ending in `.opus`, `.ogg` or `.oga` (see `UpstreamURL.isOggOpus`).
+    public var relaysOggOpus: Bool { UpstreamURL.isOggOpus(upstream) }
 
     public func validate() throws {
         guard !upstream.isEmpty else { throw ConfigurationError("station \(name): no upstream URL") }
@@ -58,6 +62,11 @@ public struct StationConfiguration: Sendable, Equatable {
         }
         try encoder.validate()
         try broadcaster.validate()
+        if relaysOggOpus && !renditions.isEmpty {
+            throw ConfigurationError(
+                "station \(name): an Ogg Opus upstream is relayed as it is, without decoding: renditions need an MP3 "
+                    + "upstream to encode (or a rendition of the root relay to pull)")
+        }
         guard Reader.supportedCommonRates.contains(commonRate) else {
             throw ConfigurationError("station \(name): common rate \(commonRate) Hz: use 48000 or 44100")
         }
