@@ -32,3 +32,24 @@ bench_stop_pid() {
 bench_free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+
+# median VALUE...: the middle value (the mean of the two middle ones for an even count).
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# thread_ticks PID PATTERN: utime + stime of the threads whose name matches PATTERN, in clock ticks.
+thread_ticks() {
+    local sum=0 task name ticks
+    for task in /proc/"$1"/task/*; do
+        name=$(cat "$task/comm" 2>/dev/null) || continue
+        [[ $name == $2 ]] || continue
+        ticks=$(awk '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print f[12] + f[13] }' "$task/stat" 2>/dev/null) \
+            || continue
+        sum=$((sum + ticks))
+    done
+    echo "$sum"
+}
+
+# process_ticks PID: utime + stime of the whole process (every thread, ended ones included), in clock ticks.
+process_ticks() {
+    awk '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print f[12] + f[13] }' "/proc/$1/stat"
+}

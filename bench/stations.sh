@@ -46,18 +46,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# thread_ticks PID PATTERN: utime + stime of the threads whose name matches PATTERN, in clock ticks.
-thread_ticks() {
-    local sum=0 task name ticks
-    for task in /proc/"$1"/task/*; do
-        name=$(cat "$task/comm" 2>/dev/null) || continue
-        [[ $name == $2 ]] || continue
-        ticks=$(awk '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print f[12] + f[13] }' "$task/stat" 2>/dev/null) \
-            || continue
-        sum=$((sum + ticks))
-    done
-    echo "$sum"
-}
 tck=$(getconf CLK_TCK)
 
 # write_config FILE N: N stations on BASE_PORT…, each relaying the demo file.
