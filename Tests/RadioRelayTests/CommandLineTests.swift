@@ -66,6 +66,7 @@ import Testing
             ("max-per-ip", "2"), ("complexity", "3"), ("pace", "yes"), ("reconnect-max", "120"), ("name", "jazz"),
             ("log-level", "debug"), ("mount", "/live.opus"), ("display-name", "Jazz FM"), ("description", "All jazz"),
             ("genre", "jazz"), ("url", "https://jazz.example.org/"), ("http", "8001"), ("status", "[::1]:8080"),
+            ("proxy-protocol", "yes"),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
         let flags = Set(OptionSpecification.serve.map(\.name)).subtracting(["config"])
@@ -88,6 +89,11 @@ import Testing
         #expect(station.paced == true && station.name == "jazz")
         #expect(station.reconnectDelay == 1...120)
         #expect(serve.logLevel == .debug)
+        #expect(station.broadcaster.proxyProtocol && serve.httpProxyProtocol)
+        let plain = try Self.serve(["serve"])
+        #expect(!plain.station.broadcaster.proxyProtocol && !plain.httpProxyProtocol)
+        #expect(throws: UsageError.self) { try Self.serve(["serve", "--proxy-protocol", "on"]) }
+        #expect(throws: UsageError.self) { try Self.serve(["serve", "--http-proxy-protocol", "yes"]) }
     }
 
     @Test func theLastOfARepeatedFlagWinsAndBothFormsMix() throws {

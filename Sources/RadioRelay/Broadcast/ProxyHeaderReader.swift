@@ -9,6 +9,10 @@ import Glibc
 /// the rest of the header once it is decided. Consuming what was peeked keeps a level-triggered socket from
 /// reporting the same bytes again and again while the rest of the header is on its way.
 package struct ProxyHeaderReader: Sendable {
+    /// Seconds from accept a connection has to send its whole header: the spec's advice is a short timeout, at
+    /// least 3 s to cover a TCP retransmit (the header normally comes with the connection's first segment).
+    package static let allowance = 3.0
+
     /// The header's bytes consumed so far.
     package private(set) var received: [UInt8] = []
 
@@ -71,18 +75,16 @@ package struct ProxyHeaderReader: Sendable {
     }
 }
 
-/// The connections still owing their PROXY header, as a pure value on virtual time: at most `capacity` at once, each
-/// for at most `timeout` seconds from its accept (the spec's advice: a short timeout, at least 3 s to cover a TCP
-/// retransmit). A connection that finds it full, or outstays its deadline, is closed by the loop that owns it.
+/// The connections still owing their PROXY header, as a pure value on virtual time: at most `capacity` at once (1024
+/// by default), each for at most `timeout` seconds from its accept (`ProxyHeaderReader.allowance`). A connection
+/// that finds it full, or outstays its deadline, is closed by the loop that owns it.
 package struct ProxyHeaderWait<Key: Hashable, Entry> {
-    package static var defaultCapacity: Int { 1024 }
-    package static var defaultTimeout: Double { 3 }
 
     package let capacity: Int
     package let timeout: Double
     private var entries: [Key: (entry: Entry, deadline: Double)] = [:]
 
-    package init(capacity: Int = Self.defaultCapacity, timeout: Double = Self.defaultTimeout) {
+    package init(capacity: Int = 1024, timeout: Double = ProxyHeaderReader.allowance) {
         self.capacity = capacity
         self.timeout = timeout
     }

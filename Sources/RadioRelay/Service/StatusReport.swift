@@ -37,6 +37,7 @@ enum StatusReport {
             ("slow_moves", JSONText.number(status.slowMoves)),
             ("slow_drops", JSONText.number(status.slowDrops)),
             ("chatty_drops", JSONText.number(status.chattyDrops)),
+            ("proxy_header_failures", JSONText.number(status.proxyRejected)),
             ("reconnects", JSONText.number(status.reconnects)),
             ("decode_errors", JSONText.number(status.decodeErrors)),
             ("silence_seconds", JSONText.number(status.silenceSeconds)),

@@ -56,6 +56,8 @@ package struct StationStatus: Sendable, Equatable {
     package var slowDrops = 0
     /// Listeners disconnected for sending too much.
     package var chattyDrops = 0
+    /// Connections closed for a missing, invalid or late PROXY header (`proxy_protocol = yes`).
+    package var proxyRejected = 0
     package var reconnects = 0
     package var decodeErrors = 0
     package var silenceSeconds = 0.0
@@ -89,6 +91,7 @@ package struct StationStatus: Sendable, Equatable {
         slowMoves = counters.moved
         slowDrops = counters.droppedSlow
         chattyDrops = counters.droppedChatty
+        proxyRejected = counters.proxyRejected
         reconnects = state.reconnects
         decodeErrors = state.decodeErrors
         silenceSeconds = state.silenceSeconds
