@@ -70,6 +70,12 @@ let package = Package(
             dependencies: ["RadioRelay", "RadioRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
+        // libFuzzer entry point for the PROXY protocol header (ProxyHeader); replays its corpus without -DFUZZING.
+        .executableTarget(
+            name: "ProxyFuzz",
+            dependencies: ["RadioRelay", "RadioRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "RadioRelayTests",
             dependencies: ["RadioRelay", "RadioRelayTestSupport", "COpus", "CLinux"],

@@ -13,10 +13,17 @@ package final class ListenerClient: @unchecked Sendable {
     private let lock = NSLock()
     private var isOpen = true
 
-    package init(port: UInt16, receiveBuffer: Int32? = nil) throws {
+    /// - Parameter source: the local address to connect from (any of 127/8 reaches 127.0.0.1 on Linux), so that a
+    ///   server can tell clients apart by address; nil: the kernel's choice.
+    package init(port: UInt16, receiveBuffer: Int32? = nil, source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let source {
+            guard let local = SocketAddress(host: source, port: 0), local.withSockaddr({ bind(fd, $0, $1) }) == 0 else {
+                throw SystemError("bind \(source)")
+            }
         }
         let result = SocketAddress(host: "127.0.0.1", port: port)!.withSockaddr { connect(fd, $0, $1) }
         guard result == 0 else {
@@ -49,7 +56,11 @@ package final class ListenerClient: @unchecked Sendable {
     }
 
     package func send(_ text: String) {
-        _ = Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        send(Array(text.utf8))
+    }
+
+    package func send(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
     package func close() {

@@ -36,7 +36,7 @@ func transcode(input: String, output: String, options: Transcoder.Options) -> Ne
 /// `status`: where the status endpoint listens (a config file's `[server] status`); nil: no endpoint.
 func serve(
     _ configurations: () throws -> [StationConfiguration], logLevel: Log.Priority,
-    status: ConfigFile.ListenAddress? = nil, http: ConfigFile.ListenAddress? = nil,
+    status: ConfigFile.ListenAddress? = nil, http: ConfigFile.ListenAddress? = nil, httpProxyProtocol: Bool = false,
     reload: (() throws -> ConfigFile)? = nil,
     logLevelOverride: Log.Priority? = nil
 ) -> Never {
@@ -77,8 +77,8 @@ func serve(
         }
         let server = try Server(
             stations: stations, status: status.map { try socketAddress($0, "status") }, statusSocket: assignment.status,
-            http: http.map { try socketAddress($0, "http") }, httpSocket: assignment.http, reload: reload,
-            logLevelOverride: logLevelOverride)
+            http: http.map { try socketAddress($0, "http") }, httpSocket: assignment.http,
+            httpProxyProtocol: httpProxyProtocol, reload: reload, logLevelOverride: logLevelOverride)
 
         // The server owns the stations from here: a station a reload stops must be released, closing its port.
         stations.removeAll()
@@ -99,7 +99,7 @@ func serve(configPath path: String, logLevel: Log.Priority?) -> Never {
         let file = try ConfigFile.load(path: path)
         serve(
             { file.stations }, logLevel: logLevel ?? file.server.logLevel, status: file.server.status,
-            http: file.server.http,
+            http: file.server.http, httpProxyProtocol: file.server.httpProxyProtocol,
             reload: { try ConfigFile.load(path: path) }, logLevelOverride: logLevel)
     } catch {
         Log.threshold = logLevel ?? .info
@@ -123,7 +123,8 @@ case .version:
     print("radio-relay \(RadioRelayVersion.string) (\(RadioRelayVersion.libraries))")
 case .serve(let options):
     serve(
-        { [try options.resolvedStation()] }, logLevel: options.logLevel, status: options.status, http: options.http)
+        { [try options.resolvedStation()] }, logLevel: options.logLevel, status: options.status, http: options.http,
+        httpProxyProtocol: options.httpProxyProtocol)
 case .serveConfig(let path, let logLevel):
     serve(configPath: path, logLevel: logLevel)
 case .checkConfig(let path):

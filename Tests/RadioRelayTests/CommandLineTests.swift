@@ -67,6 +67,7 @@ import Testing
             ("chain-titles", "yes"), ("log-level", "debug"), ("channels", "1"), ("mount", "/live.opus"),
             ("rendition", "low:9001:32k:mono"), ("display-name", "Jazz FM"), ("description", "All jazz"),
             ("genre", "jazz"), ("url", "https://jazz.example.org/"), ("http", "8001"), ("status", "[::1]:8080"),
+            ("proxy-protocol", "yes"),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
         let flags = Set(OptionSpecification.serve.map(\.name)).subtracting(["config"])
@@ -90,6 +91,11 @@ import Testing
         #expect(station.reconnectDelay == 1...120)
         #expect(station.chainTitles)
         #expect(serve.logLevel == .debug)
+        #expect(station.broadcaster.proxyProtocol && serve.httpProxyProtocol)
+        let plain = try Self.serve(["serve"])
+        #expect(!plain.station.broadcaster.proxyProtocol && !plain.httpProxyProtocol)
+        #expect(throws: UsageError.self) { try Self.serve(["serve", "--proxy-protocol", "on"]) }
+        #expect(throws: UsageError.self) { try Self.serve(["serve", "--http-proxy-protocol", "yes"]) }
         #expect(station.encoder.channels == 1 && station.mount == "live.opus")
         let low = try #require(station.renditions.first)
         #expect(station.renditions.count == 1 && low.name == "low" && low.mount(in: "jazz") == "jazz-low.opus")

@@ -69,7 +69,7 @@ import Testing
                 "[server]\n[server]\nfoo = 1\n" + station,
                 [
                     "r.conf:2: a second [server] section (the first is at line 1): keep one",
-                    "r.conf:3: unknown key foo in [server]: use status, http, log_level, max_listeners or max_per_ip",
+                    "r.conf:3: unknown key foo in [server]: use status, http, http_proxy_protocol, log_level, max_listeners or max_per_ip",
                 ]
             ),
             (station + "volume = 3\n", ["r.conf:3: unknown key volume in [station a]: use \(keys)"]),
@@ -78,7 +78,9 @@ import Testing
             (station + "log_level = info\n", ["r.conf:3: unknown key log_level in [station a]: use \(keys)"]),
             (
                 "[server]\nport = 8000\n" + station,
-                ["r.conf:2: unknown key port in [server]: use status, http, log_level, max_listeners or max_per_ip"]
+                [
+                    "r.conf:2: unknown key port in [server]: use status, http, http_proxy_protocol, log_level, max_listeners or max_per_ip"
+                ]
             ),
             (
                 "[server]\nlog-level = info\n" + station,
@@ -134,7 +136,7 @@ import Testing
             ("port", "0"), ("port", "eighty"), ("bind", "localhost"), ("bitrate", "5k"), ("page_ms", "30"),
             ("flush_ms", "2001"), ("burst", "61"), ("burst", "inf"), ("max_lag", "0.4"), ("max_lead", "0.1"),
             ("max_listeners", "-1"), ("max_per_ip", "1000001"), ("complexity", "11"), ("pace", "maybe"),
-            ("reconnect_max", "0.5"), ("reconnect_max", "3601"), ("chain_titles", "on"),
+            ("reconnect_max", "0.5"), ("reconnect_max", "3601"), ("chain_titles", "on"), ("proxy_protocol", "on"),
         ])
     func outOfRange(key: String, value: String) throws {
         let flag = key.replacingOccurrences(of: "_", with: "-")
@@ -266,7 +268,7 @@ import Testing
         #expect(
             Self.messages(text) == [
                 "r.conf:2: status = 1.2.3.4: use ADDR:PORT such as 127.0.0.1:8080 or [::1]:8080, or off",
-                "r.conf:3: unknown key port in [server]: use status, http, log_level, max_listeners or max_per_ip",
+                "r.conf:3: unknown key port in [server]: use status, http, http_proxy_protocol, log_level, max_listeners or max_per_ip",
                 "r.conf:4: bad station name \"a b\": use 1 to 64 of A-Z a-z 0-9 _ -, as in [station jazz]",
                 "r.conf:6: [station c] has no upstream: add upstream = an http(s) URL, a file: URL or a path",
                 "r.conf:7: port = 0: use 1 to 65535",

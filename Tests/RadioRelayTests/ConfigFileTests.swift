@@ -127,7 +127,8 @@ import Testing
 
     static let keyList =
         "upstream, port, bind, bitrate, channels, page_ms, flush_ms, burst, max_lag, max_lead, max_listeners, "
-        + "max_per_ip, complexity, pace, reconnect_max, chain_titles, mount, display_name, description, genre or url"
+        + "max_per_ip, proxy_protocol, complexity, pace, reconnect_max, chain_titles, mount, display_name, description, "
+        + "genre or url"
 
     /// One naming rule: each station flag of `serve` is a key, `_` for `-`, and nothing else is.
     @Test func theStationKeysAreTheServeFlags() {
@@ -135,7 +136,8 @@ import Testing
         #expect(
             keys == [
                 "upstream", "port", "bind", "bitrate", "channels", "page_ms", "flush_ms", "burst", "max_lag",
-                "max_lead", "max_listeners", "max_per_ip", "complexity", "pace", "reconnect_max", "chain_titles",
+                "max_lead", "max_listeners", "max_per_ip", "proxy_protocol", "complexity", "pace", "reconnect_max",
+                "chain_titles",
                 "mount",
                 "display_name", "description", "genre", "url",
             ])
@@ -144,6 +146,20 @@ import Testing
         for option in OptionSpecification.stationSettings {
             #expect(option.key == option.name.replacingOccurrences(of: "-", with: "_"))
         }
+    }
+
+    /// Behind a load balancer: a station's port and the HTTP address each expect a PROXY header when told to.
+    @Test func proxyProtocolKeys() throws {
+        let file = try Self.parse(
+            "[server]\nhttp = 8001\nhttp_proxy_protocol = yes\n[station a]\nupstream = /a.mp3\nproxy_protocol = yes\n"
+                + "[station b]\nupstream = /b.mp3\nport = 8002\nproxy_protocol = no\n")
+        #expect(file.server.httpProxyProtocol)
+        #expect(file.stations.map(\.broadcaster.proxyProtocol) == [true, false])
+        let plain = try Self.parse("[station a]\nupstream = /a.mp3\n")
+        #expect(!plain.server.httpProxyProtocol && !plain.stations[0].broadcaster.proxyProtocol)
+        #expect(
+            throws: ConfigFileError(["r.conf:2: http_proxy_protocol = on: use yes or no"])
+        ) { try Self.parse("[server]\nhttp_proxy_protocol = on\n[station a]\nupstream = /a.mp3\n") }
     }
 
     @Test func stationNames() {

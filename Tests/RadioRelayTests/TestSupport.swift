@@ -76,9 +76,9 @@ func decodeOpus(_ bytes: [UInt8]) throws -> DecodedOpus {
         pages: capture.pages)
 }
 
-/// A tool from the system, when installed.
+/// A tool from the system, when installed (haproxy lives in /usr/sbin).
 func tool(_ name: String) -> String? {
-    for directory in ["/usr/bin", "/usr/local/bin", "/bin"]
+    for directory in ["/usr/bin", "/usr/local/bin", "/bin", "/usr/sbin"]
     where FileManager.default.isExecutableFile(atPath: directory + "/" + name) {
         return directory + "/" + name
     }

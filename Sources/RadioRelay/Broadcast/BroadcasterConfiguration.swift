@@ -20,6 +20,10 @@ public struct BroadcasterConfiguration: Sendable, Equatable {
     public var readCap = 8192
     /// Kernel send buffer per listener: how much the kernel queues for a slow reader beyond `maxLag`.
     public var sendBuffer = 32 * 1024
+    /// Every connection starts with a PROXY protocol header (v2 or v1) from a load balancer, and counts as coming from
+    /// the client the header names; one without a valid header within 3 s is closed. Only for a port that nothing
+    /// but the balancer can reach: the header is believed.
+    public var proxyProtocol = false
 
     public init() {}
 

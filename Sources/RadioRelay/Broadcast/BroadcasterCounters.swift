@@ -15,6 +15,8 @@ package final class BroadcasterCounters: Sendable {
     package let droppedSlow = Atomic<Int>(0)
     /// Disconnected for sending more than `readCap` bytes.
     package let droppedChatty = Atomic<Int>(0)
+    /// Closed for a missing, invalid or late PROXY header (`proxyProtocol`), or with too many waiting for theirs.
+    package let proxyRejected = Atomic<Int>(0)
     package let bytesSent = Atomic<Int>(0)
     package let pagesPublished = Atomic<Int>(0)
 
@@ -24,6 +26,7 @@ package final class BroadcasterCounters: Sendable {
         package var listeners, connections, rejected, moved, droppedSlow, droppedChatty, bytesSent, pagesPublished: Int
         package var peakListeners = 0
         package var httpListeners = 0
+        package var proxyRejected = 0
     }
 
     package var snapshot: Snapshot {
@@ -33,7 +36,8 @@ package final class BroadcasterCounters: Sendable {
             droppedSlow: droppedSlow.load(ordering: .relaxed),
             droppedChatty: droppedChatty.load(ordering: .relaxed),
             bytesSent: bytesSent.load(ordering: .relaxed), pagesPublished: pagesPublished.load(ordering: .relaxed),
-            peakListeners: listeners.peak, httpListeners: httpListeners.load(ordering: .relaxed))
+            peakListeners: listeners.peak, httpListeners: httpListeners.load(ordering: .relaxed),
+            proxyRejected: proxyRejected.load(ordering: .relaxed))
     }
 }
 

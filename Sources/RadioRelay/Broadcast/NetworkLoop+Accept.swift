@@ -32,7 +32,12 @@ extension NetworkLoop {
                 refresh()  // the newest pages, even if their wake-up is still queued
                 refreshed = true
             }
-            admit(FileDescriptor(owning: fd), peer: SocketAddress(storage: storage, length: length))
+            let peer = SocketAddress(storage: storage, length: length)
+            if configuration.proxyProtocol {
+                awaitProxyHeader(FileDescriptor(owning: fd), peer: peer)
+            } else {
+                admit(FileDescriptor(owning: fd), peer: peer)
+            }
         }
     }
 

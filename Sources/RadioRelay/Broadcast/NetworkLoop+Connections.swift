@@ -9,6 +9,7 @@ enum LogTopic: String, Hashable, Sendable {
     case moved = "moves"
     case dropped = "drops"
     case socketTrouble = "socket warnings"
+    case proxyHeader = "PROXY header failures"
 }
 
 /// Admitting, reading from and closing listeners' connections, and the loop's rate-limited log lines.

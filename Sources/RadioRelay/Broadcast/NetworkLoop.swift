@@ -32,6 +32,8 @@ final class NetworkLoop {
     var backoff = AcceptBackoff()
     /// Lines that a storm could repeat (refusals, moves, drops): at most 10 per kind per 10 s, then a count.
     var logLimit = LogRateLimit<LogTopic>(limit: 10, window: 10)
+    /// Connections waiting for their PROXY header (only with `proxyProtocol`; `NetworkLoop+Proxy.swift`).
+    var awaitingProxy = ProxyHeaderWait<Int32, AwaitingProxyHeader>()
 
     var ring = RingSnapshot()
     /// When the earliest deferred flush is due (monotonic seconds), if any listener has pages waiting.
@@ -83,8 +85,8 @@ final class NetworkLoop {
             let now = monotonicNow()
             if backoff.resumes(now: now) { watchListenSocket(true) }
             if let due = logLimit.nextSummary, now >= due { logSummaries(now: now) }
-            // Sleep until the next deferred flush is due, the accept pause ends, or half a second.
-            let until = [nextDue, backoff.resumeAt].compactMap { $0 }.min()
+            // Sleep until the next deferred flush is due, the accept pause ends, a PROXY header is late, or 0.5 s.
+            let until = [nextDue, backoff.resumeAt, expireProxyWaits(now: now)].compactMap { $0 }.min()
             let wait = ListenerSchedule.waitMilliseconds(until: until, now: now)
             let count = try epoll.wait(timeoutMilliseconds: wait)
             var published = false
@@ -99,7 +101,10 @@ final class NetworkLoop {
                     published = published || broadcaster.ring.nextIndex != ring.head
                     admitArrivals()
                 } else {
-                    guard tag < UInt64(byFD.count), let listener = byFD[Int(tag)] else { continue }
+                    guard tag < UInt64(byFD.count), let listener = byFD[Int(tag)] else {
+                        if !awaitingProxy.isEmpty, let fd = Int32(exactly: tag) { readProxyHeader(fd) }
+                        continue
+                    }
                     if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
                         disconnect(listener, reason: listener.readClosed ? "closed by listener" : "connection reset")
                         continue

@@ -45,7 +45,7 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
         self.length = length
     }
 
-    private init<Address>(copying address: Address) {
+    init<Address>(copying address: Address) {
         withUnsafeBytes(of: address) { source in
             withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: source) }
         }

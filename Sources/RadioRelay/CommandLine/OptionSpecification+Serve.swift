@@ -51,6 +51,10 @@ extension OptionSpecification {
             accepts: "0 to 1000000", setting: station(Values.integer(0...1_000_000), { $0.broadcaster.maxPerIP = $1 }),
             isServerDefault: true),
         .init(
+            name: "proxy-protocol", placeholder: "yes|no",
+            summary: "each connection (and --http's) starts with a balancer's PROXY header (default no)",
+            accepts: "yes or no", setting: station(Values.yesNo, { $0.broadcaster.proxyProtocol = $1 })),
+        .init(
             name: "complexity", placeholder: "N", summary: "libopus complexity (default 10)", accepts: "0 to 10",
             setting: station(Values.integer(0...10), { $0.encoder.complexity = $1 })),
         .init(

@@ -61,6 +61,12 @@ struct OptionSpecification: Sendable {
         summary: "also serve HTTP listeners (browsers, apps) at /NAME.opus, a page at / (default: off)",
         accepts: "PORT, ADDR:PORT or [IPv6]:PORT, e.g. 8001 or 127.0.0.1:8001")
 
+    /// A config file's `[server] http_proxy_protocol` (no flag: `serve --proxy-protocol` covers `--http` too).
+    static let httpProxyProtocol = OptionSpecification(
+        name: "http-proxy-protocol", placeholder: "yes|no",
+        summary: "each HTTP connection starts with a load balancer's PROXY header (default no)",
+        accepts: "yes or no")
+
     static let status = OptionSpecification(
         name: "status", placeholder: "ADDR:PORT",
         summary: "status endpoint: /status.json, /metrics, /health (default: off)",

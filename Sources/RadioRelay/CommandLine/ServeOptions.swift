@@ -6,6 +6,9 @@ package struct ServeOptions: Sendable, Equatable {
     package var logLevel = Log.Priority.info
     /// Where HTTP listeners connect (`--http`); nil: raw TCP only.
     package var http: ConfigFile.ListenAddress?
+    /// HTTP connections start with a PROXY header: `serve --proxy-protocol yes` puts both the station's port and
+    /// `--http` behind the balancer (a config file sets each on its own).
+    package var httpProxyProtocol: Bool { station.broadcaster.proxyProtocol }
     /// Where the status endpoint listens (`--status`); nil: none.
     package var status: ConfigFile.ListenAddress?
 

@@ -37,18 +37,19 @@ enum Values {
         }
     }
 
+    /// `yes` or `no`.
+    static func yesNo(_ text: String) -> Bool? {
+        switch text {
+        case "yes": true
+        case "no": false
+        default: nil
+        }
+    }
+
     /// One line of printable text, 1 to 256 characters (a station's name for people, its genre, its web site).
     static func line(_ text: String) -> String? {
         guard (1...256).contains(text.count), Sanitized.text(text, limit: 256) == text else { return nil }
         return text
-    }
-
-    static func yesNo(_ text: String) -> Bool? {
-        switch text {
-        case "yes": return true
-        case "no": return false
-        default: return nil
-        }
     }
 
     /// A mount path, with or without its leading `/` (kept without).

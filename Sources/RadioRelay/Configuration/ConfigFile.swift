@@ -3,7 +3,8 @@ import Glibc
 /// A config file, read and checked: the server's settings and the stations to run, or every problem found.
 ///
 /// The format (`config/radio-relay.conf` is the commented example; the syntax is in `ConfigFileLines`):
-/// - `[server]`: `status = ADDR:PORT` or `off` (default `127.0.0.1:8080`), `log_level`, and the listener limits
+/// - `[server]`: `status = ADDR:PORT` or `off` (default `127.0.0.1:8080`), `http` and `http_proxy_protocol`,
+///   `log_level`, and the listener limits
 ///   `max_listeners` and `max_per_ip` that every station inherits unless it sets its own;
 /// - one `[station NAME]` per station; its keys are `serve`'s station flags with `_` for `-`, made from the same
 ///   table (`OptionSpecification.stationSettings`) and read by the same value readers, so a key accepts what its
@@ -28,6 +29,8 @@ package struct ConfigFile: Sendable, Equatable {
         /// Where HTTP listeners connect (every station's mount, `/`, events); nil (the default, or `http = off`):
         /// raw TCP only.
         package var http: ListenAddress?
+        /// HTTP connections start with a PROXY header from a load balancer (`http_proxy_protocol = yes`).
+        package var httpProxyProtocol = false
         /// What each station starts from before its own keys: the server-wide listener limits.
         package var stationDefaults = StationConfiguration()
 

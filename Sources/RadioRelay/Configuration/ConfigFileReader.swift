@@ -85,7 +85,8 @@ struct ConfigFileReader {
     {
         let defaults = OptionSpecification.stationSettings.filter(\.isServerDefault)
         let logLevel = OptionSpecification.logLevel
-        let keys = [Self.statusKey, Self.httpKey, logLevel.key] + defaults.map(\.key)
+        let httpProxy = OptionSpecification.httpProxyProtocol
+        let keys = [Self.statusKey, Self.httpKey, httpProxy.key, logLevel.key] + defaults.map(\.key)
         var seen: [String: Int] = [:]
         for entry in section.entries where firstTime(entry, &seen) {
             guard let value = entry.value else { continue }
@@ -108,6 +109,13 @@ struct ConfigFileReader {
                     server.http = address
                 } else {
                     problems.add(entry.line, "\(entry.key) = \(value): use \(Self.httpAccepts)")
+                }
+            case httpProxy.key:
+                guard hasValue(entry.key, value, line: entry.line, accepts: httpProxy.accepts) else { continue }
+                if let on = Values.yesNo(value) {
+                    server.httpProxyProtocol = on
+                } else {
+                    problems.add(entry.line, "\(entry.key) = \(value): use \(httpProxy.accepts)")
                 }
             case logLevel.key:
                 guard hasValue(entry.key, value, line: entry.line, accepts: logLevel.accepts) else { continue }

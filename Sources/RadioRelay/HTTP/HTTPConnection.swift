@@ -14,8 +14,11 @@ final class HTTPConnection {
     /// Owned until handed over (`takeSocket`); closed with the connection otherwise.
     private var socket: FileDescriptor?
     let fd: Int32
-    let peer: SocketAddress
-    let hostKey: HostKey
+    /// The client: the connection's peer, or the source its PROXY header names once read.
+    var peer: SocketAddress { didSet { hostKey = HostKey(peer) } }
+    private(set) var hostKey: HostKey
+    /// Its PROXY header while one is expected and not read yet (the public address with `http_proxy_protocol`).
+    var proxyHeader: ProxyHeaderReader?
     var phase = Phase.reading
     /// Monotonic seconds by which the current phase must end.
     var deadline: Double

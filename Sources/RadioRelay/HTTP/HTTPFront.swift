@@ -34,13 +34,19 @@ package final class HTTPFront: Service {
     let wakeEvent: EventFD
     /// The listener places shared with the stations (event subscribers take one each).
     let budget: ListenerBudget
+    /// Every connection starts with a PROXY protocol header (`http_proxy_protocol`); a reload may change it (it
+    /// applies to connections accepted from then on).
+    let proxyProtocol: Atomic<Bool>
+    /// Connections closed for a missing, invalid or late PROXY header.
+    package let proxyRejected = Atomic<Int>(0)
     private let thread: LockedBox<ServiceThread?> = LockedBox(nil)
     private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
     /// Binds and listens on `address` now (or adopts `adoptedSocket`, already listening); `start()` begins serving.
+    /// - Parameter proxyProtocol: whether connections come from a load balancer that sends a PROXY header first.
     package init(
         address: SocketAddress, stations: [Station], limits: Limits = Limits(), adoptedSocket: Int32? = nil,
-        budget: ListenerBudget = .shared,
+        budget: ListenerBudget = .shared, proxyProtocol: Bool = false,
         onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
     ) throws {
         guard limits.headerTimeout.isFinite, limits.headerTimeout > 0, limits.maxRequestBytes >= 256,
@@ -58,6 +64,7 @@ package final class HTTPFront: Service {
         self.current = LockedBox(stations)
         self.limits = limits
         self.budget = budget
+        self.proxyProtocol = Atomic(proxyProtocol)
         self.onUnexpectedExit = onUnexpectedExit
         wakeEvent = try EventFD()
         listenSocket = socket
@@ -65,6 +72,9 @@ package final class HTTPFront: Service {
 
     /// The stations after a reload.
     package func setStations(_ stations: [Station]) { current.withLock { $0 = stations } }
+
+    /// Whether connections accepted from now on start with a PROXY header (a reload).
+    package func setProxyProtocol(_ on: Bool) { proxyProtocol.store(on, ordering: .relaxed) }
 
     /// Every station output's mount, with what its answers show, and the broadcaster behind each (same order).
     func directory() -> (PublicDirectory, [Broadcaster]) {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Accepting connections on the public HTTP address: in bounded batches, and a 503 at once beyond `maxPending`
 /// connections still sending requests.
 extension HTTPFrontLoop {
@@ -12,6 +14,11 @@ extension HTTPFrontLoop {
                 continue  // the socket closes here
             }
             guard let connection = register(socket, peer: peer) else { continue }
+            if front.proxyProtocol.load(ordering: .relaxed) {
+                // First its PROXY header, within the header wait's allowance (or the request's, if shorter).
+                connection.proxyHeader = ProxyHeaderReader()
+                connection.deadline = min(connection.deadline, monotonicNow() + ProxyHeaderReader.allowance)
+            }
             // The request often arrives with the connection: read it now rather than after another wake-up.
             handleRequest(connection, mask: 0)
         }

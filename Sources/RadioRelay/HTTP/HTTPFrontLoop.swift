@@ -32,6 +32,7 @@ final class HTTPFrontLoop: HTTPConnectionLoop {
         while !thread.isStopping {
             thread.beat()
             let now = monotonicNow()
+            closeLateProxyHeaders(now: now)
             closeExpired(now: now)
             if !subscribers.isEmpty { sendEvents(now: now) }
             if backoff.resumes(now: now) { watchListenSocket(true) }
@@ -80,6 +81,7 @@ final class HTTPFrontLoop: HTTPConnectionLoop {
 
     /// Reads the request and acts once its head is decided.
     func handleRequest(_ connection: HTTPConnection, mask: UInt32) {
+        if connection.proxyHeader != nil && !readProxyHeader(connection) { return }
         guard let head = readHead(connection, mask: mask) else { return }
         let (directory, broadcasters) = front.directory()
         switch PublicRouter.route(head, directory: directory) {

@@ -105,6 +105,10 @@ enum MetricsReport {
         Family(name: "chatty_listener_drops_total", kind: .counter, help: "Listeners dropped for sending too much") {
             Double($0.chattyDrops)
         },
+        Family(
+            name: "proxy_header_failures_total", kind: .counter,
+            help: "Connections closed for a missing, invalid or late PROXY header"
+        ) { Double($0.proxyRejected) },
     ]
 
     static func text(_ snapshot: StatusSnapshot) -> String {

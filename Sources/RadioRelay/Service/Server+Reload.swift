@@ -1,3 +1,5 @@
+import Synchronization
+
 /// SIGHUP: the configuration file read again and applied to the running stations (see `ReloadPlan`). A file that
 /// does not parse changes nothing: its errors are logged and every station goes on.
 extension Server {
@@ -25,6 +27,11 @@ extension Server {
             Log.warning(
                 "reload: [server] http = \(file.server.http?.description ?? "off") takes a restart; HTTP listeners "
                     + "stay on \(running?.description ?? "off") until then")
+        }
+        if let http, http.proxyProtocol.load(ordering: .relaxed) != file.server.httpProxyProtocol {
+            http.setProxyProtocol(file.server.httpProxyProtocol)
+            Log.notice(
+                "reload: http_proxy_protocol = \(file.server.httpProxyProtocol ? "yes" : "no") for new connections")
         }
         let plan = ReloadPlan(running: stations.map(\.configuration), new: file.stations) { configuration in
             stations.first { $0.name == configuration.name }?.canUpdate(to: configuration) ?? false

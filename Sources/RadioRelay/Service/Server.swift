@@ -43,15 +43,19 @@ package final class Server {
     /// - Parameter statusLimits: its request size, timeout and connection limits (tests shorten the timeout).
     /// - Parameter statusSocket: an already listening socket for it (socket activation) instead of binding.
     /// - Parameter http: where HTTP listeners connect; nil: raw TCP only. Bound here too.
+    /// - Parameter httpProxyProtocol: HTTP connections start with a PROXY header from a load balancer.
     package convenience init(
         stations: [Station], status: SocketAddress?, statusLimits: StatusServer.Limits = StatusServer.Limits(),
         statusSocket: Int32? = nil, http: SocketAddress? = nil, httpSocket: Int32? = nil,
-        reload: (() throws -> ConfigFile)? = nil, logLevelOverride: Log.Priority? = nil
+        httpProxyProtocol: Bool = false, reload: (() throws -> ConfigFile)? = nil, logLevelOverride: Log.Priority? = nil
     ) throws {
         let endpoint = try status.map {
             try StatusServer(address: $0, stations: stations, limits: statusLimits, adoptedSocket: statusSocket)
         }
-        let front = try http.map { try HTTPFront(address: $0, stations: stations, adoptedSocket: httpSocket) }
+        let front = try http.map {
+            try HTTPFront(
+                address: $0, stations: stations, adoptedSocket: httpSocket, proxyProtocol: httpProxyProtocol)
+        }
         self.init(
             stations: stations, statusServer: endpoint, http: front, reload: reload,
             logLevelOverride: logLevelOverride)

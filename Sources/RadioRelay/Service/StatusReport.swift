@@ -40,6 +40,7 @@ enum StatusReport {
             ("slow_moves", JSONText.number(status.slowMoves)),
             ("slow_drops", JSONText.number(status.slowDrops)),
             ("chatty_drops", JSONText.number(status.chattyDrops)),
+            ("proxy_header_failures", JSONText.number(status.outputs.reduce(0) { $0 + $1.proxyRejected })),
             ("reconnects", JSONText.number(status.reconnects)),
             ("decode_errors", JSONText.number(status.decodeErrors)),
             ("silence_seconds", JSONText.number(status.silenceSeconds)),
@@ -72,6 +73,7 @@ enum StatusReport {
             ("slow_moves", JSONText.number(status.slowMoves)),
             ("slow_drops", JSONText.number(status.slowDrops)),
             ("chatty_drops", JSONText.number(status.chattyDrops)),
+            ("proxy_header_failures", JSONText.number(status.proxyRejected)),
         ])
     }
 

@@ -134,6 +134,8 @@ package struct OutputStatus: Sendable, Equatable {
     package var slowMoves = 0
     package var slowDrops = 0
     package var chattyDrops = 0
+    /// Connections closed for a missing, invalid or late PROXY header (`proxy_protocol = yes`).
+    package var proxyRejected = 0
     package var pagesPublished = 0
 
     package init(rendition: String) { self.rendition = rendition }
@@ -154,6 +156,7 @@ package struct OutputStatus: Sendable, Equatable {
         slowMoves = counters.moved
         slowDrops = counters.droppedSlow
         chattyDrops = counters.droppedChatty
+        proxyRejected = counters.proxyRejected
         pagesPublished = counters.pagesPublished
     }
 }

@@ -1,0 +1,45 @@
+import Synchronization
+
+/// The PROXY protocol on the public HTTP address (`http_proxy_protocol = yes`): each connection's header is read
+/// first, exactly (the request that follows stays in the socket for `readHead`), and the connection then counts as
+/// coming from the header's source — for the hand-over to a station (its per-address limit and access log), event
+/// subscribers' per-address limit, and log lines. A LOCAL header (the balancer's own connection) leaves the peer as
+/// it is, and its request is answered like any other. A missing, invalid or late header closes the connection.
+extension HTTPFrontLoop {
+    /// Reads what has come of the connection's header; true once it is read (the request may follow), false while
+    /// it is incomplete or when the connection was closed for it.
+    func readProxyHeader(_ connection: HTTPConnection) -> Bool {
+        guard var reader = connection.proxyHeader else { return true }
+        let step = reader.step(connection.fd, scratch: &scratch)
+        connection.proxyHeader = reader
+        switch step {
+        case .waiting:
+            return false
+        case .failed(let reason):
+            connection.proxyHeader = nil
+            refuseProxied(connection, reason)
+            return false
+        case .done(let result):
+            connection.proxyHeader = nil
+            if case .proxied(let source, _, _) = result { connection.peer = source.socketAddress }
+            connection.deadline = monotonicNow() + headerTimeout  // now the request's own allowance
+            return true
+        }
+    }
+
+    /// Closes, counted and logged, the connections whose PROXY header is late (before `closeExpired` would close
+    /// them without a word).
+    func closeLateProxyHeaders(now: Double) {
+        guard front.proxyProtocol.load(ordering: .relaxed) else { return }
+        for connection in connections.values where connection.proxyHeader != nil && now >= connection.deadline {
+            connection.proxyHeader = nil
+            refuseProxied(connection, "no PROXY header in time")
+        }
+    }
+
+    private func refuseProxied(_ connection: HTTPConnection, _ reason: String) {
+        front.proxyRejected.add(1, ordering: .relaxed)
+        logLimited(.proxyHeader, now: monotonicNow(), "http: connection from \(connection.peer) closed: \(reason)")
+        close(connection)
+    }
+}
