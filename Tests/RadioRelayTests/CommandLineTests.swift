@@ -66,6 +66,7 @@ import Testing
             ("max-per-ip", "2"), ("complexity", "3"), ("pace", "yes"), ("reconnect-max", "120"), ("name", "jazz"),
             ("log-level", "debug"), ("mount", "/live.opus"), ("display-name", "Jazz FM"), ("description", "All jazz"),
             ("genre", "jazz"), ("url", "https://jazz.example.org/"), ("http", "8001"), ("status", "[::1]:8080"),
+            ("push", "icecast://source:hackme@icecast.example:8000/jazz.opus"),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
         let flags = Set(OptionSpecification.serve.map(\.name)).subtracting(["config"])
@@ -87,7 +88,20 @@ import Testing
         #expect(station.encoder.complexity == 3)
         #expect(station.paced == true && station.name == "jazz")
         #expect(station.reconnectDelay == 1...120)
+        #expect(station.pushes == [IcecastTarget(password: "hackme", host: "icecast.example", mount: "/jazz.opus")])
         #expect(serve.logLevel == .debug)
+    }
+
+    /// `--push` adds a target each time it is given; a bad one is refused with its password hidden.
+    @Test func pushIsRepeatable() throws {
+        let serve = try Self.serve([
+            "serve", "--push", "icecast://source:a@one.example/a.opus", "--push=icecast://:b@[::1]:8001/b/c.ogg",
+        ])
+        #expect(
+            serve.station.pushes.map(\.description) == [
+                "icecast://source:***@one.example:8000/a.opus", "icecast://source:***@[::1]:8001/b/c.ogg",
+            ])
+        #expect(serve.station.pushes.map(\.password) == ["a", "b"])
     }
 
     @Test func theLastOfARepeatedFlagWinsAndBothFormsMix() throws {
@@ -198,6 +212,21 @@ import Testing
             (["serve", "--max-per-ip", "1000001"], "--max-per-ip 1000001: use 0 to 1000000", .serve),
             (["serve", "--complexity", "11"], "--complexity 11: use 0 to 10", .serve),
             (["serve", "--pace", "maybe"], "--pace maybe: use auto, yes or no", .serve),
+            (
+                ["serve", "--push", "icecast://source:secret@host"],
+                "--push icecast://source:***@host: the URL has no mount: add one, as in "
+                    + "icecast://source:PASSWORD@HOST:PORT/MOUNT", .serve
+            ),
+            (
+                ["serve", "--push", "http://source:secret@host/a"],
+                "--push http://source:***@host/a: not an icecast:// URL: write "
+                    + "icecast://source:PASSWORD@HOST:PORT/MOUNT", .serve
+            ),
+            (
+                ["serve", "--push", "icecast://u:p@a/x.opus", "--push", "icecast://v:q@A:8000/x.opus"],
+                "station main: pushes twice to icecast://v:***@A:8000/x.opus: Icecast takes one source per mount",
+                .serve
+            ),
             (
                 ["serve", "--log-level", "trace"], "--log-level trace: use error, warning, notice, info or debug",
                 .serve

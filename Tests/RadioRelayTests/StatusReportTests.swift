@@ -76,6 +76,26 @@ import Testing
         #expect(input["sample_rate"] as? Int == 44_100 && input["channels"] as? Int == 2)
     }
 
+    /// Each station's pushes: always an array, each push with its target (no password), state and counters.
+    @Test func pushesAreAnArrayPerStation() throws {
+        var station = Self.station("one")
+        var push = PushStatus(target: "icecast://source:***@icecast.example:8000/live.opus")
+        push.state = .retrying
+        push.lastError = "Icecast answered HTTP 401: You need to authenticate"
+        push.bytesSent = 4096
+        push.reconnects = 2
+        station.pushes = [push, PushStatus(target: "icecast://source:***@other.example:8000/b.opus")]
+        let json = try Self.object(StatusReport.json(StatusSnapshot(stations: [station, Self.station("two")])))
+        let stations = try #require(json["stations"] as? [[String: Any]])
+        let pushes = try #require(stations[0]["pushes"] as? [[String: Any]])
+        #expect(pushes.count == 2 && (stations[1]["pushes"] as? [Any])?.isEmpty == true)
+        #expect(pushes[0]["target"] as? String == "icecast://source:***@icecast.example:8000/live.opus")
+        #expect(pushes[0]["state"] as? String == "retrying" && pushes[1]["state"] as? String == "connecting")
+        #expect(pushes[0]["last_error"] as? String == "Icecast answered HTTP 401: You need to authenticate")
+        #expect(pushes[1]["last_error"] is NSNull)
+        #expect(pushes[0]["bytes_sent"] as? Int == 4096 && pushes[0]["reconnects"] as? Int == 2)
+    }
+
     @Test func noStationsIsAnEmptyArray() throws {
         let json = try Self.object(StatusReport.json(StatusSnapshot()))
         #expect((json["stations"] as? [Any])?.isEmpty == true)

@@ -4,6 +4,8 @@ struct ArgumentScanner {
     private(set) var positional: [String] = []
     /// The last value given for each flag.
     private(set) var values: [String: String] = [:]
+    /// Every value given for each flag, in order (for a repeatable flag such as `--push`).
+    private(set) var allValues: [String: [String]] = [:]
     /// `--help` or `-h` came before anything wrong.
     private(set) var wantsHelp = false
 
@@ -42,6 +44,7 @@ struct ArgumentScanner {
                 throw error("--\(name) needs a value: \(option.accepts)")
             }
             values[name] = given
+            allValues[name, default: []].append(given)
         }
     }
 

@@ -33,15 +33,19 @@ package struct ServeOptions: Sendable, Equatable {
         if let name = scanner.values["name"] { station.name = name }
         // The same settings, read the same way, as a config file's `[station NAME]` keys.
         for option in OptionSpecification.stationSettings {
-            guard let setting = option.setting, let text = scanner.values[option.name] else { continue }
-            guard setting(text, &station) else {
-                throw scanner.error("--\(option.name) \(text): use \(option.accepts)")
+            guard let setting = option.setting else { continue }
+            let texts =
+                option.isRepeatable
+                ? scanner.allValues[option.name] ?? [] : scanner.values[option.name].map { [$0] } ?? []
+            for text in texts where !setting(text, &station) {
+                throw scanner.error("--\(option.name) \(option.complaint(about: text))")
             }
         }
         // The flags are checked one by one above; this catches a rule that spans flags.
         do {
             try station.encoder.validate()
             try station.broadcaster.validate()
+            try station.validatePushes()
         } catch {
             throw scanner.error("\(error)")
         }

@@ -43,6 +43,18 @@ enum StatusReport {
             ("dropped_seconds", JSONText.number(status.droppedSeconds)),
             ("paused_seconds", JSONText.number(status.pausedSeconds)),
             ("encoded_seconds", JSONText.number(status.encodedSeconds)),
+            ("pushes", JSONText.array(status.pushes.map(push))),
+        ])
+    }
+
+    /// One push to Icecast: the target without its password, `connecting`, `connected` or `retrying`.
+    static func push(_ push: PushStatus) -> String {
+        JSONText.object([
+            ("target", JSONText.string(push.target)),
+            ("state", JSONText.string(push.state.rawValue)),
+            ("last_error", JSONText.string(push.lastError)),
+            ("bytes_sent", JSONText.number(push.bytesSent)),
+            ("reconnects", JSONText.number(push.reconnects)),
         ])
     }
 

@@ -64,6 +64,8 @@ package struct StationStatus: Sendable, Equatable {
     package var encodedSeconds = 0.0
     /// Its pipeline and network loop beat within the allowance.
     package var alive = true
+    /// Its pushes to Icecast, in the configuration's order.
+    package var pushes: [PushStatus] = []
 
     package init(name: String) { self.name = name }
 
@@ -96,6 +98,7 @@ package struct StationStatus: Sendable, Equatable {
         pausedSeconds = state.pausedSeconds
         encodedSeconds = state.encodedSeconds
         self.alive = alive
+        pushes = station.pushStatuses
     }
 
     /// `connecting`, `connected` or `retrying`.

@@ -13,7 +13,9 @@ public final class Station: Service {
     package let broadcaster: Broadcaster
     private let shared = LockedBox(StationState())
     private let pipeline: LockedBox<ServiceThread?> = LockedBox(nil)
-    private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
+    /// The running pushes to Icecast (`Station+Pushes.swift`).
+    let pushes = LockedBox<[IcecastPush]>([])
+    let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
     public var name: String { configuration.name }
     public var state: StationState { shared.snapshot }
@@ -77,14 +79,16 @@ public final class Station: Service {
         try broadcaster.update(new.broadcaster)
         settings.withLock { $0 = new }
         settingsVersion.add(1, ordering: .releasing)
+        if pipeline.snapshot != nil { try updatePushes(to: new) }
     }
 
-    /// Heartbeats of the station's threads (pipeline, network loop), for the watchdog.
+    /// Heartbeats of the station's threads (pipeline, network loop, pushes), for the watchdog.
     package var heartbeats: [Int] {
         [pipeline.snapshot?.heartbeat.load(ordering: .relaxed) ?? 0] + broadcaster.heartbeats
+            + pushes.snapshot.map(\.heartbeat)
     }
 
-    /// Starts the network loop, then the pipeline thread.
+    /// Starts the network loop, then the pipeline thread, then the pushes.
     public func start() throws {
         var encoderConfiguration = configuration.encoder
         encoderConfiguration.inputRate = configuration.commonRate
@@ -103,14 +107,22 @@ public final class Station: Service {
             throw error
         }
         pipeline.withLock { $0 = thread }
+        do {
+            try updatePushes(to: configuration)
+        } catch {
+            stop(timeout: 5)
+            throw error
+        }
     }
 
-    /// Stops the pipeline, then the listeners; returns when both threads are joined (false: one outlived `timeout`).
+    /// Stops the pushes, the pipeline, then the listeners; returns when every thread is joined (false: one outlived
+    /// `timeout`).
     @discardableResult
     public func stop(timeout: Double = 10) -> Bool {
+        let pushesStopped = stopPushes(timeout: timeout)
         let thread = pipeline.take()
         let pipelineStopped = thread?.stop(timeout: timeout) ?? true
-        return broadcaster.stop(timeout: timeout) && pipelineStopped
+        return broadcaster.stop(timeout: timeout) && pipelineStopped && pushesStopped
     }
 }
 

@@ -28,6 +28,8 @@ public struct StationConfiguration: Sendable, Equatable {
     public var mount: String?
     /// What HTTP listeners are told about the station.
     public var info = StationInfo()
+    /// Icecast mounts the station's stream is pushed to as a source (`--push`, `push = …`), each on its own thread.
+    package var pushes: [IcecastTarget] = []
 
     public init() {}
 
@@ -55,6 +57,15 @@ public struct StationConfiguration: Sendable, Equatable {
         }
         guard silenceAfter.isFinite, (0.05...10).contains(silenceAfter) else {
             throw ConfigurationError("station \(name): jitter allowance \(silenceAfter) s: use 0.05 to 10 seconds")
+        }
+        try validatePushes()
+    }
+
+    /// No two pushes to the same mount: Icecast takes one source per mount, and the second would be refused forever.
+    func validatePushes() throws(ConfigurationError) {
+        for (index, target) in pushes.enumerated() where pushes[..<index].contains(where: { $0.sameMount(as: target) })
+        {
+            throw ConfigurationError("station \(name): pushes twice to \(target): Icecast takes one source per mount")
         }
     }
 }
