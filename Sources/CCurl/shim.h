@@ -19,5 +19,9 @@ static inline CURLcode rr_curl_setopt_callback(CURL *h, CURLoption o, rr_curl_da
 static const size_t rr_curl_readfunc_pause = CURL_READFUNC_PAUSE;
 static const long rr_curlauth_basic = (long)CURLAUTH_BASIC;
 static inline CURLcode rr_curl_resume(CURL *h) { return curl_easy_pause(h, CURLPAUSE_CONT); }
+typedef int (*rr_curl_sockopt_callback)(void *, curl_socket_t, curlsocktype);
+static inline CURLcode rr_curl_setopt_sockopt(CURL *h, rr_curl_sockopt_callback v) {
+    return curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, v);
+}
 static inline CURLcode rr_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 #endif

@@ -1,4 +1,5 @@
 import CCurl
+import Glibc
 
 /// One source connection to Icecast: an HTTP `PUT` of Ogg pages on libcurl's multi interface (`CURLOPT_UPLOAD` with
 /// a read callback). Owns the `CURL` easy and `CURLM` multi handles and the header list (freed in `deinit`, which
@@ -34,6 +35,13 @@ final class IcecastUpload {
     private(set) var bytesSent = 0
     /// The start of the response body (Icecast's reason for a refusal), at most 512 bytes.
     private var responseBody: [UInt8] = []
+    /// Why the socket option callback refused the socket.
+    private var socketProblem: SystemError?
+
+    /// The connection's kernel send buffer (`SO_SNDBUF`; the kernel doubles it). Left to autotuning, it grew to
+    /// megabytes while a stopped Icecast read nothing: 40 s of audio vanished into it unnoticed. Fixed, a stalled
+    /// Icecast fills it and the receiver's buffer within seconds, and the push falls behind visibly (`PushCursor`).
+    static let sendBuffer: Int32 = 32 * 1024
 
     /// Pages queued and not yet wholly handed to libcurl.
     var queuedPages: Int { queue.count }
@@ -92,6 +100,19 @@ final class IcecastUpload {
             rr_curl_setopt_string(easy, CURLOPT_USERAGENT, "radio-relay/\(RadioRelayVersion.string)"),
             "CURLOPT_USERAGENT")
         try check(rr_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
+        try check(rr_curl_setopt_pointer(easy, CURLOPT_SOCKOPTDATA, context), "CURLOPT_SOCKOPTDATA")
+        try check(
+            rr_curl_setopt_sockopt(easy) { context, fd, _ in
+                guard let context else { return 1 }  // CURL_SOCKOPT_ERROR
+                let upload = Unmanaged<IcecastUpload>.fromOpaque(context).takeUnretainedValue()
+                do throws(SystemError) {
+                    try setSocketOption(fd, SOL_SOCKET, SO_SNDBUF, IcecastUpload.sendBuffer, name: "SO_SNDBUF")
+                    return 0  // CURL_SOCKOPT_OK
+                } catch {
+                    upload.socketProblem = error
+                    return 1
+                }
+            }, "CURLOPT_SOCKOPTFUNCTION")
         // An empty `Transfer-Encoding:` turns libcurl's chunking off (see the type's comment).
         for line in ["Content-Type: audio/ogg", "Transfer-Encoding:", "ice-public: 0"] + headers {
             guard let list = curl_slist_append(headerList, line) else {
@@ -180,6 +201,7 @@ final class IcecastUpload {
     /// How a transfer that ended failed.
     private func finished(_ result: CURLcode, accepted: Bool) throws(PushFailure) {
         guard result != CURLE_OK else { return }
+        if let socketProblem { throw PushFailure(.transfer, "\(socketProblem)") }
         let detail = String(cString: errorBuffer)
         let text = detail.isEmpty ? String(cString: curl_easy_strerror(result)) : detail
         switch result {
