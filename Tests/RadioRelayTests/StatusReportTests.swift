@@ -149,6 +149,32 @@ import Testing
         #expect(text.hasSuffix("\n"))
     }
 
+    /// Push families: one sample per push, with station and target labels; the whole text passes promtool.
+    @Test func pushMetrics() throws {
+        var station = Self.station("a")
+        var push = PushStatus(target: "icecast://source:***@icecast.example:8000/live.opus")
+        push.state = .connected
+        push.bytesSent = 4096
+        push.reconnects = 2
+        station.pushes = [push, PushStatus(target: "icecast://source:***@[::1]:8001/b.opus")]
+        let text = MetricsReport.text(StatusSnapshot(stations: [station, Self.station("b")]))
+        let target = "station=\"a\",target=\"icecast://source:***@icecast.example:8000/live.opus\""
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.contains("radio_relay_push_connected{\(target)} 1"))
+        #expect(lines.contains("radio_relay_push_sent_bytes_total{\(target)} 4096"))
+        #expect(lines.contains("radio_relay_push_reconnects_total{\(target)} 2"))
+        #expect(
+            lines.contains(
+                "radio_relay_push_connected{station=\"a\",target=\"icecast://source:***@[::1]:8001/b.opus\"} 0"))
+        #expect(lines.filter { $0.hasPrefix("radio_relay_push_connected{") }.count == 2)
+        guard let promtool = tool("promtool") else { return }
+        let path = temporaryPath("push-metrics.txt")
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let check = try run("/bin/sh", ["-c", "\"$0\" check metrics < \"$1\"", promtool, path])
+        #expect(check.status == 0 && check.stdout.isEmpty && check.stderr.isEmpty, "promtool: \(check)")
+    }
+
     @Test func metricLabelsAndHelpAreEscaped() {
         #expect(MetricsReport.labelValue("a\"b\\c\nd") == #"a\"b\\c\nd"#)
         #expect(MetricsReport.helpText("a\"b\\c\nd") == #"a"b\\c\nd"#)
