@@ -5,28 +5,32 @@ import Testing
 
 @testable import RadioRelay
 
-/// `/health` as a load balancer reads it (`deploy/haproxy.cfg`: `option httpchk GET /health`, expect 200): it says
-/// whether this process can serve, not whether its upstream is up. An edge whose root is down serves silence and
-/// must stay in the pool, or every edge would leave it at once; an edge with a hung thread must leave it.
-@Suite(.timeLimit(.minutes(1))) struct BalancerHealthTests {
-    @Test func healthIs200WhileTheUpstreamIsDown() throws {
-        let dead = try ServerProcessTests.freePort()
-        let station = try StationTests.station(upstream: "http://127.0.0.1:\(dead)/stream.mp3")
-        try station.start()
-        defer { station.stop() }
-        let status = try StatusServerTests.endpoint([station]) { $0.healthAllowance = 1 }
-        defer { status.stop(timeout: 5) }
-        // Past the allowance, with the upstream refused all along: still 200, and the listener gets silence.
-        let listener = try ListenerClient(port: station.port)
-        defer { listener.close() }
-        let (bytes, closed) = listener.read(for: 2)
-        let health = try StatusServerTests.get(status.address.port, "/health")
-        #expect(health.status == 200, "\(health.text)")
-        #expect(health.text.hasPrefix("ok\ntest: alive (upstream "), "\(health.text)")
-        #expect(!health.text.contains("upstream connected"))
-        let capture = try LiveCapture(bytes)
-        #expect(!closed && capture.headerOK && capture.left.count > 48_000)
-        #expect(capture.left.allSatisfy { abs($0) < 0.001 }, "silence while the upstream is down")
+/// In the serialized `ServerProcessTests` chain: its tests block threads on real time (sockets, players), and too many
+/// at once starve the rest of the suite on two cores.
+extension ServerProcessTests {
+    /// `/health` as a load balancer reads it (`deploy/haproxy.cfg`: `option httpchk GET /health`, expect 200): it says
+    /// whether this process can serve, not whether its upstream is up. An edge whose root is down serves silence and
+    /// must stay in the pool, or every edge would leave it at once; an edge with a hung thread must leave it.
+    @Suite(.timeLimit(.minutes(1))) struct BalancerHealthTests {
+        @Test func healthIs200WhileTheUpstreamIsDown() throws {
+            let dead = try ServerProcessTests.freePort()
+            let station = try StationTests.station(upstream: "http://127.0.0.1:\(dead)/stream.mp3")
+            try station.start()
+            defer { station.stop() }
+            let status = try StatusServerTests.endpoint([station]) { $0.healthAllowance = 1 }
+            defer { status.stop(timeout: 5) }
+            // Past the allowance, with the upstream refused all along: still 200, and the listener gets silence.
+            let listener = try ListenerClient(port: station.port)
+            defer { listener.close() }
+            let (bytes, closed) = listener.read(for: 2)
+            let health = try StatusServerTests.get(status.address.port, "/health")
+            #expect(health.status == 200, "\(health.text)")
+            #expect(health.text.hasPrefix("ok\ntest: alive (upstream "), "\(health.text)")
+            #expect(!health.text.contains("upstream connected"))
+            let capture = try LiveCapture(bytes)
+            #expect(!closed && capture.headerOK && capture.left.count > 48_000)
+            #expect(capture.left.allSatisfy { abs($0) < 0.001 }, "silence while the upstream is down")
+        }
     }
 }
 

@@ -68,6 +68,7 @@ import Testing
             ("rendition", "low:9001:32k:mono"), ("display-name", "Jazz FM"), ("description", "All jazz"),
             ("genre", "jazz"), ("url", "https://jazz.example.org/"), ("http", "8001"), ("status", "[::1]:8080"),
             ("proxy-protocol", "yes"),
+            ("push", "icecast://source:hackme@icecast.example:8000/jazz.opus"),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
         let flags = Set(OptionSpecification.serve.map(\.name)).subtracting(["config"])
@@ -90,6 +91,7 @@ import Testing
         #expect(station.paced == true && station.name == "jazz")
         #expect(station.reconnectDelay == 1...120)
         #expect(station.chainTitles)
+        #expect(station.pushes == [IcecastTarget(password: "hackme", host: "icecast.example", mount: "/jazz.opus")])
         #expect(serve.logLevel == .debug)
         #expect(station.broadcaster.proxyProtocol && serve.httpProxyProtocol)
         let plain = try Self.serve(["serve"])
@@ -125,6 +127,18 @@ import Testing
             try Command.parse(["serve", "--rendition", "a:8001:32k", "--rendition", "b:8001:64k"])
         }
         #expect(throws: UsageError.self) { try Command.parse(["serve", "--rendition", "a:8000:32k"]) }
+    }
+
+    /// `--push` adds a target each time it is given; a bad one is refused with its password hidden.
+    @Test func pushIsRepeatable() throws {
+        let serve = try Self.serve([
+            "serve", "--push", "icecast://source:a@one.example/a.opus", "--push=icecast://:b@[::1]:8001/b/c.ogg",
+        ])
+        #expect(
+            serve.station.pushes.map(\.description) == [
+                "icecast://source:***@one.example:8000/a.opus", "icecast://source:***@[::1]:8001/b/c.ogg",
+            ])
+        #expect(serve.station.pushes.map(\.password) == ["a", "b"])
     }
 
     @Test func theLastOfARepeatedFlagWinsAndBothFormsMix() throws {
@@ -235,6 +249,21 @@ import Testing
             (["serve", "--max-per-ip", "1000001"], "--max-per-ip 1000001: use 0 to 1000000", .serve),
             (["serve", "--complexity", "11"], "--complexity 11: use 0 to 10", .serve),
             (["serve", "--pace", "maybe"], "--pace maybe: use auto, yes or no", .serve),
+            (
+                ["serve", "--push", "icecast://source:secret@host"],
+                "--push icecast://source:***@host: the URL has no mount: add one, as in "
+                    + "icecast://source:PASSWORD@HOST:PORT/MOUNT", .serve
+            ),
+            (
+                ["serve", "--push", "http://source:secret@host/a"],
+                "--push http://source:***@host/a: not an icecast:// URL: write "
+                    + "icecast://source:PASSWORD@HOST:PORT/MOUNT", .serve
+            ),
+            (
+                ["serve", "--push", "icecast://u:p@a/x.opus", "--push", "icecast://v:q@A:8000/x.opus"],
+                "station main: pushes twice to icecast://v:***@A:8000/x.opus: Icecast takes one source per mount",
+                .serve
+            ),
             (
                 ["serve", "--log-level", "trace"], "--log-level trace: use error, warning, notice, info or debug",
                 .serve

@@ -122,7 +122,7 @@ import Testing
             ("[server]\nmax_listeners = -1\n" + station, ["r.conf:2: max_listeners = -1: use 0 to 1000000"]),
             (
                 "[server]\nmax_per_ip = @credential:x\n" + station,
-                ["r.conf:2: max_per_ip cannot come from a credential: only upstream can"]
+                ["r.conf:2: max_per_ip cannot come from a credential: only upstream or push can"]
             ),
         ] as [(String, [String])])
     func problem(text: String, expected: [String]) {
@@ -218,8 +218,38 @@ import Testing
         }
         #expect(
             Self.messages("[station a]\nupstream = /a.mp3\nport = @credential:empty\n", credentials: directory) == [
-                "r.conf:3: port cannot come from a credential: only upstream can"
+                "r.conf:3: port cannot come from a credential: only upstream or push can"
             ])
+    }
+
+    /// A bad push is reported at its line with the password hidden (the file's text for a credential), a second
+    /// push to one mount at the second line; any other key given twice is still an error.
+    @Test func pushes() throws {
+        let directory = try ConfigFileTests.credentials(["bad-push": "icecast://source:secret@host\n"])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let noMount = "the URL has no mount: add one, as in icecast://source:PASSWORD@HOST:PORT/MOUNT"
+        let text = """
+            [station a]
+            upstream = /a.mp3
+            push = icecast://source:secret@host
+            push = @credential:bad-push
+            push = icecast://source:s1@h/a.opus
+            push = icecast://dj:s2@H:8000/a.opus
+            push = icecast://source:s3@h/b.opus
+            push =
+            upstream = /b.mp3
+            """
+        let messages = Self.messages(text, credentials: directory)
+        #expect(
+            messages == [
+                "r.conf:3: push = icecast://source:***@host: \(noMount)",
+                "r.conf:4: push = @credential:bad-push: \(noMount)",
+                "r.conf:6: push to icecast://dj:***@H:8000/a.opus again (the first is at line 5): Icecast takes one "
+                    + "source per mount",
+                "r.conf:8: push needs a value: icecast://source:PASSWORD@HOST:PORT/MOUNT",
+                "r.conf:9: duplicate key upstream (the first is at line 2): keep one",
+            ])
+        #expect(!messages.joined().contains("secret") && !messages.joined().contains("s2"))
     }
 
     @Test func unreadableFiles() throws {

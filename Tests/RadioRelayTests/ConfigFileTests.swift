@@ -128,7 +128,7 @@ import Testing
     static let keyList =
         "upstream, port, bind, bitrate, channels, page_ms, flush_ms, burst, max_lag, max_lead, max_listeners, "
         + "max_per_ip, proxy_protocol, complexity, pace, reconnect_max, chain_titles, mount, display_name, description, "
-        + "genre or url"
+        + "genre, url or push"
 
     /// One naming rule: each station flag of `serve` is a key, `_` for `-`, and nothing else is.
     @Test func theStationKeysAreTheServeFlags() {
@@ -137,9 +137,7 @@ import Testing
             keys == [
                 "upstream", "port", "bind", "bitrate", "channels", "page_ms", "flush_ms", "burst", "max_lag",
                 "max_lead", "max_listeners", "max_per_ip", "proxy_protocol", "complexity", "pace", "reconnect_max",
-                "chain_titles",
-                "mount",
-                "display_name", "description", "genre", "url",
+                "chain_titles", "mount", "display_name", "description", "genre", "url", "push",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
         #expect(others == ["rendition", "name", "http", "status", "config", "log-level"])
@@ -178,6 +176,28 @@ import Testing
         for bad in ["8080", "localhost:8080", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:", ":8080", "[::1]"] {
             #expect(ConfigFile.ListenAddress(parsing: bad) == nil, "\(bad)")
         }
+    }
+
+    /// `push` is the one key a section may repeat: each adds an Icecast target, in order, and may be a credential.
+    @Test func pushMayBeRepeatedAndComeFromACredential() throws {
+        let directory = try Self.credentials(["ice2": "icecast://source:two@ice2.example:8001/a.opus\n"])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = try Self.parse(
+            """
+            [station a]
+            upstream = /a.mp3
+            push = icecast://source:one@ice1.example/a.opus
+            push = @credential:ice2
+            [station b]
+            upstream = /b.mp3
+            port = 8001
+            """, credentials: directory)
+        #expect(
+            file.stations[0].pushes == [
+                IcecastTarget(password: "one", host: "ice1.example", mount: "/a.opus"),
+                IcecastTarget(password: "two", host: "ice2.example", port: 8001, mount: "/a.opus"),
+            ])
+        #expect(file.stations[1].pushes.isEmpty)
     }
 
     @Test func credentialsAreRedactedInLogLines() {

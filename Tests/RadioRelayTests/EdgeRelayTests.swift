@@ -5,129 +5,136 @@ import Testing
 
 @testable import RadioRelay
 
-/// An edge station relaying a root station over `tcp://` with real sockets: the root transcodes the stereo fixture
-/// (440 Hz left, 1 kHz right); the edge passes its Opus packets on without decoding, re-paged into its own stream.
-@Suite(.serialized) struct EdgeRelayTests {
-    static func root(port: UInt16) throws -> Station {
-        var configuration = StationConfiguration()
-        configuration.name = "root"
-        configuration.upstream = Fixture.path("stereo-44k-128k.mp3")
-        configuration.broadcaster.bind = "127.0.0.1"
-        configuration.broadcaster.port = Int(port)
-        return try Station(configuration)
-    }
-
-    /// Audio packets of a capture, in order (the two header packets left out).
-    static func audioPackets(_ bytes: [UInt8]) throws -> [[UInt8]] {
-        var reader = OggPageReader()
-        reader.append(bytes)
-        var packets: [[UInt8]] = []
-        while let page = try reader.next() { packets += page.packets }
-        return Array(packets.dropFirst(2))
-    }
-
-    /// The capture with its last page flagged end-of-stream (CRC made again), so that a validator judges the stream
-    /// and not the cut a live capture ends with.
-    static func closed(_ bytes: [UInt8]) throws -> [UInt8] {
-        var reader = OggPageReader()
-        reader.append(bytes)
-        var start = 0
-        var last = 0
-        var length = 0
-        while let page = try reader.next() {
-            start = length
-            length += page.bytes.count
-            last = page.bytes.count
+/// In the serialized `ServerProcessTests` chain: its tests block threads on real time (sockets, players), and too many
+/// at once starve the rest of the suite on two cores.
+extension ServerProcessTests {
+    /// An edge station relaying a root station over `tcp://` with real sockets: the root transcodes the stereo fixture
+    /// (440 Hz left, 1 kHz right); the edge passes its Opus packets on without decoding, re-paged into its own stream.
+    @Suite(.serialized) struct EdgeRelayTests {
+        static func root(port: UInt16) throws -> Station {
+            var configuration = StationConfiguration()
+            configuration.name = "root"
+            configuration.upstream = Fixture.path("stereo-44k-128k.mp3")
+            configuration.broadcaster.bind = "127.0.0.1"
+            configuration.broadcaster.port = Int(port)
+            return try Station(configuration)
         }
-        var out = Array(bytes[..<length])
-        guard last > 0 else { return out }
-        out[start + 5] |= 4
-        for index in 22...25 { out[start + index] = 0 }
-        let crc = OggPageReader.crc(Array(out[start..<start + last]))
-        for index in 0..<4 { out[start + 22 + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
-        return out
-    }
 
-    @Test(
-        .enabled(if: tool("oggz-validate") != nil, "needs oggz-validate (Debian: oggz-tools; `.ci/deps --test`)"),
-        .enabled(if: tool("opusinfo") != nil, "needs opusinfo (Debian: opus-tools; `.ci/deps --test`)"))
-    func anEdgeRelaysTheRootPacketForPacketAcrossARootRestart() throws {
-        let rootPort = try ServerProcessTests.freePort()
-        var root: Station? = try Self.root(port: rootPort)
-        try root?.start()
-        var edgeConfiguration = StationConfiguration()
-        edgeConfiguration.name = "edge"
-        edgeConfiguration.upstream = "tcp://127.0.0.1:\(rootPort)"
-        edgeConfiguration.broadcaster.bind = "127.0.0.1"
-        edgeConfiguration.broadcaster.port = 0
-        edgeConfiguration.reconnectDelay = 0.5...1
-        let edge = try Station(edgeConfiguration)
-        try edge.start()
-        defer { edge.stop() }
-        // The root's own listener and the edge's, side by side for 4 s.
-        usleep(1_500_000)
-        let rootListener = try ListenerClient(port: rootPort)
-        let edgeListener = try ListenerClient(port: edge.port)
-        defer { edgeListener.close() }
-        let rootBytes = rootListener.read(for: 4).bytes
-        rootListener.close()
-        var edgeBytes = edgeListener.read(for: 0.1).bytes
-        edgeBytes += edgeListener.read(for: 3.9).bytes
-        // The root restarts (a new process would do the same: a new Ogg serial), 2 s away.
-        root?.stop()
-        root = nil  // its listening socket closes with it
-        let outageStarted = Date()
-        edgeBytes += edgeListener.read(for: 2).bytes
-        let restarted = try Self.root(port: rootPort)
-        try restarted.start()
-        defer { restarted.stop() }
-        edgeBytes += edgeListener.read(for: 5).bytes
-        let outage = Date().timeIntervalSince(outageStarted) - 5
-
-        // Packet for packet: the root's packets, in order, inside the edge's stream.
-        let rootPackets = try Self.audioPackets(rootBytes)
-        let edgePackets = try Self.audioPackets(edgeBytes)
-        let probe = Array(rootPackets.suffix(100).prefix(50))
-        try #require(probe.count == 50, "the root's listener got \(rootPackets.count) packets")
-        let at = edgePackets.indices.first { index in
-            index + probe.count <= edgePackets.count && Array(edgePackets[index..<index + probe.count]) == probe
+        /// Audio packets of a capture, in order (the two header packets left out).
+        static func audioPackets(_ bytes: [UInt8]) throws -> [[UInt8]] {
+            var reader = OggPageReader()
+            reader.append(bytes)
+            var packets: [[UInt8]] = []
+            while let page = try reader.next() { packets += page.packets }
+            return Array(packets.dropFirst(2))
         }
-        #expect(at != nil, "50 consecutive root packets are not found in the edge's stream")
 
-        // One logical stream of the edge's own: one serial (not the root's), continuous pages and granules.
-        let capture = try LiveCapture(edgeBytes)
-        #expect(capture.headerOK && capture.sequenceGaps == 0 && capture.granuleRegressions == 0)
-        var reader = OggPageReader()
-        reader.append(edgeBytes)
-        var serials = Set<UInt32>()
-        while let page = try reader.next() { serials.insert(page.header.serial) }
-        var rootReader = OggPageReader()
-        rootReader.append(rootBytes)
-        let rootSerial = try #require(try rootReader.next()).header.serial
-        #expect(serials.count == 1 && !serials.contains(rootSerial))
-        #expect(edge.state.reconnects >= 1)
-
-        // Real validators on the whole capture (its last page flagged as the end).
-        let file = temporaryPath("edge.opus")
-        defer { try? FileManager.default.removeItem(atPath: file) }
-        try Data(try Self.closed(edgeBytes)).write(to: URL(fileURLWithPath: file))
-        let validate = try run(try #require(tool("oggz-validate")), [file])
-        #expect(validate.status == 0, "oggz-validate: \(validate.stdout) \(validate.stderr)")
-        // opusinfo's only complaint may be the one gap every live capture has: the join (headers, then the burst).
-        let info = try run(try #require(tool("opusinfo")), [file])
-        let warnings = (info.stdout + info.stderr).split(separator: "\n").filter {
-            $0.contains("WARNING") || $0.contains("ERROR") || $0.contains("rror")
+        /// The capture with its last page flagged end-of-stream (CRC made again), so that a validator judges the stream
+        /// and not the cut a live capture ends with.
+        static func closed(_ bytes: [UInt8]) throws -> [UInt8] {
+            var reader = OggPageReader()
+            reader.append(bytes)
+            var start = 0
+            var last = 0
+            var length = 0
+            while let page = try reader.next() {
+                start = length
+                length += page.bytes.count
+                last = page.bytes.count
+            }
+            var out = Array(bytes[..<length])
+            guard last > 0 else { return out }
+            out[start + 5] |= 4
+            for index in 22...25 { out[start + index] = 0 }
+            let crc = OggPageReader.crc(Array(out[start..<start + last]))
+            for index in 0..<4 { out[start + 22 + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
+            return out
         }
-        let joinGap = warnings.filter { $0.contains("sequence number gap") || $0.contains("discontinuity in stream") }
-        #expect(warnings.count == joinGap.count && joinGap.count <= 2, "opusinfo: \(info.stdout) \(info.stderr)")
-        #expect(info.stdout.contains("Channels: 2") && info.stdout.contains("Logical stream 1 ended"))
 
-        // The tone everywhere but the outage: 0.2 s windows without the 440 Hz tone add up to the outage at most.
-        let windows = capture.amplitudes(left: true, frequency: 440).compactMap(Double.init)
-        let quiet = Double(windows.filter { $0 < 0.1 }.count) * 0.2
-        print(
-            "edge: \(edgePackets.count) packets, quiet \(quiet) s for an outage of \(String(format: "%.2f", outage)) s")
-        #expect(quiet > 0.5 && quiet <= outage + 1.5, "quiet \(quiet) s, outage \(outage) s")
-        #expect(capture.medianAmplitude(left: false, frequency: 1000) > 0.4)
+        @Test(
+            .enabled(if: tool("oggz-validate") != nil, "needs oggz-validate (Debian: oggz-tools; `.ci/deps --test`)"),
+            .enabled(if: tool("opusinfo") != nil, "needs opusinfo (Debian: opus-tools; `.ci/deps --test`)"))
+        func anEdgeRelaysTheRootPacketForPacketAcrossARootRestart() throws {
+            let rootPort = try ServerProcessTests.freePort()
+            var root: Station? = try Self.root(port: rootPort)
+            try root?.start()
+            var edgeConfiguration = StationConfiguration()
+            edgeConfiguration.name = "edge"
+            edgeConfiguration.upstream = "tcp://127.0.0.1:\(rootPort)"
+            edgeConfiguration.broadcaster.bind = "127.0.0.1"
+            edgeConfiguration.broadcaster.port = 0
+            edgeConfiguration.reconnectDelay = 0.5...1
+            let edge = try Station(edgeConfiguration)
+            try edge.start()
+            defer { edge.stop() }
+            // The root's own listener and the edge's, side by side for 4 s.
+            usleep(1_500_000)
+            let rootListener = try ListenerClient(port: rootPort)
+            let edgeListener = try ListenerClient(port: edge.port)
+            defer { edgeListener.close() }
+            let rootBytes = rootListener.read(for: 4).bytes
+            rootListener.close()
+            var edgeBytes = edgeListener.read(for: 0.1).bytes
+            edgeBytes += edgeListener.read(for: 3.9).bytes
+            // The root restarts (a new process would do the same: a new Ogg serial), 2 s away.
+            root?.stop()
+            root = nil  // its listening socket closes with it
+            let outageStarted = Date()
+            edgeBytes += edgeListener.read(for: 2).bytes
+            let restarted = try Self.root(port: rootPort)
+            try restarted.start()
+            defer { restarted.stop() }
+            edgeBytes += edgeListener.read(for: 5).bytes
+            let outage = Date().timeIntervalSince(outageStarted) - 5
+
+            // Packet for packet: the root's packets, in order, inside the edge's stream.
+            let rootPackets = try Self.audioPackets(rootBytes)
+            let edgePackets = try Self.audioPackets(edgeBytes)
+            let probe = Array(rootPackets.suffix(100).prefix(50))
+            try #require(probe.count == 50, "the root's listener got \(rootPackets.count) packets")
+            let at = edgePackets.indices.first { index in
+                index + probe.count <= edgePackets.count && Array(edgePackets[index..<index + probe.count]) == probe
+            }
+            #expect(at != nil, "50 consecutive root packets are not found in the edge's stream")
+
+            // One logical stream of the edge's own: one serial (not the root's), continuous pages and granules.
+            let capture = try LiveCapture(edgeBytes)
+            #expect(capture.headerOK && capture.sequenceGaps == 0 && capture.granuleRegressions == 0)
+            var reader = OggPageReader()
+            reader.append(edgeBytes)
+            var serials = Set<UInt32>()
+            while let page = try reader.next() { serials.insert(page.header.serial) }
+            var rootReader = OggPageReader()
+            rootReader.append(rootBytes)
+            let rootSerial = try #require(try rootReader.next()).header.serial
+            #expect(serials.count == 1 && !serials.contains(rootSerial))
+            #expect(edge.state.reconnects >= 1)
+
+            // Real validators on the whole capture (its last page flagged as the end).
+            let file = temporaryPath("edge.opus")
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            try Data(try Self.closed(edgeBytes)).write(to: URL(fileURLWithPath: file))
+            let validate = try run(try #require(tool("oggz-validate")), [file])
+            #expect(validate.status == 0, "oggz-validate: \(validate.stdout) \(validate.stderr)")
+            // opusinfo's only complaint may be the one gap every live capture has: the join (headers, then the burst).
+            let info = try run(try #require(tool("opusinfo")), [file])
+            let warnings = (info.stdout + info.stderr).split(separator: "\n").filter {
+                $0.contains("WARNING") || $0.contains("ERROR") || $0.contains("rror")
+            }
+            let joinGap = warnings.filter {
+                $0.contains("sequence number gap") || $0.contains("discontinuity in stream")
+            }
+            #expect(warnings.count == joinGap.count && joinGap.count <= 2, "opusinfo: \(info.stdout) \(info.stderr)")
+            #expect(info.stdout.contains("Channels: 2") && info.stdout.contains("Logical stream 1 ended"))
+
+            // The tone everywhere but the outage: 0.2 s windows without the 440 Hz tone add up to the outage at most.
+            let windows = capture.amplitudes(left: true, frequency: 440).compactMap(Double.init)
+            let quiet = Double(windows.filter { $0 < 0.1 }.count) * 0.2
+            print(
+                "edge: \(edgePackets.count) packets, quiet \(quiet) s for an outage of \(String(format: "%.2f", outage)) s"
+            )
+            #expect(quiet > 0.5 && quiet <= outage + 1.5, "quiet \(quiet) s, outage \(outage) s")
+            #expect(capture.medianAmplitude(left: false, frequency: 1000) > 0.4)
+        }
     }
 }

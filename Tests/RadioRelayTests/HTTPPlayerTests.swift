@@ -5,160 +5,166 @@ import Testing
 
 @testable import RadioRelay
 
-/// Real players over HTTP: ffmpeg, mpv and a headless Chromium each play a station's mount from the front end and
-/// must get the right audio (the stereo fixture: 440 Hz left, 1 kHz right) without an error.
-@Suite struct HTTPPlayerTests {
-    /// Median tone amplitudes of interleaved float stereo, per 0.2 s window, after the first 0.2 s.
-    static func tones(interleaved samples: [Float]) -> (left440: Double, right1000: Double, seconds: Double) {
-        var left: [Float] = []
-        var right: [Float] = []
-        left.reserveCapacity(samples.count / 2)
-        right.reserveCapacity(samples.count / 2)
-        var index = 0
-        while index + 1 < samples.count {
-            left.append(samples[index])
-            right.append(samples[index + 1])
-            index += 2
-        }
-        func median(_ channel: [Float], _ frequency: Double) -> Double {
-            var values: [Double] = []
-            var start = 9_600
-            while start + 9_600 <= channel.count {
-                values.append(toneAmplitude(channel, frequency: frequency, rate: 48_000, range: start..<start + 9_600))
-                start += 9_600
+/// In the serialized `ServerProcessTests` chain: its tests block threads on real time (sockets, players), and too many
+/// at once starve the rest of the suite on two cores.
+extension ServerProcessTests {
+    /// Real players over HTTP: ffmpeg, mpv and a headless Chromium each play a station's mount from the front end and
+    /// must get the right audio (the stereo fixture: 440 Hz left, 1 kHz right) without an error.
+    @Suite struct HTTPPlayerTests {
+        /// Median tone amplitudes of interleaved float stereo, per 0.2 s window, after the first 0.2 s.
+        static func tones(interleaved samples: [Float]) -> (left440: Double, right1000: Double, seconds: Double) {
+            var left: [Float] = []
+            var right: [Float] = []
+            left.reserveCapacity(samples.count / 2)
+            right.reserveCapacity(samples.count / 2)
+            var index = 0
+            while index + 1 < samples.count {
+                left.append(samples[index])
+                right.append(samples[index + 1])
+                index += 2
             }
-            return values.isEmpty ? 0 : values.sorted()[values.count / 2]
+            func median(_ channel: [Float], _ frequency: Double) -> Double {
+                var values: [Double] = []
+                var start = 9_600
+                while start + 9_600 <= channel.count {
+                    values.append(
+                        toneAmplitude(channel, frequency: frequency, rate: 48_000, range: start..<start + 9_600))
+                    start += 9_600
+                }
+                return values.isEmpty ? 0 : values.sorted()[values.count / 2]
+            }
+            return (median(left, 440), median(right, 1000), Double(left.count) / 48_000)
         }
-        return (median(left, 440), median(right, 1000), Double(left.count) / 48_000)
-    }
 
-    static func floats(_ data: Data) -> [Float] {
-        data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-    }
-
-    static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("rr-http-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-
-    @Test(.enabled(if: tool("ffmpeg") != nil, "needs ffmpeg (Debian: ffmpeg; `.ci/deps --test`)"))
-    func ffmpegDecodesTenSecondsOfTheMount() throws {
-        let rig = try HTTPListenerTests.Rig()
-        defer { rig.stop() }
-        let directory = try Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let output = directory.appendingPathComponent("ffmpeg.f32").path
-        let url = "http://127.0.0.1:\(rig.port)/test.opus"
-        let result = try run(
-            try #require(tool("ffmpeg")),
-            ["-nostdin", "-v", "error", "-t", "10", "-i", url, "-f", "f32le", "-ac", "2", "-ar", "48000", output])
-        #expect(result.status == 0)
-        #expect(result.stderr.isEmpty, "ffmpeg: \(result.stderr)")
-        let tones = Self.tones(interleaved: Self.floats(try Data(contentsOf: URL(fileURLWithPath: output))))
-        #expect(tones.seconds >= 9.9, "\(tones.seconds) s decoded")
-        #expect(abs(tones.left440 - 0.475) < 0.05 && abs(tones.right1000 - 0.475) < 0.05, "\(tones)")
-    }
-
-    @Test(.enabled(if: tool("mpv") != nil, "needs mpv (Debian: mpv; `.ci/deps --test`)"))
-    func mpvPlaysTenSecondsOfTheMount() throws {
-        let rig = try HTTPListenerTests.Rig()
-        defer { rig.stop() }
-        let directory = try Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let output = directory.appendingPathComponent("mpv.wav").path
-        let result = try run(
-            try #require(tool("mpv")),
-            [
-                "--no-config", "--really-quiet", "--vo=null", "--ao=pcm", "--ao-pcm-file=\(output)",
-                "--ao-pcm-waveheader=no", "--audio-format=float", "--audio-samplerate=48000",
-                "--audio-channels=stereo", "--length=10", "http://127.0.0.1:\(rig.port)/test.opus",
-            ])
-        #expect(result.status == 0, "mpv: \(result.stderr)")
-        let tones = Self.tones(interleaved: Self.floats(try Data(contentsOf: URL(fileURLWithPath: output))))
-        #expect(tones.seconds >= 9.9, "\(tones.seconds) s played")
-        #expect(abs(tones.left440 - 0.475) < 0.05 && abs(tones.right1000 - 0.475) < 0.05, "\(tones)")
-    }
-
-    /// A page with `<audio src="http://…/test.opus">` in headless Chromium: 10 s after playback begins, its script
-    /// reports how far `currentTime` advanced and any error to the test's own HTTP server.
-    @Test(.enabled(if: tool("chromium") != nil, "needs chromium (Debian: chromium; `.ci/deps --test`)"))
-    func chromiumPlaysTheMount() throws {
-        let rig = try HTTPListenerTests.Rig()
-        defer { rig.stop() }
-        final class Reports: @unchecked Sendable {
-            let lock = NSLock()
-            var lines: [String] = []
+        static func floats(_ data: Data) -> [Float] {
+            data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
         }
-        let reports = Reports()
-        let stream = "http://127.0.0.1:\(rig.port)/test.opus"
-        let page = """
-            <!doctype html><html><body><audio id="a" src="\(stream)" autoplay></audio><script>
-            const a = document.getElementById("a"); const errors = []; let start = null; let began = null;
-            const report = () => {
-              const result = { advanced: start === null ? 0 : a.currentTime - start,
-                wall: began === null ? 0 : (Date.now() - began) / 1000, errors, paused: a.paused };
-              fetch("/report?" + encodeURIComponent(JSON.stringify(result)));
-            };
-            a.addEventListener("error", () => errors.push("error " + (a.error ? a.error.code : "?")));
-            a.addEventListener("playing", () => {
-              if (start !== null) return;
-              start = a.currentTime; began = Date.now();
-              setTimeout(report, 10000);  // 10 s of playback
-            });
-            a.play().catch((e) => errors.push("play: " + e));
-            setTimeout(() => { if (start === null) report(); }, 20000);  // never played: report that
-            </script></body></html>
-            """
-        let site = try HTTPTestServer { path in
-            if path.hasPrefix("/report?") {
+
+        static func temporaryDirectory() throws -> URL {
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("rr-http-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            return url
+        }
+
+        @Test(.enabled(if: tool("ffmpeg") != nil, "needs ffmpeg (Debian: ffmpeg; `.ci/deps --test`)"))
+        func ffmpegDecodesTenSecondsOfTheMount() throws {
+            let rig = try HTTPListenerTests.Rig()
+            defer { rig.stop() }
+            let directory = try Self.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let output = directory.appendingPathComponent("ffmpeg.f32").path
+            let url = "http://127.0.0.1:\(rig.port)/test.opus"
+            let result = try run(
+                try #require(tool("ffmpeg")),
+                ["-nostdin", "-v", "error", "-t", "10", "-i", url, "-f", "f32le", "-ac", "2", "-ar", "48000", output])
+            #expect(result.status == 0)
+            #expect(result.stderr.isEmpty, "ffmpeg: \(result.stderr)")
+            let tones = Self.tones(interleaved: Self.floats(try Data(contentsOf: URL(fileURLWithPath: output))))
+            #expect(tones.seconds >= 9.9, "\(tones.seconds) s decoded")
+            #expect(abs(tones.left440 - 0.475) < 0.05 && abs(tones.right1000 - 0.475) < 0.05, "\(tones)")
+        }
+
+        @Test(.enabled(if: tool("mpv") != nil, "needs mpv (Debian: mpv; `.ci/deps --test`)"))
+        func mpvPlaysTenSecondsOfTheMount() throws {
+            let rig = try HTTPListenerTests.Rig()
+            defer { rig.stop() }
+            let directory = try Self.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let output = directory.appendingPathComponent("mpv.wav").path
+            let result = try run(
+                try #require(tool("mpv")),
+                [
+                    "--no-config", "--really-quiet", "--vo=null", "--ao=pcm", "--ao-pcm-file=\(output)",
+                    "--ao-pcm-waveheader=no", "--audio-format=float", "--audio-samplerate=48000",
+                    "--audio-channels=stereo", "--length=10", "http://127.0.0.1:\(rig.port)/test.opus",
+                ])
+            #expect(result.status == 0, "mpv: \(result.stderr)")
+            let tones = Self.tones(interleaved: Self.floats(try Data(contentsOf: URL(fileURLWithPath: output))))
+            #expect(tones.seconds >= 9.9, "\(tones.seconds) s played")
+            #expect(abs(tones.left440 - 0.475) < 0.05 && abs(tones.right1000 - 0.475) < 0.05, "\(tones)")
+        }
+
+        /// A page with `<audio src="http://…/test.opus">` in headless Chromium: 10 s after playback begins, its script
+        /// reports how far `currentTime` advanced and any error to the test's own HTTP server.
+        @Test(.enabled(if: tool("chromium") != nil, "needs chromium (Debian: chromium; `.ci/deps --test`)"))
+        func chromiumPlaysTheMount() throws {
+            let rig = try HTTPListenerTests.Rig()
+            defer { rig.stop() }
+            final class Reports: @unchecked Sendable {
+                let lock = NSLock()
+                var lines: [String] = []
+            }
+            let reports = Reports()
+            let stream = "http://127.0.0.1:\(rig.port)/test.opus"
+            let page = """
+                <!doctype html><html><body><audio id="a" src="\(stream)" autoplay></audio><script>
+                const a = document.getElementById("a"); const errors = []; let start = null; let began = null;
+                const report = () => {
+                  const result = { advanced: start === null ? 0 : a.currentTime - start,
+                    wall: began === null ? 0 : (Date.now() - began) / 1000, errors, paused: a.paused };
+                  fetch("/report?" + encodeURIComponent(JSON.stringify(result)));
+                };
+                a.addEventListener("error", () => errors.push("error " + (a.error ? a.error.code : "?")));
+                a.addEventListener("playing", () => {
+                  if (start !== null) return;
+                  start = a.currentTime; began = Date.now();
+                  setTimeout(report, 10000);  // 10 s of playback
+                });
+                a.play().catch((e) => errors.push("play: " + e));
+                setTimeout(() => { if (start === null) report(); }, 20000);  // never played: report that
+                </script></body></html>
+                """
+            let site = try HTTPTestServer { path in
+                if path.hasPrefix("/report?") {
+                    reports.lock.lock()
+                    reports.lines.append(String(path.dropFirst("/report?".count)).removingPercentEncoding ?? path)
+                    reports.lock.unlock()
+                    return .init(headers: ["Content-Type": "text/plain"], body: Array("ok".utf8))
+                }
+                return .init(headers: ["Content-Type": "text/html"], body: Array(page.utf8))
+            }
+            defer { site.stop() }
+            let profile = try Self.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: profile) }
+            let browser = Process()
+            browser.executableURL = URL(fileURLWithPath: try #require(tool("chromium")))
+            // No sandbox (CI runs as root), no GPU, a fake audio sink (no sound card here), autoplay without a click.
+            browser.arguments = [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-audio-output", "--no-first-run",
+                "--autoplay-policy=no-user-gesture-required", "--user-data-dir=\(profile.path)",
+                site.baseURL + "/page.html",
+            ]
+            browser.standardOutput = FileHandle.nullDevice
+            browser.standardError = FileHandle.nullDevice
+            try browser.run()
+            defer {
+                if browser.isRunning { browser.terminate() }
+                browser.waitUntilExit()
+            }
+            let deadline = Date().addingTimeInterval(40)
+            var report: String?
+            while report == nil && Date() < deadline && browser.isRunning {
+                usleep(200_000)
                 reports.lock.lock()
-                reports.lines.append(String(path.dropFirst("/report?".count)).removingPercentEncoding ?? path)
+                report = reports.lines.first
                 reports.lock.unlock()
-                return .init(headers: ["Content-Type": "text/plain"], body: Array("ok".utf8))
             }
-            return .init(headers: ["Content-Type": "text/html"], body: Array(page.utf8))
+            let text = try #require(report, "no report from the page")
+            print("chromium: \(text)")
+            let json = try #require(
+                try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not JSON: \(text)")
+            let advanced = try #require(json["advanced"] as? Double)
+            let errors = try #require(json["errors"] as? [Any])
+            #expect(errors.isEmpty, "\(errors)")
+            #expect(advanced >= 8, "currentTime advanced \(advanced) s")
+            #expect((json["wall"] as? Double ?? 0) <= 10.5)
+            #expect(json["paused"] as? Bool == false)
+            // Still playing: the status endpoint counts it as an HTTP listener.
+            let station = StationStatus(rig.station, alive: true)
+            let status = try #require(station.outputs.first)
+            #expect(
+                status.httpListeners >= 1 && status.listeners >= status.httpListeners && status.mount == "test.opus")
+            #expect(StatusReport.json(StatusSnapshot(stations: [station])).contains("\"listeners_http\":"))
         }
-        defer { site.stop() }
-        let profile = try Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: profile) }
-        let browser = Process()
-        browser.executableURL = URL(fileURLWithPath: try #require(tool("chromium")))
-        // No sandbox (CI runs as root), no GPU, a fake audio sink (no sound card here), autoplay without a click.
-        browser.arguments = [
-            "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-audio-output", "--no-first-run",
-            "--autoplay-policy=no-user-gesture-required", "--user-data-dir=\(profile.path)",
-            site.baseURL + "/page.html",
-        ]
-        browser.standardOutput = FileHandle.nullDevice
-        browser.standardError = FileHandle.nullDevice
-        try browser.run()
-        defer {
-            if browser.isRunning { browser.terminate() }
-            browser.waitUntilExit()
-        }
-        let deadline = Date().addingTimeInterval(40)
-        var report: String?
-        while report == nil && Date() < deadline && browser.isRunning {
-            usleep(200_000)
-            reports.lock.lock()
-            report = reports.lines.first
-            reports.lock.unlock()
-        }
-        let text = try #require(report, "no report from the page")
-        print("chromium: \(text)")
-        let json = try #require(
-            try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not JSON: \(text)")
-        let advanced = try #require(json["advanced"] as? Double)
-        let errors = try #require(json["errors"] as? [Any])
-        #expect(errors.isEmpty, "\(errors)")
-        #expect(advanced >= 8, "currentTime advanced \(advanced) s")
-        #expect((json["wall"] as? Double ?? 0) <= 10.5)
-        #expect(json["paused"] as? Bool == false)
-        // Still playing: the status endpoint counts it as an HTTP listener.
-        let station = StationStatus(rig.station, alive: true)
-        let status = try #require(station.outputs.first)
-        #expect(status.httpListeners >= 1 && status.listeners >= status.httpListeners && status.mount == "test.opus")
-        #expect(StatusReport.json(StatusSnapshot(stations: [station])).contains("\"listeners_http\":"))
     }
 }

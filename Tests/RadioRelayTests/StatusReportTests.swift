@@ -78,6 +78,26 @@ import Testing
         #expect(input["sample_rate"] as? Int == 44_100 && input["channels"] as? Int == 2)
     }
 
+    /// Each station's pushes: always an array, each push with its target (no password), state and counters.
+    @Test func pushesAreAnArrayPerStation() throws {
+        var station = Self.station("one")
+        var push = PushStatus(target: "icecast://source:***@icecast.example:8000/live.opus")
+        push.state = .retrying
+        push.lastError = "Icecast answered HTTP 401: You need to authenticate"
+        push.bytesSent = 4096
+        push.reconnects = 2
+        station.pushes = [push, PushStatus(target: "icecast://source:***@other.example:8000/b.opus")]
+        let json = try Self.object(StatusReport.json(StatusSnapshot(stations: [station, Self.station("two")])))
+        let stations = try #require(json["stations"] as? [[String: Any]])
+        let pushes = try #require(stations[0]["pushes"] as? [[String: Any]])
+        #expect(pushes.count == 2 && (stations[1]["pushes"] as? [Any])?.isEmpty == true)
+        #expect(pushes[0]["target"] as? String == "icecast://source:***@icecast.example:8000/live.opus")
+        #expect(pushes[0]["state"] as? String == "retrying" && pushes[1]["state"] as? String == "connecting")
+        #expect(pushes[0]["last_error"] as? String == "Icecast answered HTTP 401: You need to authenticate")
+        #expect(pushes[1]["last_error"] is NSNull)
+        #expect(pushes[0]["bytes_sent"] as? Int == 4096 && pushes[0]["reconnects"] as? Int == 2)
+    }
+
     @Test func noStationsIsAnEmptyArray() throws {
         let json = try Self.object(StatusReport.json(StatusSnapshot()))
         #expect((json["stations"] as? [Any])?.isEmpty == true)
@@ -129,6 +149,32 @@ import Testing
         let listeners = lines.firstIndex(of: "# TYPE radio_relay_listeners gauge")!
         #expect(lines[(listeners + 1)...].prefix(3).allSatisfy { $0.hasPrefix("radio_relay_listeners{") })
         #expect(text.hasSuffix("\n"))
+    }
+
+    /// Push families: one sample per push, with station and target labels; the whole text passes promtool.
+    @Test func pushMetrics() throws {
+        var station = Self.station("a")
+        var push = PushStatus(target: "icecast://source:***@icecast.example:8000/live.opus")
+        push.state = .connected
+        push.bytesSent = 4096
+        push.reconnects = 2
+        station.pushes = [push, PushStatus(target: "icecast://source:***@[::1]:8001/b.opus")]
+        let text = MetricsReport.text(StatusSnapshot(stations: [station, Self.station("b")]))
+        let target = "station=\"a\",target=\"icecast://source:***@icecast.example:8000/live.opus\""
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.contains("radio_relay_push_connected{\(target)} 1"))
+        #expect(lines.contains("radio_relay_push_sent_bytes_total{\(target)} 4096"))
+        #expect(lines.contains("radio_relay_push_reconnects_total{\(target)} 2"))
+        #expect(
+            lines.contains(
+                "radio_relay_push_connected{station=\"a\",target=\"icecast://source:***@[::1]:8001/b.opus\"} 0"))
+        #expect(lines.filter { $0.hasPrefix("radio_relay_push_connected{") }.count == 2)
+        guard let promtool = tool("promtool") else { return }
+        let path = temporaryPath("push-metrics.txt")
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let check = try run("/bin/sh", ["-c", "\"$0\" check metrics < \"$1\"", promtool, path])
+        #expect(check.status == 0 && check.stdout.isEmpty && check.stderr.isEmpty, "promtool: \(check)")
     }
 
     @Test func metricLabelsAndHelpAreEscaped() {

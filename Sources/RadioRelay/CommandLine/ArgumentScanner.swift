@@ -4,7 +4,7 @@ struct ArgumentScanner {
     private(set) var positional: [String] = []
     /// The last value given for each flag.
     private(set) var values: [String: String] = [:]
-    /// Every value given for each flag, in order (for a flag that may be repeated).
+    /// Every value given for each flag, in order (for a repeatable flag: `--push`, `--rendition`).
     private(set) var allValues: [String: [String]] = [:]
     /// `--help` or `-h` came before anything wrong.
     private(set) var wantsHelp = false

@@ -88,6 +88,11 @@ extension OptionSpecification {
             accepts: "one line of 1 to 256 printable characters", setting: station(Values.line, { $0.info.url = $1 })),
         rendition,
         .init(
+            name: "push", placeholder: "URL",
+            summary: "also send the stream to an Icecast mount as its source (repeatable; default: none)",
+            accepts: IcecastTarget.form, setting: Self.addPush, acceptsCredential: true, isRepeatable: true,
+            refusal: Self.pushRefusal, quoted: IcecastTarget.redacted),
+        .init(
             name: "name", placeholder: "NAME", summary: "station name in logs and URLs (default main)",
             accepts: "a non-empty name"),
         http,
@@ -102,6 +107,22 @@ extension OptionSpecification {
         name: "rendition", placeholder: "N:P:B[:mono]",
         summary: "another output (NAME:PORT:BITRATE) of the one decode, repeatable; e.g. low:8001:32k:mono",
         accepts: "NAME:PORT:BITRATE or NAME:PORT:BITRATE:mono, e.g. low:8001:32k:mono")
+
+    /// One more Icecast target.
+    private static func addPush(_ text: String, _ station: inout StationConfiguration) -> Bool {
+        guard let target = try? IcecastTarget(parsing: text) else { return false }
+        station.pushes.append(target)
+        return true
+    }
+
+    private static func pushRefusal(_ text: String) -> String? {
+        do {
+            _ = try IcecastTarget(parsing: text)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
 
     /// The last reconnect delay; the first stays, lowered only if it would exceed the last.
     private static func setReconnectMax(_ station: inout StationConfiguration, _ seconds: Double) {

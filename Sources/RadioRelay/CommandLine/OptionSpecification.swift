@@ -20,10 +20,18 @@ struct OptionSpecification: Sendable {
     let acceptsCredential: Bool
     /// A config file's `[server]` section may set it too, as the default every station inherits.
     let isServerDefault: Bool
+    /// The flag may be given several times, the key written several times in a section (`push`): each value adds
+    /// one. Any other flag's last value wins, and a key given twice is an error.
+    let isRepeatable: Bool
+    /// Why a text is refused, when the option can say more than "use ACCEPTS"; the reason quotes no secret.
+    let refusal: (@Sendable (String) -> String?)?
+    /// The value as messages quote it: a push URL without its password.
+    let quoted: @Sendable (String) -> String
 
     init(
         name: String, placeholder: String, summary: String, accepts: String, setting: StationSetting? = nil,
-        acceptsCredential: Bool = false, isServerDefault: Bool = false
+        acceptsCredential: Bool = false, isServerDefault: Bool = false, isRepeatable: Bool = false,
+        refusal: (@Sendable (String) -> String?)? = nil, quoted: @escaping @Sendable (String) -> String = { $0 }
     ) {
         self.name = name
         self.placeholder = placeholder
@@ -32,6 +40,15 @@ struct OptionSpecification: Sendable {
         self.setting = setting
         self.acceptsCredential = acceptsCredential
         self.isServerDefault = isServerDefault
+        self.isRepeatable = isRepeatable
+        self.refusal = refusal
+        self.quoted = quoted
+    }
+
+    /// What is wrong with `text`, after the flag or key that carried it: "VALUE: use ACCEPTS", or the option's own
+    /// reason; the value quoted without secrets.
+    func complaint(about text: String, as written: String? = nil) -> String {
+        "\(quoted(written ?? text)): \(refusal?(text) ?? "use \(accepts)")"
     }
 
     /// "--port P", as the help's first column shows it.

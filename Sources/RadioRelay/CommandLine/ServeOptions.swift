@@ -36,9 +36,12 @@ package struct ServeOptions: Sendable, Equatable {
         if let name = scanner.values["name"] { station.name = name }
         // The same settings, read the same way, as a config file's `[station NAME]` keys.
         for option in OptionSpecification.stationSettings {
-            guard let setting = option.setting, let text = scanner.values[option.name] else { continue }
-            guard setting(text, &station) else {
-                throw scanner.error("--\(option.name) \(text): use \(option.accepts)")
+            guard let setting = option.setting else { continue }
+            let texts =
+                option.isRepeatable
+                ? scanner.allValues[option.name] ?? [] : scanner.values[option.name].map { [$0] } ?? []
+            for text in texts where !setting(text, &station) {
+                throw scanner.error("--\(option.name) \(option.complaint(about: text))")
             }
         }
         // Renditions take the station's other settings, whatever order the flags came in.
@@ -53,6 +56,7 @@ package struct ServeOptions: Sendable, Equatable {
             try station.encoder.validate()
             try station.broadcaster.validate()
             try station.validateOutputs()
+            try station.validatePushes()
         } catch {
             throw scanner.error("\(error)")
         }

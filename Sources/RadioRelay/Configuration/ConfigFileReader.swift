@@ -157,8 +157,11 @@ struct ConfigFileReader {
     ) -> (clean: Bool, seen: [String: Int]) {
         var seen: [String: Int] = [:]
         var clean = true
+        var pushLines: [Int] = []
         for entry in section.entries {
-            guard firstTime(entry, &seen) else {
+            let repeatable = options.contains { $0.key == entry.key && $0.isRepeatable }
+            if repeatable && seen[entry.key] == nil { seen[entry.key] = entry.line }
+            guard repeatable || firstTime(entry, &seen) else {
                 clean = false
                 continue
             }
@@ -171,7 +174,11 @@ struct ConfigFileReader {
                 clean = false
                 continue
             }
+            let pushes = station.pushes.count
             clean = apply(entry.key, value, line: entry.line, option, to: &station) && clean
+            if station.pushes.count > pushes {
+                clean = checkPush(station.pushes, line: entry.line, &pushLines) && clean
+            }
         }
         return (clean, seen)
     }
@@ -199,7 +206,7 @@ struct ConfigFileReader {
         guard hasValue(key, value, line: line, accepts: option.accepts), let setting = option.setting,
             setting(text, &station)
         else {
-            if !value.isEmpty { problems.add(line, "\(key) = \(value): use \(option.accepts)") }
+            if !value.isEmpty { problems.add(line, "\(key) = \(option.complaint(about: text, as: value))") }
             return false
         }
         if option.name == "upstream" {
@@ -211,6 +218,17 @@ struct ConfigFileReader {
             }
         }
         return true
+    }
+
+    /// False, with a problem, when the push just added (the last of `pushes`, from `line`) goes to a mount an
+    /// earlier one already does: Icecast takes one source per mount.
+    private mutating func checkPush(_ pushes: [IcecastTarget], line: Int, _ lines: inout [Int]) -> Bool {
+        lines.append(line)
+        guard let last = pushes.last, let first = pushes.dropLast().firstIndex(where: { $0.sameMount(as: last) })
+        else { return true }
+        problems.add(
+            line, "push to \(last) again (the first is at line \(lines[first])): Icecast takes one source per mount")
+        return false
     }
 
     /// False, with a problem, for a key already given in this section.

@@ -111,6 +111,27 @@ enum MetricsReport {
         ) { Double($0.proxyRejected) },
     ]
 
+    /// One family of push samples: one per push, labelled with its station and its target (password hidden).
+    struct PushFamily: Sendable {
+        var name: String
+        var kind: Kind
+        var help: String
+        var value: @Sendable (PushStatus) -> Double
+    }
+
+    static let pushFamilies: [PushFamily] = [
+        PushFamily(name: "push_connected", kind: .gauge, help: "1 while Icecast has accepted the push") {
+            $0.state == .connected ? 1 : 0
+        },
+        PushFamily(name: "push_sent_bytes_total", kind: .counter, help: "Bytes sent to Icecast by the push") {
+            Double($0.bytesSent)
+        },
+        PushFamily(name: "push_reconnects_total", kind: .counter, help: "Push connections that failed and were retried")
+        {
+            Double($0.reconnects)
+        },
+    ]
+
     static func text(_ snapshot: StatusSnapshot) -> String {
         var out = ""
         header(&out, "build_info", .gauge, "Always 1; the version is a label")
@@ -135,6 +156,15 @@ enum MetricsReport {
                     out +=
                         "\(prefix)\(family.name){station=\"\(label)\",rendition=\"\(labelValue(output.rendition))\"} "
                         + "\(number(value))\n"
+                }
+            }
+        }
+        for family in pushFamilies {
+            header(&out, family.name, family.kind, family.help)
+            for station in snapshot.stations {
+                for push in station.pushes {
+                    let labels = "station=\"\(labelValue(station.name))\",target=\"\(labelValue(push.target))\""
+                    out += "\(prefix)\(family.name){\(labels)} \(number(family.value(push)))\n"
                 }
             }
         }

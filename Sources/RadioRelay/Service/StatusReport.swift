@@ -52,6 +52,7 @@ enum StatusReport {
             ("readers", JSONText.number(status.readers)),
             ("encoders", JSONText.number(status.encoders)),
             ("outputs", JSONText.array(status.outputs.map(output))),
+            ("pushes", JSONText.array(status.pushes.map(push))),
         ])
     }
 
@@ -74,6 +75,17 @@ enum StatusReport {
             ("slow_drops", JSONText.number(status.slowDrops)),
             ("chatty_drops", JSONText.number(status.chattyDrops)),
             ("proxy_header_failures", JSONText.number(status.proxyRejected)),
+        ])
+    }
+
+    /// One push to Icecast: the target without its password, `connecting`, `connected` or `retrying`.
+    static func push(_ push: PushStatus) -> String {
+        JSONText.object([
+            ("target", JSONText.string(push.target)),
+            ("state", JSONText.string(push.state.rawValue)),
+            ("last_error", JSONText.string(push.lastError)),
+            ("bytes_sent", JSONText.number(push.bytesSent)),
+            ("reconnects", JSONText.number(push.reconnects)),
         ])
     }
 

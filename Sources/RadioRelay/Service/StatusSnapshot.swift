@@ -54,6 +54,8 @@ package struct StationStatus: Sendable, Equatable {
     package var alive = true
     /// The main output first, then the renditions.
     package var outputs: [OutputStatus] = []
+    /// Its pushes to Icecast, in the configuration's order.
+    package var pushes: [PushStatus] = []
 
     package init(name: String) { self.name = name }
 
@@ -97,6 +99,7 @@ package struct StationStatus: Sendable, Equatable {
         pausedSeconds = state.pausedSeconds
         encodedSeconds = state.encodedSeconds
         self.alive = alive
+        pushes = station.pushStatuses
     }
 
     /// `connecting`, `connected` or `retrying`.

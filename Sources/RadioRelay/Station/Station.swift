@@ -17,7 +17,9 @@ public final class Station: Service {
     package var broadcaster: Broadcaster { outputs[0].broadcaster }
     private let shared = LockedBox(StationState())
     private let pipeline: LockedBox<ServiceThread?> = LockedBox(nil)
-    private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
+    /// The running pushes to Icecast (`Station+Pushes.swift`).
+    let pushes = LockedBox<[IcecastPush]>([])
+    let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
     public var name: String { configuration.name }
     public var state: StationState { shared.snapshot }
@@ -102,14 +104,16 @@ public final class Station: Service {
         for (output, wanted) in zip(outputs, new.outputSettings) { try output.broadcaster.update(wanted.broadcaster) }
         settings.withLock { $0 = new }
         settingsVersion.add(1, ordering: .releasing)
+        if pipeline.snapshot != nil { try updatePushes(to: new) }
     }
 
-    /// Heartbeats of the station's threads (pipeline, every output's network loop), for the watchdog.
+    /// Heartbeats of the station's threads (pipeline, every output's network loop, pushes), for the watchdog.
     package var heartbeats: [Int] {
         [pipeline.snapshot?.heartbeat.load(ordering: .relaxed) ?? 0] + outputs.flatMap(\.broadcaster.heartbeats)
+            + pushes.snapshot.map(\.heartbeat)
     }
 
-    /// Starts every output's network loop, then the pipeline thread.
+    /// Starts every output's network loop, then the pipeline thread, then the pushes.
     public func start() throws {
         let chain = try Pipeline.makeChain(configuration, outputs: outputs)
         var started: [Broadcaster] = []
@@ -129,14 +133,21 @@ public final class Station: Service {
             throw error
         }
         pipeline.withLock { $0 = thread }
+        do {
+            try updatePushes(to: configuration)
+        } catch {
+            stop(timeout: 5)
+            throw error
+        }
     }
 
-    /// Stops the pipeline, then every output's listeners; returns when all threads are joined (false: one outlived
+    /// Stops the pushes, the pipeline, then every output's listeners; returns when every thread is joined (false: one outlived
     /// `timeout`).
     @discardableResult
     public func stop(timeout: Double = 10) -> Bool {
+        let pushesStopped = stopPushes(timeout: timeout)
         let thread = pipeline.take()
-        var stopped = thread?.stop(timeout: timeout) ?? true
+        var stopped = (thread?.stop(timeout: timeout) ?? true) && pushesStopped
         for output in outputs where !output.broadcaster.stop(timeout: timeout) { stopped = false }
         return stopped
     }

@@ -39,6 +39,8 @@ public struct StationConfiguration: Sendable, Equatable {
     public var chainTitles = false
     /// What HTTP listeners are told about the station.
     public var info = StationInfo()
+    /// Icecast mounts the station's stream is pushed to as a source (`--push`, `push = …`), each on its own thread.
+    package var pushes: [IcecastTarget] = []
 
     public init() {}
 
@@ -77,6 +79,7 @@ public struct StationConfiguration: Sendable, Equatable {
             throw ConfigurationError("station \(name): jitter allowance \(silenceAfter) s: use 0.05 to 10 seconds")
         }
         try validateOutputs()
+        try validatePushes()
     }
 
     /// The renditions: good names and mounts, each unique in the station, valid settings, no two outputs on one
@@ -116,6 +119,14 @@ public struct StationConfiguration: Sendable, Equatable {
             } catch {
                 throw ConfigurationError("\(label): \(error)")
             }
+        }
+    }
+
+    /// No two pushes to the same mount: Icecast takes one source per mount, and the second would be refused forever.
+    func validatePushes() throws(ConfigurationError) {
+        for (index, target) in pushes.enumerated() where pushes[..<index].contains(where: { $0.sameMount(as: target) })
+        {
+            throw ConfigurationError("station \(name): pushes twice to \(target): Icecast takes one source per mount")
         }
     }
 }

@@ -37,7 +37,7 @@ final class CurlTransfer {
     }
 
     /// `curl_global_init`: not thread-safe, so once per process (a static is initialized once), before any handle.
-    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+    static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
 
     init(url: String, options: Options) throws {
         guard Self.globalInit == CURLE_OK else {

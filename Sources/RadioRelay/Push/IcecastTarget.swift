@@ -1,0 +1,171 @@
+/// Where a station pushes its stream as an Icecast source client: `icecast://[USER]:PASSWORD@HOST[:PORT]/MOUNT`
+/// (`--push`, a station's `push = …` keys), parsed and checked once, before anything connects.
+///
+/// USER defaults to `source` (Icecast's source user), PORT to 8000 (Icecast's default). USER and PASSWORD may hold
+/// `%XX` escapes, so that a password can contain `@`, `:` or `/`. The password never appears in `description`,
+/// which is what logs, errors and `/status.json` show.
+package struct IcecastTarget: Sendable, Equatable, CustomStringConvertible {
+    package var user: String
+    package var password: String
+    /// A host name, an IPv4 literal or an IPv6 literal (without brackets).
+    package var host: String
+    package var port: Int
+    /// The mount path with its leading slash: `/live.opus`.
+    package var mount: String
+
+    package static let scheme = "icecast://"
+    package static let defaultPort = 8000
+    /// The form, for error messages.
+    package static let form = "icecast://source:PASSWORD@HOST:PORT/MOUNT"
+
+    /// Why a push URL is refused; `message` never quotes the password.
+    package struct Problem: Error, Equatable {
+        package let message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    package init(user: String = "source", password: String, host: String, port: Int = defaultPort, mount: String) {
+        self.user = user
+        self.password = password
+        self.host = host
+        self.port = port
+        self.mount = mount
+    }
+
+    /// Parses `text`, or throws what is wrong with it, in words that say what to write instead.
+    package init(parsing text: String) throws(Problem) {
+        guard text.lowercased().hasPrefix(Self.scheme) else {
+            throw Problem("not an icecast:// URL: write \(Self.form)")
+        }
+        if let bad = text.unicodeScalars.first(where: { $0.value < 0x21 || $0.value >= 0x7F }) {
+            let code = String(bad.value, radix: 16, uppercase: true)
+            throw Problem("the URL contains a space, control or non-ASCII character (U+\(code)): escape it as %XX")
+        }
+        let rest = text.dropFirst(Self.scheme.count)
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authority = rest[..<slash]
+        let path = rest[slash...]
+        if authority.contains("?") || authority.contains("#") || path.contains("?") || path.contains("#") {
+            throw Problem("a push URL takes no query or fragment (? or #): write \(Self.form)")
+        }
+        guard let at = authority.lastIndex(of: "@") else {
+            throw Problem("the URL has no source password: write \(Self.form)")
+        }
+        let userInfo = authority[..<at]
+        guard let colon = userInfo.firstIndex(of: ":") else {
+            throw Problem("the URL has a user but no password: write \(Self.form)")
+        }
+        guard let user = Self.percentDecoded(userInfo[..<colon]),
+            let password = Self.percentDecoded(userInfo[userInfo.index(after: colon)...])
+        else { throw Problem("the user or password has a bad %XX escape: write % as %25") }
+        guard !password.isEmpty else { throw Problem("the source password is empty: write \(Self.form)") }
+        let (host, port) = try Self.hostAndPort(authority[authority.index(after: at)...])
+        guard Self.isMount(path) else {
+            throw Problem(
+                path.count <= 1
+                    ? "the URL has no mount: add one, as in \(Self.form)"
+                    : "the mount must be 1 to 255 of A-Z a-z 0-9 . _ - ~ / after the slash, without ..")
+        }
+        self.init(user: user.isEmpty ? "source" : user, password: password, host: host, port: port, mount: String(path))
+    }
+
+    /// The target for logs and status: the password replaced by `***`.
+    package var description: String {
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return "\(Self.scheme)\(user):***@\(shownHost):\(port)\(mount)"
+    }
+
+    /// The URL libcurl connects to; the credentials go separately (`CURLOPT_USERNAME`, `CURLOPT_PASSWORD`), so they
+    /// are in no URL anything could log.
+    var httpURL: String {
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return "http://\(shownHost):\(port)\(mount)"
+    }
+
+    /// Whether two targets are the same Icecast mount (pushing twice to one mount: the second is refused).
+    func sameMount(as other: IcecastTarget) -> Bool {
+        host.lowercased() == other.host.lowercased() && port == other.port && mount == other.mount
+    }
+
+    /// `text` fit for a message: a URL (even one that does not parse, of any scheme) without its password.
+    package static func redacted(_ text: String) -> String {
+        guard let separator = text.firstRange(of: "://") else { return text }
+        let rest = text[separator.upperBound...]
+        let authority = rest.prefix { $0 != "/" }
+        guard let at = authority.lastIndex(of: "@") else { return text }
+        let userInfo = authority[..<at]
+        // Without a colon the one word may be a password: nothing of it is shown.
+        let shown = userInfo.firstIndex(of: ":").map { userInfo[..<$0] + ":***" } ?? "***"
+        return text[..<separator.upperBound] + shown + rest[at...]
+    }
+
+    private static func hostAndPort(_ text: Substring) throws(Problem) -> (String, Int) {
+        var host = text
+        var portText: Substring?
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { throw Problem("an IPv6 host needs its closing ]") }
+            host = text[text.index(after: text.startIndex)..<close]
+            let after = text[text.index(after: close)...]
+            if after.hasPrefix(":") {
+                portText = after.dropFirst()
+            } else if !after.isEmpty {
+                throw Problem("after [IPv6] comes :PORT or the mount: write \(form)")
+            }
+        } else if let colon = text.lastIndex(of: ":") {
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty else { throw Problem("the URL has no host name: write \(form)") }
+        if text.hasPrefix("["), Values.address(String(host)) == nil || !host.contains(":") {
+            throw Problem("[\(host)] is not an IPv6 address")
+        }
+        guard text.hasPrefix("[") || host.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" }) else {
+            throw Problem("the host name \(host) has a character a host name cannot have")
+        }
+        guard let portText else { return (String(host), defaultPort) }
+        guard let port = Units.integer(String(portText), in: 1...65535) else {
+            throw Problem("the port \(portText) is not 1 to 65535")
+        }
+        return (String(host), port)
+    }
+
+    private static func isMount(_ path: Substring) -> Bool {
+        let name = path.dropFirst()
+        guard path.hasPrefix("/"), (1...255).contains(name.utf8.count), !name.contains("..") else { return false }
+        return name.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"),
+                UInt8(ascii: "~"), UInt8(ascii: "/"):
+                return true
+            default: return false
+            }
+        }
+    }
+
+    /// `%XX` escapes decoded as UTF-8; nil for a broken escape or bytes that are not UTF-8.
+    private static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
