@@ -136,5 +136,55 @@ extension ServerProcessTests {
             #expect(quiet > 0.5 && quiet <= outage + 1.5, "quiet \(quiet) s, outage \(outage) s")
             #expect(capture.medianAmplitude(left: false, frequency: 1000) > 0.4)
         }
+
+        /// An edge pulling a root's HTTP mount (`http://…/NAME.opus`, answered `audio/ogg`): the root chains a link per
+        /// ICY title, the edge keeps one logical stream of its own and shows the root's titles as its own.
+        @Test func anEdgeOnARootsHTTPMountFollowsItsTitles() throws {
+            let audio = try Fixture.bytes("stereo-44k-128k.mp3")
+            let titles = [2: "Root Song One", 10: "Root Song Two"]
+            let body = icyStream(audio + audio + audio + audio, interval: 8192) { titles[$0] }
+            let upstream = try HTTPTestServer { _ in
+                .init(headers: ["Content-Type": "audio/mpeg", "icy-metaint": "8192"], body: body, pace: 16_400)
+            }
+            defer { upstream.stop() }
+            let root = try StationTests.station(upstream: upstream.baseURL + "/live.mp3") {
+                $0.name = "root"
+                $0.chainTitles = true
+            }
+            let front = try HTTPFront(address: SocketAddress(host: "127.0.0.1", port: 0)!, stations: [root])
+            try root.start()
+            defer { root.stop() }
+            try front.start()
+            defer { front.stop(timeout: 5) }
+            var edgeConfiguration = StationConfiguration()
+            edgeConfiguration.name = "edge"
+            edgeConfiguration.upstream = "http://127.0.0.1:\(front.address.port)/root.opus"
+            edgeConfiguration.broadcaster.bind = "127.0.0.1"
+            edgeConfiguration.broadcaster.port = 0
+            let edge = try Station(edgeConfiguration)
+            try edge.start()
+            defer { edge.stop() }
+            let listener = try ListenerClient(port: edge.port)
+            defer { listener.close() }
+            var bytes: [UInt8] = []
+            var seen: [String] = []
+            let deadline = Date().addingTimeInterval(9)
+            while Date() < deadline {
+                bytes += listener.read(for: 0.25).bytes
+                if let title = edge.state.title, seen.last != title { seen.append(title) }
+                if seen.contains("Root Song Two") { break }
+            }
+            #expect(seen == ["Root Song One", "Root Song Two"], "the edge showed \(seen)")
+            #expect(root.state.title == "Root Song Two")
+            // The root's links (one per title) reach the edge as one stream of the edge's own.
+            var reader = OggPageReader()
+            reader.append(bytes)
+            var serials = Set<UInt32>()
+            while let page = try reader.next() { serials.insert(page.header.serial) }
+            #expect(serials.count == 1)
+            let capture = try LiveCapture(bytes)
+            #expect(capture.headerOK && capture.sequenceGaps == 0 && capture.granuleRegressions == 0)
+            #expect(abs(capture.medianAmplitude(left: true, frequency: 440) - 0.475) < 0.06)
+        }
     }
 }
