@@ -43,41 +43,6 @@ final class Pipeline {
         reconnect = ReconnectSchedule(delays: configuration.reconnectDelay)
     }
 
-    /// The chain for `configuration`: an edge relay's for an Ogg Opus upstream (one output), else the transcoding
-    /// stage chain with one Encoder per output. Each output's ring gets the header pages its listeners start with.
-    static func makeChain(_ configuration: StationConfiguration, outputs: [StationOutput]) throws -> any PipelineChain {
-        if configuration.relaysOggOpus {
-            var settings = OpusRelayChain.Settings()
-            settings.pageDuration = configuration.encoder.pageDuration
-            settings.chainTitles = configuration.chainTitles
-            settings.serial = configuration.encoder.serial
-            let relay = try OpusRelayChain(settings)
-            outputs.first?.broadcaster.ring.setHeaders(relay.headerPages)
-            return relay
-        }
-        var encoders: [Encoder] = []
-        for output in outputs {
-            var encoderConfiguration = output.encoder
-            encoderConfiguration.inputRate = configuration.commonRate
-            let encoder = try Encoder(encoderConfiguration)
-            output.broadcaster.ring.setHeaders(encoder.headerPages)
-            encoders.append(encoder)
-        }
-        var settings = StageChain.Configuration()
-        settings.encoder = configuration.encoder
-        settings.commonRate = configuration.commonRate
-        // Live: a frame goes on as soon as it is complete (a listener should not wait a frame for the next header),
-        // and a live stream's LAME tag says nothing about where our stream ends.
-        settings.confirmsFrames = false
-        settings.gapless = false
-        // Decoded audio waits for the stream clock, which keeps it within the lead of the wall clock.
-        settings.holdsDecodedAudio = true
-        settings.maxTagLength = Parser.liveTagLimit
-        let chain = StageChain(settings, encoders: encoders)
-        chain.chainsTitles = configuration.chainTitles
-        return chain
-    }
-
     /// Audio not yet handed to the outputs.
     var queued: Double { chain.queuedSeconds }
     /// Drops and pauses seen by the last log line about them (logged at most every `reportInterval`).
