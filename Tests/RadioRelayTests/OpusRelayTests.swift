@@ -153,4 +153,34 @@ import Testing
         #expect(head.channels == 1)
         #expect(out[(bos + 2)...].allSatisfy { $0.serial == out[bos].serial && !$0.isHeader })
     }
+
+    /// Titles in the upstream's OpusTags become events, and with `chainsTitles` links of the relay's own (a title
+    /// before any audio names nothing: a link needs audio before it to end).
+    @Test func titlesTravelAsEventsAndLinks() throws {
+        let chain = try OpusRelayChain(OpusRelayChain.Settings())
+        chain.chainsTitles = true
+        func stream(serial: UInt32, title: String) throws -> [UInt8] {
+            var configuration = EncoderConfiguration()
+            configuration.serial = serial
+            configuration.comments = ["TITLE=\(title)"]
+            let encoder = try Encoder(configuration)
+            let pages = try encoder.encode(.silence(frames: 48_000, sampleRate: 48_000))
+            return encoder.headerPages.flatMap(\.bytes) + pages.flatMap(\.bytes)
+        }
+        try Self.feed(chain, try stream(serial: 1, title: "First"))
+        try chain.release(seconds: 1)
+        try Self.feed(chain, try stream(serial: 2, title: "Second"))
+        try chain.release(seconds: 1)
+        try Self.feed(chain, try stream(serial: 3, title: "Second"))
+        try chain.release(seconds: 1)
+        #expect(chain.takeEvents() == [.metadata(["StreamTitle": "First"]), .metadata(["StreamTitle": "Second"])])
+        #expect(chain.statistics.links == 1)
+        let pages = chain.takePages()
+        let bos = try #require(pages.firstIndex { $0.isBeginning })
+        #expect(pages[bos - 1].isEnd && pages[bos].serial != pages[bos - 1].serial)
+        var reader = OggPageReader()
+        reader.append(pages[bos + 1].bytes)
+        let tags = try #require(try reader.next()?.packets.first.flatMap(OpusPacketInfo.tags))
+        #expect(OpusPacketInfo.title(in: tags.comments) == "Second")
+    }
 }

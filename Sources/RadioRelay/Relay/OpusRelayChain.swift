@@ -104,7 +104,9 @@ final class OpusRelayChain {
             guard let newTitle, newTitle != title else { return }
             title = newTitle
             events.append(.metadata(["StreamTitle": newTitle]))
-            if chainsTitles {
+            // A link needs audio before it to end: a title before any (the first connection's tags) only names
+            // the later links, as the transcoding path's first link has no title either.
+            if chainsTitles && statistics.packets > 0 {
                 queueLink(headPacket: queuedHeadPacket, head: queuedHead, comments: titleComments)
             }
         case .audio(_, let packet, let endGranule):
