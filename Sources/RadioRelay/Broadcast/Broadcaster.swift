@@ -28,7 +28,7 @@ package final class Broadcaster: Sendable {
     /// HTTP listeners handed over by the front end, waiting for the loop (`handOver`, bounded).
     let arrivals = LockedBox<[ArrivingListener]>([])
     /// The network thread, while it runs.
-    private let thread: LockedBox<ServiceThread?> = LockedBox(nil)
+    private let thread = LoopThread()
     private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
     /// Binds and listens now, so that a taken port fails here; `start()` begins serving.
@@ -94,13 +94,12 @@ package final class Broadcaster: Sendable {
             let loop = try NetworkLoop(broadcaster: self)
             try loop.run(in: thread)
         }
-        try started.start()
-        thread.withLock { $0 = started }
+        try thread.start(started)
     }
 
     /// Heartbeat of the network thread (for the watchdog); empty before `start`.
     package var heartbeats: [Int] {
-        thread.snapshot.map { [$0.heartbeat.load(ordering: .relaxed)] } ?? []
+        thread.heartbeats
     }
 
     /// Tells the loop that pages were published.
@@ -124,9 +123,6 @@ package final class Broadcaster: Sendable {
     /// `timeout` seconds).
     @discardableResult
     package func stop(timeout: Double = 10) -> Bool {
-        guard let running = thread.take() else { return true }
-        running.requestStop()
-        wake()
-        return running.stop(timeout: timeout)
+        thread.stop(timeout: timeout, waking: wakeEvent, label: name)
     }
 }

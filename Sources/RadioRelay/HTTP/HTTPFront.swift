@@ -39,7 +39,7 @@ package final class HTTPFront: Service {
     let proxyProtocol: Atomic<Bool>
     /// Connections closed for a missing, invalid or late PROXY header.
     package let proxyRejected = Atomic<Int>(0)
-    private let thread: LockedBox<ServiceThread?> = LockedBox(nil)
+    private let thread = LoopThread()
     private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
     /// Binds and listens on `address` now (or adopts `adoptedSocket`, already listening); `start()` begins serving.
@@ -101,26 +101,18 @@ package final class HTTPFront: Service {
             let loop = try HTTPFrontLoop(front: self)
             try loop.run(in: thread)
         }
-        try started.start()
-        thread.withLock { $0 = started }
+        try thread.start(started)
         let mounts = stations.flatMap(\.outputs).map { "/" + $0.mount }.joined(separator: ", ")
         Log.notice("http listeners on http://\(address)/ (mounts \(mounts); a page to listen at /)")
     }
 
     /// Heartbeat of the front end's thread; empty before `start`.
     package var heartbeats: [Int] {
-        thread.snapshot.map { [$0.heartbeat.load(ordering: .relaxed)] } ?? []
+        thread.heartbeats
     }
 
     @discardableResult
     package func stop(timeout: Double) -> Bool {
-        guard let running = thread.take() else { return true }
-        running.requestStop()
-        do {
-            try wakeEvent.signal()
-        } catch {
-            Log.warning("http: cannot wake the loop: \(error)")
-        }
-        return running.stop(timeout: timeout)
+        thread.stop(timeout: timeout, waking: wakeEvent, label: "http")
     }
 }

@@ -34,7 +34,7 @@ package final class StatusServer: Service {
     let startedAt: Double
     let listenSocket: FileDescriptor
     let wakeEvent: EventFD
-    private let thread: LockedBox<ServiceThread?> = LockedBox(nil)
+    private let thread = LoopThread()
     private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
     /// Binds and listens on `address` now (or adopts `adoptedSocket`, already listening); `start()` begins serving.
@@ -80,25 +80,17 @@ package final class StatusServer: Service {
             let loop = try StatusLoop(server: self)
             try loop.run(in: thread)
         }
-        try started.start()
-        thread.withLock { $0 = started }
+        try thread.start(started)
         Log.info("status endpoint on http://\(address)/ (status.json, metrics, health)")
     }
 
     /// Heartbeat of the status thread; empty before `start`.
     package var heartbeats: [Int] {
-        thread.snapshot.map { [$0.heartbeat.load(ordering: .relaxed)] } ?? []
+        thread.heartbeats
     }
 
     @discardableResult
     package func stop(timeout: Double) -> Bool {
-        guard let running = thread.take() else { return true }
-        running.requestStop()
-        do {
-            try wakeEvent.signal()
-        } catch {
-            Log.warning("status: cannot wake the loop: \(error)")
-        }
-        return running.stop(timeout: timeout)
+        thread.stop(timeout: timeout, waking: wakeEvent, label: "status")
     }
 }
