@@ -15,6 +15,13 @@ import Testing
             }.joined(separator: "\n")
     }
 
+    /// Waits (at most 20 s) until the server's log has `text`.
+    static func waitFor(_ text: String, in server: ServerProcessTests.ServerProcess) throws {
+        let deadline = Date().addingTimeInterval(20)
+        while !server.log.contains(text) && Date() < deadline { usleep(50_000) }
+        try #require(server.log.contains(text), "no \"\(text)\" in the log:\n\(server.log)")
+    }
+
     @Test func aReloadKeepsUnchangedStationsAndAppliesTheRest() throws {
         let ports = try (0..<5).map { _ in try ServerProcessTests.freePort() }
         let path = temporaryPath("reload.conf")
@@ -37,7 +44,8 @@ import Testing
             ("recoded", ports[4], "bitrate = 64k"),
         ]).write(toFile: path, atomically: true, encoding: .utf8)
         server.signal(SIGHUP)
-        usleep(1_500_000)
+        // The reload is done when it says what it did (on a loaded machine that takes longer than on an idle one).
+        try Self.waitFor("reload: started", in: server)
         let added = try LiveCapture(try SystemdTests.listen(port: ports[3], seconds: 1.5))
         #expect(added.headerOK, "the added station does not serve")
         let (goneBytes, goneClosed) = gone.finish()
@@ -50,7 +58,7 @@ import Testing
         // A broken file: logged, and everything goes on.
         try "[station broken\n".write(toFile: path, atomically: true, encoding: .utf8)
         server.signal(SIGHUP)
-        usleep(1_500_000)
+        try Self.waitFor("reload: the configuration has errors", in: server)
         let stillAdded = try LiveCapture(try SystemdTests.listen(port: ports[3], seconds: 1))
         #expect(stillAdded.headerOK, "a broken reload stopped a station")
         let (keptBytes, keptClosed) = kept.finish()
