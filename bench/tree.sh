@@ -9,7 +9,7 @@
 #   N, DURATION        listeners through HAProxy and seconds of scenario A                            (3000, 60)
 #   KILL_DURATION      seconds of the kill scenario's N listeners (40); KILL_AT s in (15), one edge gets SIGKILL
 #   ICE_N, ICE_DURATION  Icecast listeners and seconds of scenario B                                  (500, 30)
-#   ICE_RAMP           seconds over which scenario B's listeners connect (2): Icecast listens with a backlog of 5,
+#   ICE_RAMP           seconds over which scenario B's listeners connect (5): Icecast listens with a backlog of 5,
 #                      so a crowd at once waits for SYN retransmits (1 s) and measures that, not the stream
 #   EDGES              edges behind HAProxy (3)
 #   BASE_PORT          first of the ports on 127.0.0.1 (18400): root +0, root status +1, edge i +10+i, edge i status
@@ -51,7 +51,7 @@ KILL_DURATION=${KILL_DURATION:-40}
 KILL_AT=${KILL_AT:-15}
 ICE_N=${ICE_N:-500}
 ICE_DURATION=${ICE_DURATION:-30}
-ICE_RAMP=${ICE_RAMP:-2}
+ICE_RAMP=${ICE_RAMP:-5}
 EDGES=${EDGES:-3}
 BASE_PORT=${BASE_PORT:-18400}
 WARMUP=${WARMUP:-5}
