@@ -2,7 +2,7 @@
 # Scale-out: one root radio-relay, EDGES edges relaying it without re-encoding, HAProxy in front of the edges (the
 # choices of deploy/haproxy.cfg), and the root pushing to Icecast 2; all on 127.0.0.1, separate ports.
 #
-#   bench/tree.sh                                                   # N=3000: about 3 minutes
+#   bench/tree.sh                                                   # N=3000: about 2.5 minutes
 #   N=600 DURATION=20 KILL_DURATION=25 ICE_DURATION=10 RECORD=0 bench/tree.sh   # a quick check
 #
 # Environment:
@@ -337,7 +337,7 @@ B_DISC=$(field "$B" .unexpected_disconnects_normal)
 A_CONN=$(field "$A" .connected)
 nofig() { [[ $1 == - ]] && echo "no figure" || verdict "$2"; }
 SPREAD=$(IFS=/; echo "${A_COUNTS[*]}")
-row() { printf '%-52s %-26s %s\n' "$@"; }
+row() { printf '%-52s %-26s %s\n' "$@" | sed 's/ *$//'; }
 {
     echo "== summary: $COMMAND_LINE ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores)"
     row "figure" "measured" "target"
