@@ -175,58 +175,7 @@ echo "   radio-relay: CPU $RR_CPU s (kernel $RR_SYS s) in a $RR_WINDOW s window;
 
 # ---------------------------------------------------------------- phase 2: Icecast fed the same stream
 PASSWORD=bench$RANDOM$RANDOM
-mkdir -p "$TMP/icecast-log"
-chown icecast2:icecast "$TMP/icecast-log"
-cat >"$TMP/icecast.xml" <<EOF
-<icecast>
-    <location>loopback bench</location>
-    <admin>bench@localhost</admin>
-    <limits>
-        <clients>$((N + 10))</clients>
-        <sources>2</sources>
-        <queue-size>$ICECAST_QUEUE_BYTES</queue-size>
-        <client-timeout>30</client-timeout>
-        <header-timeout>15</header-timeout>
-        <source-timeout>10</source-timeout>
-        <burst-on-connect>1</burst-on-connect>
-        <burst-size>$ICECAST_BURST_BYTES</burst-size>
-    </limits>
-    <authentication>
-        <source-password>$PASSWORD</source-password>
-        <relay-password>$PASSWORD</relay-password>
-        <admin-user>admin</admin-user>
-        <admin-password>$PASSWORD</admin-password>
-    </authentication>
-    <hostname>127.0.0.1</hostname>
-    <listen-socket>
-        <port>$PORT_B</port>
-        <bind-address>127.0.0.1</bind-address>
-    </listen-socket>
-    <fileserve>1</fileserve>
-    <paths>
-        <basedir>/usr/share/icecast2</basedir>
-        <logdir>$TMP/icecast-log</logdir>
-        <webroot>/usr/share/icecast2/web</webroot>
-        <adminroot>/usr/share/icecast2/admin</adminroot>
-        <alias source="/" destination="/status.xsl"/>
-    </paths>
-    <logging>
-        <accesslog>access.log</accesslog>
-        <errorlog>error.log</errorlog>
-        <loglevel>2</loglevel>
-        <logsize>100000</logsize>
-    </logging>
-    <security>
-        <chroot>0</chroot>
-        <!-- Icecast refuses to run as root: it binds, then switches to Debian's icecast2 user. -->
-        <changeowner>
-            <user>icecast2</user>
-            <group>icecast</group>
-        </changeowner>
-    </security>
-</icecast>
-EOF
-chmod 644 "$TMP/icecast.xml"
+bench_icecast_config "$TMP" "$PORT_B" "$PASSWORD" $((N + 10)) "$ICECAST_BURST_BYTES" "$ICECAST_QUEUE_BYTES"
 echo
 echo "== phase 2: Icecast 2 on 127.0.0.1:$PORT_B (clients $((N + 10)), burst-size $ICECAST_BURST_BYTES," \
      "queue-size $ICECAST_QUEUE_BYTES), fed by ffmpeg -c copy from radio-relay"

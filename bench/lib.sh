@@ -53,3 +53,61 @@ thread_ticks() {
 process_ticks() {
     awk '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print f[12] + f[13] }' "/proc/$1/stat"
 }
+
+# bench_icecast_config DIR PORT PASSWORD CLIENTS BURST_BYTES QUEUE_BYTES: writes DIR/icecast.xml, a config for Debian's
+# icecast2 on 127.0.0.1:PORT (source and admin password PASSWORD, logs in DIR/icecast-log), readable by the icecast2
+# user it switches to. DIR must be world-readable.
+bench_icecast_config() {
+    mkdir -p "$1/icecast-log"
+    chown icecast2:icecast "$1/icecast-log"
+    cat >"$1/icecast.xml" <<EOF
+<icecast>
+    <location>loopback bench</location>
+    <admin>bench@localhost</admin>
+    <limits>
+        <clients>$4</clients>
+        <sources>2</sources>
+        <queue-size>$6</queue-size>
+        <client-timeout>30</client-timeout>
+        <header-timeout>15</header-timeout>
+        <source-timeout>10</source-timeout>
+        <burst-on-connect>1</burst-on-connect>
+        <burst-size>$5</burst-size>
+    </limits>
+    <authentication>
+        <source-password>$3</source-password>
+        <relay-password>$3</relay-password>
+        <admin-user>admin</admin-user>
+        <admin-password>$3</admin-password>
+    </authentication>
+    <hostname>127.0.0.1</hostname>
+    <listen-socket>
+        <port>$2</port>
+        <bind-address>127.0.0.1</bind-address>
+    </listen-socket>
+    <fileserve>1</fileserve>
+    <paths>
+        <basedir>/usr/share/icecast2</basedir>
+        <logdir>$1/icecast-log</logdir>
+        <webroot>/usr/share/icecast2/web</webroot>
+        <adminroot>/usr/share/icecast2/admin</adminroot>
+        <alias source="/" destination="/status.xsl"/>
+    </paths>
+    <logging>
+        <accesslog>access.log</accesslog>
+        <errorlog>error.log</errorlog>
+        <loglevel>2</loglevel>
+        <logsize>100000</logsize>
+    </logging>
+    <security>
+        <chroot>0</chroot>
+        <!-- Icecast refuses to run as root: it binds, then switches to Debian's icecast2 user. -->
+        <changeowner>
+            <user>icecast2</user>
+            <group>icecast</group>
+        </changeowner>
+    </security>
+</icecast>
+EOF
+    chmod 644 "$1/icecast.xml"
+}

@@ -47,7 +47,8 @@ struct LoadOptions {
           --json FILE                 also write the figures as JSON
         Times (connect, TTFB, first audio page) run from the connect() call; TTFB counts any byte, HTTP headers
         included; the longest stall is the largest gap between reads with data after the first audio page (the
-        silence at the end of the run is left out and counted as "stuck" past --stuck-after instead).
+        silence at the end of the run is left out and counted as "stuck" past --stuck-after instead); the JSON's
+        stall_ms_open_at_end is the same over the listeners still open at the end (the server did not drop them).
         Exit code 0: no CRC/framing/sequence errors, no unexpected disconnects or stuck listeners among the normal
         listeners, and every normal listener connected; 1 otherwise; 2 for bad usage.
         """

@@ -73,6 +73,9 @@ struct LoadSummary: Codable {
     var firstAudioMs: Spread
     /// Longest gap between reads with data, per normal listener, after its first audio page.
     var stallMs: Spread
+    /// The same over the normal listeners still open at the end: what listeners saw whose server did not go away
+    /// (an edge killed under a balancer disconnects its own listeners; the others must see no gap).
+    var stallMsOpenAtEnd: Spread
     var ogg: Ogg
     var slow: Slow
     var bytes = 0
@@ -100,6 +103,7 @@ struct LoadSummary: Codable {
         var ttfb: [Double] = []
         var audio: [Double] = []
         var stall: [Double] = []
+        var stallOpen: [Double] = []
         var slowAfter: [Double] = []
         ogg = Ogg()
         slow = Slow(
@@ -140,6 +144,7 @@ struct LoadSummary: Codable {
             if !c.firstAudioAt.isNaN {
                 audio.append((c.firstAudioAt - c.startedAt) * 1000)
                 stall.append(c.maxStall * 1000)
+                if c.outcome == .ok { stallOpen.append(c.maxStall * 1000) }
             }
             if c.outcome == .ok {
                 let last = c.lastDataAt.isNaN ? c.connectedAt : c.lastDataAt
@@ -151,6 +156,7 @@ struct LoadSummary: Codable {
         ttfbMs = Spread(ttfb)
         firstAudioMs = Spread(audio)
         stallMs = Spread(stall)
+        stallMsOpenAtEnd = Spread(stallOpen)
         slow.disconnectedAfterSeconds = Spread(slowAfter)
         megabytes = Double(bytes) / 1e6
         megabytesPerSecond = durationSeconds > 0 ? megabytes / durationSeconds : 0
@@ -209,6 +215,7 @@ struct LoadSummary: Codable {
         lines.append("  TTFB ms                \(ttfbMs.text)")
         lines.append("  first audio page ms    \(firstAudioMs.text)")
         lines.append("  longest stall ms       \(stallMs.text)")
+        if unexpectedDisconnectsNormal > 0 { lines.append("    open at the end      \(stallMsOpenAtEnd.text)") }
         lines.append(
             "  Ogg pages              \(ogg.pages + slow.ogg.pages) (audio \(ogg.audioPages + slow.ogg.audioPages))")
         lines.append("  CRC errors             \(ogg.crcErrors + slow.ogg.crcErrors)")

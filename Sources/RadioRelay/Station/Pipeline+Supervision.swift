@@ -29,7 +29,7 @@ extension Pipeline {
 
     /// An upstream that keeps sending bytes none of which is audio (an HTML page, AAC, a metadata trickle) is down.
     func checkAudio(now: Double) {
-        guard downloader != nil, announced, !configuration.isFileUpstream else { return }
+        guard downloader != nil, announced, !connection.file else { return }
         let packets = chain.packetsSeen
         if packets != connection.lastPackets {
             connection.lastPackets = packets

@@ -21,8 +21,8 @@ final class Pipeline {
     /// The current connection's first bytes were seen (and logged).
     var announced = false
     /// When the current connection was opened, and the packet count then: an upstream that sends bytes but no
-    /// audio for `noAudioTimeout` counts as down.
-    var connection = (openedAt: 0.0, packets: 0, lastAudioAt: 0.0, lastPackets: 0, bytesAtOpen: 0)
+    /// audio for `noAudioTimeout` counts as down. `file`: it reads a file (classified once, not on every iteration).
+    var connection = (openedAt: 0.0, packets: 0, lastAudioAt: 0.0, lastPackets: 0, bytesAtOpen: 0, file: false)
     /// Whether the current upstream is read at real time (a file, `--pace yes`, or with `--pace auto` an HTTP
     /// response that announced its length: a finite upstream is held back, never trimmed).
     var paced = false
@@ -109,7 +109,7 @@ final class Pipeline {
         do {
             downloader = try Downloader(url: configuration.upstream, options: options)
             let packets = chain.packetsSeen
-            connection = (now, packets, now, packets, local.bytesIn)
+            connection = (now, packets, now, packets, local.bytesIn, configuration.isFileUpstream)
             // A looping file announces itself once; a network upstream on every (re)connection.
             announced = configuration.isFileUpstream && local.packets > 0
             chain.restart(metaInterval: nil)
