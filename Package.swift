@@ -70,6 +70,13 @@ let package = Package(
             dependencies: ["RadioRelay", "RadioRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
+        // libFuzzer entry point for the edge relay's whole chain (OggDemuxer → OpusRelayChain → pages); replays its
+        // corpus without -DFUZZING.
+        .executableTarget(
+            name: "RelayFuzz",
+            dependencies: ["RadioRelay", "RadioRelayTestSupport"],
+            swiftSettings: swiftSettings
+        ),
         // libFuzzer entry point for the PROXY protocol header (ProxyHeader); replays its corpus without -DFUZZING.
         .executableTarget(
             name: "ProxyFuzz",

@@ -184,3 +184,58 @@ import Testing
         #expect(OpusPacketInfo.title(in: tags.comments) == "Second")
     }
 }
+
+/// Values from a hostile upstream that make no sense are counted stream errors, never a trap.
+@Suite struct OpusRelayHostileTests {
+    /// Pages of serial 7: OpusHead, OpusTags, then one page per (granule, packets).
+    static func pages(_ audio: [(granule: Int64, packets: [[UInt8]])]) throws -> [UInt8] {
+        let ogg = try OggStream(serial: 7)
+        ogg.append(OpusRepager.defaultHead(), granule: 0, beginning: true)
+        var bytes = ogg.flush().flatMap(\.bytes)
+        ogg.append(Encoder.opusTags(vendor: "test", comments: []), granule: 0)
+        bytes += ogg.flush().flatMap(\.bytes)
+        for (granule, packets) in audio {
+            // libogg writes the granule of a page's last packet; earlier packets get -1 (none ends the page).
+            for (index, packet) in packets.enumerated() {
+                ogg.append(packet, granule: index == packets.count - 1 ? granule : -1)
+            }
+            bytes += ogg.flush().flatMap(\.bytes)
+        }
+        return bytes
+    }
+
+    static let packet: [UInt8] = [0xFC, 0xFF, 0xFE]  // CELT 20 ms
+
+    @Test func aGranuleOf2To63Minus1ThenMinus1IsAStreamError() throws {
+        let chain = try OpusRelayChain(OpusRelayChain.Settings(), clock: { 0 })
+        try OpusRelayTests.feed(chain, try Self.pages([(.max, [Self.packet]), (-1, [Self.packet, Self.packet])]))
+        #expect(chain.statistics.streamErrors == 1)
+        #expect(chain.statistics.packets == 3, "the audio itself goes on")
+        try chain.release(seconds: 1)
+        #expect(chain.queuedSeconds == 0)
+    }
+
+    @Test func granulesThatGoBackOrLeapADayAreStreamErrorsAndTheTimelineResumes() throws {
+        let chain = try OpusRelayChain(OpusRelayChain.Settings(), clock: { 0 })
+        let day = Int64(48_000 * 86_400)
+        try OpusRelayTests.feed(
+            chain,
+            try Self.pages([
+                (960, [Self.packet]), (10, [Self.packet]), (970, [Self.packet]), (970 + 2 * day, [Self.packet]),
+                (970 + 2 * day + 960, [Self.packet]),
+            ]))
+        // Back from 960 to 10, then a two-day leap: two errors; 10 → 970 and the last step are ordinary.
+        #expect(chain.statistics.streamErrors == 2)
+        #expect(chain.statistics.packets == 5)
+    }
+
+    @Test func aPacketLargerThanItsDurationAllowsIsDropped() throws {
+        let chain = try OpusRelayChain(OpusRelayChain.Settings(), clock: { 0 })
+        let oversized = [UInt8(0x80)] + [UInt8](repeating: 0, count: 3000)  // CELT 2.5 ms, one frame, 3001 bytes
+        let largest = [UInt8(0x80)] + [UInt8](repeating: 0, count: 1275)  // the most one frame may hold
+        try OpusRelayTests.feed(chain, try Self.pages([(120, [oversized]), (240, [largest])]))
+        #expect(chain.statistics.streamErrors == 1 && chain.statistics.packets == 1)
+        #expect(!OpusPacketInfo.sizeFits(oversized, streams: 1) && OpusPacketInfo.sizeFits(largest, streams: 1))
+        #expect(OpusPacketInfo.sizeFits(oversized, streams: 3), "three streams of 2.5 ms may hold 3001 bytes")
+    }
+}

@@ -5,6 +5,11 @@ package enum OpusPacketInfo {
     /// Samples at 48 kHz the packet decodes to; nil for an empty or malformed packet (code 3 without its count
     /// byte, or more than 120 ms).
     package static func samples(_ packet: some Collection<UInt8>) -> Int? {
+        frames(packet).map { $0.count * $0.samples }
+    }
+
+    /// The packet's frame count and samples per frame (48 kHz), from its TOC byte; nil as for `samples`.
+    static func frames(_ packet: some Collection<UInt8>) -> (count: Int, samples: Int)? {
         guard let toc = packet.first else { return nil }
         let configuration = Int(toc >> 3)
         let frameSamples: Int
@@ -24,9 +29,21 @@ package enum OpusPacketInfo {
             guard packet.count >= 2 else { return nil }
             frames = Int(packet[packet.index(after: packet.startIndex)] & 0x3F)
         }
-        let total = frames * frameSamples
-        guard frames > 0, total <= 5760 else { return nil }
-        return total
+        guard frames > 0, frames * frameSamples <= 5760 else { return nil }
+        return (frames, frameSamples)
+    }
+
+    /// The most bytes a packet of `frames` frames may hold in a stream of `streams` Opus streams: 1275 bytes a
+    /// frame (RFC 6716 §3.2.1) and its length bytes per stream, plus room for code 3 padding. A larger packet claims
+    /// less audio than its size allows: it is no Opus packet, and relaying it would let a few pages hold megabytes.
+    static func maxBytes(frames: Int, streams: Int) -> Int {
+        max(1, streams) * (frames * (1275 + 2) + 2) + 255
+    }
+
+    /// Whether `packet`'s size fits its duration (`maxBytes`) in a stream of `streams` streams.
+    package static func sizeFits(_ packet: [UInt8], streams: Int) -> Bool {
+        guard let frames = frames(packet) else { return false }
+        return packet.count <= maxBytes(frames: frames.count, streams: streams)
     }
 
     /// OpusHead's fields (RFC 7845 §5.1).
@@ -44,6 +61,9 @@ package enum OpusPacketInfo {
         func carriesPackets(of other: Head) -> Bool {
             channels == other.channels && mappingFamily == other.mappingFamily && mapping == other.mapping
         }
+
+        /// Opus streams in each packet: 1 for family 0, else the stream count of the mapping table.
+        var streams: Int { mapping.first.map { max(1, Int($0)) } ?? 1 }
     }
 
     package static func head(_ packet: [UInt8]) -> Head? {

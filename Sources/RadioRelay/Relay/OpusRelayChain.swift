@@ -7,11 +7,13 @@
 /// upstream that restarted (a new serial) simply goes on, unless its OpusHead cannot carry on in the same link (a
 /// new channel count or mapping), which starts a new chained link. Titles from the upstream's OpusTags (`TITLE=`)
 /// become metadata events, and with `chainTitles` new links of the station's own.
-final class OpusRelayChain {
-    struct Settings: Sendable {
-        var pageDuration = 100
-        var chainTitles = false
-        var serial: UInt32 = .random(in: 1...UInt32.max)
+package final class OpusRelayChain {
+    package struct Settings: Sendable {
+        package var pageDuration = 100
+        package var chainTitles = false
+        package var serial: UInt32 = .random(in: 1...UInt32.max)
+
+        package init() {}
     }
 
     /// What waits for the clock, in order.
@@ -21,14 +23,21 @@ final class OpusRelayChain {
         case link(headPacket: [UInt8], comments: [String])
     }
 
-    struct Statistics: Equatable, Sendable {
+    package struct Statistics: Equatable, Sendable {
         /// Audio packets taken from the upstream (skipped ones excluded).
-        var packets = 0
+        package var packets = 0
         /// Packets skipped on a reconnect because they were relayed already.
-        var skipped = 0
+        package var skipped = 0
         /// New links started (the upstream's head changed, or titles with `chainTitles`).
-        var links = 0
+        package var links = 0
+        /// Values from the upstream that make no sense (a granule that overflows, goes backwards or jumps by more
+        /// than a day; a packet larger than its duration allows): each counted, the packet or the granule dropped,
+        /// and the timeline taken up again from the next page that says where it is.
+        package var streamErrors = 0
     }
+
+    /// The largest forward jump of the upstream's granule position that is still one stream going on: a day.
+    static let maxGranuleJump = Int64(OpusClock.rate) * 86_400
 
     let settings: Settings
     /// With it, each new upstream title also starts a link of the station's own (`chain_titles`).
@@ -53,10 +62,14 @@ final class OpusRelayChain {
     private var queuedHead: OpusPacketInfo.Head
     private var queuedHeadPacket: [UInt8]
     private var title: String?
-    private(set) var statistics = Statistics()
+    package private(set) var statistics = Statistics()
+    /// Stream errors are logged at most once a second, with the count of those left out.
+    private var errorLog = LogRateLimit<Int>(limit: 1, window: 1)
+    private let clock: () -> Double
 
-    init(_ settings: Settings) throws {
+    package init(_ settings: Settings, clock: @escaping () -> Double = monotonicNow) throws {
         self.settings = settings
+        self.clock = clock
         chainsTitles = settings.chainTitles
         queuedHeadPacket = OpusRepager.defaultHead()
         guard let head = OpusPacketInfo.head(queuedHeadPacket) else { throw ConfigurationError("default OpusHead") }
@@ -68,18 +81,18 @@ final class OpusRelayChain {
     }
 
     /// The first link's header pages (for the ring before anything is published).
-    var headerPages: [OggPage] { repager.headerPages }
-    var queuedSeconds: Double { Double(queuedSamples) / Double(OpusClock.rate) }
+    package var headerPages: [OggPage] { repager.headerPages }
+    package var queuedSeconds: Double { Double(queuedSamples) / Double(OpusClock.rate) }
     var secondsEncoded: Double { OpusClock.seconds(repager.samplesOut) }
     var samplesEncoded: Int64 { repager.samplesOut }
-    var demuxStatistics: OggDemuxer.Statistics { demuxer.statistics }
+    package var demuxStatistics: OggDemuxer.Statistics { demuxer.statistics }
 
     /// A new connection: it starts with its header pages.
-    func restart() {
+    package func restart() {
         demuxer.reset()
     }
 
-    func feed(_ bytes: UnsafeRawBufferPointer) throws {
+    package func feed(_ bytes: UnsafeRawBufferPointer) throws {
         demuxer.demux(bytes) { event in handle(event) }
     }
 
@@ -111,15 +124,45 @@ final class OpusRelayChain {
             }
         case .audio(_, let packet, let endGranule):
             guard let samples = OpusPacketInfo.samples(packet) else { return }
+            guard OpusPacketInfo.sizeFits(packet, streams: queuedHead.streams) else {
+                return streamError("a packet of \(packet.count) bytes claims only \(samples) samples")
+            }
             if skipping, let end = endGranule, let last = upstreamGranule, end <= last {
                 statistics.skipped += 1
                 return
             }
             skipping = false
-            upstreamGranule = endGranule ?? upstreamGranule.map { $0 + Int64(samples) }
+            upstreamGranule = followGranule(endGranule, samples: samples)
             statistics.packets += 1
             queue.append(.packet(packet, samples: samples))
             queuedSamples += samples
+        }
+    }
+
+    /// The upstream's granule after a packet of `samples` ending at `end` (nil: the page did not say): checked,
+    /// since it comes from the wire. One that overflows, goes backwards or leaps more than `maxGranuleJump` is a
+    /// stream error; the timeline is then taken up again from the page's own granule, or from the next that has one.
+    private func followGranule(_ end: Int64?, samples: Int) -> Int64? {
+        guard let last = upstreamGranule else { return end }
+        guard let end else {
+            let (next, overflow) = last.addingReportingOverflow(Int64(samples))
+            if overflow { streamError("the granule position overflows after \(last)") }
+            return overflow ? nil : next
+        }
+        let (step, overflow) = end.subtractingReportingOverflow(last)
+        if overflow || step <= 0 || step > Self.maxGranuleJump {
+            streamError("the granule position goes from \(last) to \(end)")
+        }
+        return end
+    }
+
+    private func streamError(_ what: String) {
+        statistics.streamErrors += 1
+        switch errorLog.admit(0, now: clock()) {
+        case .write: Log.warning("relay: \(what): a stream error, resynchronised")
+        case .writeAfter(let suppressed):
+            Log.warning("relay: \(what): a stream error, resynchronised (and \(suppressed) more since the last line)")
+        case .suppress: break
         }
     }
 
@@ -140,7 +183,7 @@ final class OpusRelayChain {
     }
 
     /// Sends the oldest `seconds` of waiting packets on (whole packets: the rest is credited to the next call).
-    func release(seconds: Double) throws {
+    package func release(seconds: Double) throws {
         guard seconds > 0 else { return }
         credit += seconds * Double(OpusClock.rate)
         while queueHead < queue.count {
@@ -160,8 +203,9 @@ final class OpusRelayChain {
     }
 
     /// Drops the oldest `seconds` of waiting packets (links on the way still take effect).
-    func drop(seconds: Double) throws {
-        var left = Int(seconds * Double(OpusClock.rate))
+    package func drop(seconds: Double) throws {
+        guard seconds.isFinite, seconds > 0 else { return }
+        var left = Int(min(seconds, 86_400) * Double(OpusClock.rate))
         while queueHead < queue.count, left > 0 {
             switch queue[queueHead] {
             case .link(let headPacket, let comments): try startLink(headPacket: headPacket, comments: comments)
@@ -175,7 +219,7 @@ final class OpusRelayChain {
     }
 
     /// Relays `frames` samples (48 kHz) of Opus silence, 20 ms packets, the remainder credited to the next call.
-    func encodeSilence(frames: Int) throws {
+    package func encodeSilence(frames: Int) throws {
         silenceCredit += Double(max(0, frames))
         let channels = repager.head.channels
         if channels != silenceChannels {
@@ -188,9 +232,9 @@ final class OpusRelayChain {
         }
     }
 
-    func takePages() -> [OggPage] { repager.takePages() }
+    package func takePages() -> [OggPage] { repager.takePages() }
 
-    func takeEvents() -> [StageChain.Event] {
+    package func takeEvents() -> [StageChain.Event] {
         guard !events.isEmpty else { return [] }
         defer { events.removeAll() }
         return events
