@@ -60,7 +60,7 @@ func serve(
                 renditionSockets: assignment.renditions(of: configuration))
             Log.notice(
                 "radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays "
-                    + "\(Credentials.redacted(configuration.upstream)) on \(station.listenAddress) "
+                    + "\(Redaction.text(configuration.upstream)) on \(station.listenAddress) "
                     + "(listen: ffplay tcp://HOST:\(station.port))")
             for output in station.outputs.dropFirst() {
                 Log.notice(

@@ -136,7 +136,7 @@ import Testing
         ])
         #expect(
             serve.station.pushes.map(\.description) == [
-                "icecast://source:***@one.example:8000/a.opus", "icecast://source:***@[::1]:8001/b/c.ogg",
+                "icecast://***@one.example:8000/a.opus", "icecast://***@[::1]:8001/b/c.ogg",
             ])
         #expect(serve.station.pushes.map(\.password) == ["a", "b"])
     }
@@ -161,6 +161,17 @@ import Testing
         #expect(try Self.serve(["serve", "--log-level=\(name)"]).logLevel == priority)
         #expect(try Self.serve(["--log-level", name]).logLevel == priority, "the demo")
         #expect(try Self.serve(["--log-level=\(name)"]).logLevel == priority, "the demo")
+    }
+
+    @Test func theDemoTakesItsPortAndAddress() throws {
+        let demo = try Self.serve(["--port", "9000", "--bind", "127.0.0.1"])
+        #expect(demo.station.broadcaster.port == 9000 && demo.station.broadcaster.bind == "127.0.0.1")
+        #expect(demo.station.upstream.isEmpty)
+        #expect(try Self.serve(["--port=9001", "--http", "9002"]).http?.port == 9002)
+        #expect(throws: UsageError.self) { try Self.serve(["--port", "0"]) }
+        #expect(throws: UsageError.self) { try Self.serve(["--port", "9000", "--http", "9000"]) }
+        #expect(throws: UsageError.self) { try Self.serve(["--bitrate", "64k"]) }  // a station option needs serve
+        #expect(throws: UsageError.self) { try Self.serve(["--config", "/x.conf", "--port", "9000"]) }
     }
 
     @Test func theDemoTakesHTTPAndStatusAddresses() throws {
@@ -217,7 +228,7 @@ import Testing
     @Test(
         arguments: [
             (["frob"], "unknown command frob: use serve, transcode or check-config", HelpTopic.overall),
-            (["--port", "9000"], "unknown option --port", .overall),
+            (["--bitrate", "64k"], "unknown option --bitrate", .overall),
             (["--log-level", "loud"], "--log-level loud: use error, warning, notice, info or debug", .overall),
             (["--log-level"], "--log-level needs a value: error, warning, notice, info or debug", .overall),
             (["--version", "x"], "--version takes no arguments", .overall),
@@ -251,17 +262,17 @@ import Testing
             (["serve", "--pace", "maybe"], "--pace maybe: use auto, yes or no", .serve),
             (
                 ["serve", "--push", "icecast://source:secret@host"],
-                "--push icecast://source:***@host: the URL has no mount: add one, as in "
+                "--push icecast://***@host: the URL has no mount: add one, as in "
                     + "icecast://source:PASSWORD@HOST:PORT/MOUNT", .serve
             ),
             (
                 ["serve", "--push", "http://source:secret@host/a"],
-                "--push http://source:***@host/a: not an icecast:// URL: write "
+                "--push http://***@host/a: not an icecast:// URL: write "
                     + "icecast://source:PASSWORD@HOST:PORT/MOUNT", .serve
             ),
             (
                 ["serve", "--push", "icecast://u:p@a/x.opus", "--push", "icecast://v:q@A:8000/x.opus"],
-                "station main: pushes twice to icecast://v:***@A:8000/x.opus: Icecast takes one source per mount",
+                "station main: pushes twice to icecast://***@A:8000/x.opus: Icecast takes one source per mount",
                 .serve
             ),
             (

@@ -242,9 +242,9 @@ import Testing
         let messages = Self.messages(text, credentials: directory)
         #expect(
             messages == [
-                "r.conf:3: push = icecast://source:***@host: \(noMount)",
+                "r.conf:3: push = icecast://***@host: \(noMount)",
                 "r.conf:4: push = @credential:bad-push: \(noMount)",
-                "r.conf:6: push to icecast://dj:***@H:8000/a.opus again (the first is at line 5): Icecast takes one "
+                "r.conf:6: push to icecast://***@H:8000/a.opus again (the first is at line 5): Icecast takes one "
                     + "source per mount",
                 "r.conf:8: push needs a value: icecast://source:PASSWORD@HOST:PORT/MOUNT",
                 "r.conf:9: duplicate key upstream (the first is at line 2): keep one",

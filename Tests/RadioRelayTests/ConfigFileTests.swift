@@ -200,13 +200,6 @@ import Testing
         #expect(file.stations[1].pushes.isEmpty)
     }
 
-    @Test func credentialsAreRedactedInLogLines() {
-        #expect(Credentials.redacted("http://u:p@host/x") == "http://***@host/x")
-        #expect(Credentials.redacted("https://u:p@a@host:8000/x?y=@") == "https://***@host:8000/x?y=@")
-        #expect(Credentials.redacted("http://host/x?a=b@c") == "http://host/x?a=b@c")
-        #expect(Credentials.redacted("/srv/a@b.mp3") == "/srv/a@b.mp3")
-    }
-
     /// The shipped example (`config/radio-relay.conf`) is valid, and reading it connects to nothing.
     @Test func theExampleConfigIsValid() throws {
         let path = Fixture.directory.deletingLastPathComponent().deletingLastPathComponent()

@@ -167,7 +167,7 @@ extension ServerProcessTests {
             try Self.expectStationAudio(again, "Icecast listener after the restart")
             let status = try #require(station.pushStatuses.first)
             #expect(status.reconnects >= 1 && status.lastError != nil && status.bytesSent > 50_000, "\(status)")
-            #expect(status.target == "icecast://source:***@127.0.0.1:\(icecast.port)/push.opus")
+            #expect(status.target == "icecast://***@127.0.0.1:\(icecast.port)/push.opus")
             print("push: connected again \(String(format: "%.2f", back)) s after Icecast restarted; \(status)")
 
             // The station's own listener never noticed.

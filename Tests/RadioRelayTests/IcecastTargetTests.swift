@@ -23,7 +23,7 @@ import Testing
 
     @Test func theDescriptionAndTheHTTPURLCarryNoPassword() throws {
         let target = try IcecastTarget(parsing: "icecast://source:s3cret@[2001:db8::1]:8000/live.opus")
-        #expect(target.description == "icecast://source:***@[2001:db8::1]:8000/live.opus")
+        #expect(target.description == "icecast://***@[2001:db8::1]:8000/live.opus")
         #expect(target.httpURL == "http://[2001:db8::1]:8000/live.opus")
     }
 
@@ -63,18 +63,6 @@ import Testing
         #expect(throws: IcecastTarget.Problem(message)) { try IcecastTarget(parsing: text) }
     }
 
-    @Test(
-        arguments: [
-            ("icecast://source:pw@host/m", "icecast://source:***@host/m"),
-            ("icecast://pw@host/m", "icecast://***@host/m"),
-            ("http://u:p@h/x", "http://u:***@h/x"),
-            ("icecast://host/m", "icecast://host/m"),
-            ("not a url", "not a url"),
-        ])
-    func redactsTextThatMayNotParse(text: String, shown: String) {
-        #expect(IcecastTarget.redacted(text) == shown)
-    }
-
     @Test func twoPushesToOneMountAreRefused() throws {
         var station = StationConfiguration()
         station.upstream = "/a.mp3"
@@ -84,7 +72,7 @@ import Testing
         ]
         #expect(
             throws: ConfigurationError(
-                "station main: pushes twice to icecast://source:***@icecast.example:8000/live.opus: Icecast takes one "
+                "station main: pushes twice to icecast://***@icecast.example:8000/live.opus: Icecast takes one "
                     + "source per mount")
         ) { try station.validate() }
         station.pushes[1].mount = "/other.opus"

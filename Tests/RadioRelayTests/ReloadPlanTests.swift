@@ -37,6 +37,10 @@ import Testing
         #expect(plan.start.map(\.name) == ["new"])
         #expect(plan.stop == ["gone"])
         #expect(plan.summary == "started new; stopped gone; updated limits; restarted bitrate; unchanged same")
+        // What happened: a restart or start that failed is never reported as done.
+        #expect(
+            plan.summary(failed: ["bitrate", "new"])
+                == "stopped gone; updated limits; unchanged same; failed bitrate, new")
     }
 
     @Test func anEmptyReloadSaysSo() {

@@ -238,7 +238,8 @@ extension ServerProcessTests {
         removed.renditions = []
         var lag = original
         lag.renditions[0].broadcaster.maxLag = 600
-        for change in [bitrate, stereo, mount, added, removed, lag] { #expect(!station.canUpdate(to: change)) }
+        #expect(station.canUpdate(to: bitrate), "a bitrate changes in place")
+        for change in [stereo, mount, added, removed, lag] { #expect(!station.canUpdate(to: change)) }
         try station.update(limits)
         #expect(station.outputs[1].broadcaster.configuration.maxListeners == 3)
         #expect(station.outputs[0].broadcaster.configuration.maxListeners == original.broadcaster.maxListeners)

@@ -189,21 +189,28 @@ import Testing
         limits.maxLead = 2
         limits.upstream = Fixture.path("mono-48k.mp3")
         limits.chainTitles = true
+        // Bitrate, complexity and constrained VBR are the encoder's to change mid-stream.
+        limits.encoder.bitrate = 64_000
+        limits.encoder.complexity = 5
+        limits.encoder.constrainedVBR = false
         #expect(station.canUpdate(to: original) && station.canUpdate(to: limits))
-        var bitrate = original
-        bitrate.encoder.bitrate = 64_000
+        var mono = original
+        mono.encoder.channels = 1
+        var pages = original
+        pages.encoder.pageDuration = 20
         var port = original
         port.broadcaster.port = 9
         var lag = original
         lag.broadcaster.maxLag = 600  // more than the page ring was sized for
         var renamed = original
         renamed.name = "other"
-        for change in [bitrate, port, lag, renamed] { #expect(!station.canUpdate(to: change)) }
+        for change in [mono, pages, port, lag, renamed] { #expect(!station.canUpdate(to: change)) }
         try station.update(limits)
         #expect(station.configuration == limits)
         #expect(station.broadcaster.configuration.maxListeners == 7)
         #expect(station.broadcaster.configuration.flushInterval == 0.1)
-        #expect(throws: ConfigurationError.self) { try station.update(bitrate) }
+        #expect(station.outputs[0].encoder.bitrate == 64_000, "status shows the bitrate in force")
+        #expect(throws: ConfigurationError.self) { try station.update(mono) }
         #expect(station.configuration == limits)
     }
 }

@@ -24,10 +24,18 @@ protocol PipelineChain: AnyObject {
     func takeEvents() -> [StageChain.Event]
     /// Its counters, into the station's state.
     func report(into state: inout StationState)
+    /// New bitrate, complexity and constrained VBR for each output's encoder (`Encoder.retune`), from a reload.
+    func retune(_ encoders: [EncoderConfiguration]) throws
 }
 
 extension StageChain: PipelineChain {
     var packetsSeen: Int { parser.statistics.packets }
+
+    func retune(_ configurations: [EncoderConfiguration]) throws {
+        for (encoder, configuration) in zip(encoders, configurations) where encoder.configuration != configuration {
+            try encoder.retune(configuration)
+        }
+    }
 
     func report(into state: inout StationState) {
         state.packets = parser.statistics.packets
@@ -43,6 +51,9 @@ extension StageChain: PipelineChain {
 extension OpusRelayChain: PipelineChain {
     var packetsSeen: Int { statistics.packets }
 
+    /// Nothing to tune: packets are relayed as they came.
+    func retune(_ encoders: [EncoderConfiguration]) {}
+
     func restart(metaInterval: Int?) { restart() }
 
     func release(seconds: Double, nudge: Double) throws {
@@ -55,7 +66,7 @@ extension OpusRelayChain: PipelineChain {
     func report(into state: inout StationState) {
         state.packets = statistics.packets
         state.skippedBytes = demuxStatistics.bytesSkipped
-        state.decodeErrors = demuxStatistics.badPages + demuxStatistics.droppedPackets
+        state.decodeErrors = demuxStatistics.badPages + demuxStatistics.droppedPackets + statistics.streamErrors
         state.decodedPackets = 0
         state.readers = 0
         state.encoders = 0

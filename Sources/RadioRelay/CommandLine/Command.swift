@@ -64,16 +64,14 @@ package enum Command: Sendable {
                 throw UsageError(
                     "unknown command \(first): use serve, transcode or check-config", topic: .overall)
             }
-            // The demo takes only a log level and where HTTP and status listen, or a config file; a station's
-            // options need `serve`.
+            // The demo takes only a log level, where it listens (its port and address, HTTP and status), or a
+            // config file; a station's other options need `serve`.
             let scanner = try ArgumentScanner(
-                arguments[...], options: [.config, .logLevel, .http, .status], topic: .overall)
+                arguments[...], options: [.config, .logLevel, .port, .bind, .http, .status], topic: .overall)
             if scanner.wantsHelp { return .help(.overall) }
             if let extra = scanner.positional.first { throw scanner.error("unknown command \(extra)") }
             if let config = try configFile(scanner) { return config }
-            var demo = ServeOptions()
-            try demo.readServerFlags(scanner)
-            return .serve(demo)
+            return .serve(try ServeOptions(scanner))
         }
     }
 

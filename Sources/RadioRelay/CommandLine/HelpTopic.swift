@@ -35,7 +35,8 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
         radio-relay \(RadioRelayVersion.string): relays an MP3 stream as Ogg Opus.
 
         usage:
-          radio-relay [--log-level LEVEL]  serve the bundled demo sample in a loop on port 8000
+          radio-relay [--log-level LEVEL] [--port P] [--bind ADDR] [--http [ADDR:]PORT] [--status ADDR:PORT]
+                                           serve the bundled demo sample in a loop (default port 8000)
           \(serveSynopsis)      relay one station (listeners: ffplay tcp://HOST:PORT)
           \(configSynopsis)
                                            relay every station of a config file (/etc/radio-relay/radio-relay.conf)

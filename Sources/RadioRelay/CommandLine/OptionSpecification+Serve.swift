@@ -8,13 +8,8 @@ extension OptionSpecification {
             summary: "http(s) Icecast/SHOUTcast MP3 stream, or a file (played at real time, looped; default: demo)",
             accepts: "an http(s) URL, a file: URL or a path",
             setting: station({ $0 }, { $0.upstream = $1 }), acceptsCredential: true),
-        .init(
-            name: "port", placeholder: "P", summary: "listening TCP port (default 8000)", accepts: "1 to 65535",
-            setting: station(Values.integer(1...65535), { $0.broadcaster.port = $1 })),
-        .init(
-            name: "bind", placeholder: "ADDR", summary: "listening address (default 0.0.0.0; :: for IPv6)",
-            accepts: "an IPv4 or IPv6 address such as 0.0.0.0 or ::",
-            setting: station(Values.address, { $0.broadcaster.bind = $1 })),
+        port,
+        bind,
         .init(
             name: "bitrate", placeholder: "B", summary: "Opus bitrate (default 96k)",
             accepts: "6k to 510k, e.g. 96k or 96000", setting: station(Values.bitrate, { $0.encoder.bitrate = $1 })),
@@ -91,7 +86,7 @@ extension OptionSpecification {
             name: "push", placeholder: "URL",
             summary: "also send the stream to an Icecast mount as its source (repeatable; default: none)",
             accepts: IcecastTarget.form, setting: Self.addPush, acceptsCredential: true, isRepeatable: true,
-            refusal: Self.pushRefusal, quoted: IcecastTarget.redacted),
+            refusal: Self.pushRefusal),
         .init(
             name: "name", placeholder: "NAME", summary: "station name in logs and URLs (default main)",
             accepts: "a non-empty name"),
@@ -100,6 +95,17 @@ extension OptionSpecification {
         config,
         logLevel,
     ]
+
+    /// `--port P`: the station's listening port (the demo takes it too).
+    static let port = OptionSpecification(
+        name: "port", placeholder: "P", summary: "listening TCP port (default 8000)", accepts: "1 to 65535",
+        setting: station(Values.integer(1...65535), { $0.broadcaster.port = $1 }))
+
+    /// `--bind ADDR`: the station's listening address (the demo takes it too).
+    static let bind = OptionSpecification(
+        name: "bind", placeholder: "ADDR", summary: "listening address (default 0.0.0.0; :: for IPv6)",
+        accepts: "an IPv4 or IPv6 address such as 0.0.0.0 or ::",
+        setting: station(Values.address, { $0.broadcaster.bind = $1 }))
 
     /// `--rendition NAME:PORT:BITRATE[:mono]`, repeatable: another output of the same decoded audio on its own port,
     /// with the station's other settings. Not a config key: a config file has `[rendition STATION/NAME]` sections.

@@ -31,7 +31,7 @@ struct OptionSpecification: Sendable {
     init(
         name: String, placeholder: String, summary: String, accepts: String, setting: StationSetting? = nil,
         acceptsCredential: Bool = false, isServerDefault: Bool = false, isRepeatable: Bool = false,
-        refusal: (@Sendable (String) -> String?)? = nil, quoted: @escaping @Sendable (String) -> String = { $0 }
+        refusal: (@Sendable (String) -> String?)? = nil, quoted: @escaping @Sendable (String) -> String = Redaction.text
     ) {
         self.name = name
         self.placeholder = placeholder

@@ -98,7 +98,7 @@ struct ConfigFileReader {
                 } else if let address = ConfigFile.ListenAddress(parsing: value) {
                     server.status = address
                 } else {
-                    problems.add(entry.line, "\(entry.key) = \(value): use \(Self.statusAccepts)")
+                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(Self.statusAccepts)")
                     server.status = nil  // unknown, so no station is said to overlap it
                 }
             case Self.httpKey:
@@ -108,21 +108,21 @@ struct ConfigFileReader {
                 } else if let address = ConfigFile.ListenAddress(parsingPortOrAddress: value) {
                     server.http = address
                 } else {
-                    problems.add(entry.line, "\(entry.key) = \(value): use \(Self.httpAccepts)")
+                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(Self.httpAccepts)")
                 }
             case httpProxy.key:
                 guard hasValue(entry.key, value, line: entry.line, accepts: httpProxy.accepts) else { continue }
                 if let on = Values.yesNo(value) {
                     server.httpProxyProtocol = on
                 } else {
-                    problems.add(entry.line, "\(entry.key) = \(value): use \(httpProxy.accepts)")
+                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(httpProxy.accepts)")
                 }
             case logLevel.key:
                 guard hasValue(entry.key, value, line: entry.line, accepts: logLevel.accepts) else { continue }
                 if let level = Log.Priority(name: value) {
                     server.logLevel = level
                 } else {
-                    problems.add(entry.line, "\(entry.key) = \(value): use \(logLevel.accepts)")
+                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(logLevel.accepts)")
                 }
             default:
                 if let option = defaults.first(where: { $0.key == entry.key }) {
@@ -202,7 +202,7 @@ struct ConfigFileReader {
                 return false
             }
         }
-        // Messages quote the file (`@credential:NAME`), never a secret.
+        // Messages quote the file (`@credential:NAME`) or the value redacted (`Redaction`), never a secret.
         guard hasValue(key, value, line: line, accepts: option.accepts), let setting = option.setting,
             setting(text, &station)
         else {
@@ -213,7 +213,7 @@ struct ConfigFileReader {
             do {
                 _ = try UpstreamURL.classify(text)
             } catch {
-                problems.add(line, "\(key) = \(value): \(error.message)")
+                problems.add(line, "\(key) = \(Redaction.text(value)): \(error.message)")
                 return false
             }
         }

@@ -43,15 +43,6 @@ package enum Credentials {
         return .success(String(text))
     }
 
-    /// `url` fit for a log line: the user and password of an `http(s)://user:password@host/` URL replaced by `***`.
-    package static func redacted(_ url: String) -> String {
-        guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return url }
-        let start = url.index(colon, offsetBy: 3)
-        let authority = url[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard let at = authority.lastIndex(of: "@") else { return url }
-        return url[..<start] + "***" + url[at...]
-    }
-
     struct CredentialProblem: Error {
         let message: String
         init(_ message: String) { self.message = message }

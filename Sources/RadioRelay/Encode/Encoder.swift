@@ -37,6 +37,16 @@ public struct EncoderConfiguration: Sendable, Equatable {
             throw ConfigurationError("encoder input rate \(inputRate) Hz is not supported; use 48000 or 44100")
         }
     }
+
+    /// Whether an encoder set up with `other` makes the same Ogg stream as one set up with this: everything but the
+    /// bitrate, complexity and constrained VBR (which a running encoder takes, `Encoder.retune`) is the same.
+    public func sameStream(as other: EncoderConfiguration) -> Bool {
+        var tuned = other
+        tuned.bitrate = bitrate
+        tuned.complexity = complexity
+        tuned.constrainedVBR = constrainedVBR
+        return tuned == self
+    }
 }
 
 /// Encoder: common-format buffers → Ogg Opus pages (RFC 7845).
@@ -57,7 +67,7 @@ public struct EncoderConfiguration: Sendable, Equatable {
 /// continuous stream, so no sample is lost, repeated or faded at a title change. (A fresh encoder per link would
 /// instead need the old link's lookahead flushed with padding and a new pre-skip of primed silence.)
 public final class Encoder {
-    public let configuration: EncoderConfiguration
+    public private(set) var configuration: EncoderConfiguration
     /// The first link's header pages (later links' go out with the audio pages).
     public private(set) var headerPages: [OggPage] = []
     /// The first link's pre-skip in 48 kHz samples (a later link's is one frame: its repeated keyframe).
@@ -87,6 +97,17 @@ public final class Encoder {
     private var lastTimeline: Int64 = 0
 
     public static var vendor: String { "radio-relay \(RadioRelayVersion.string) (\(OpusEncoderHandle.libraryVersion))" }
+
+    /// Applies `new`'s bitrate, complexity and constrained VBR from the next frame on (a reload): the stream, its
+    /// headers and granules go on. Any other difference is refused: it would change the Ogg stream.
+    public func retune(_ new: EncoderConfiguration) throws {
+        guard new.sameStream(as: configuration) else {
+            throw ConfigurationError("only the bitrate, complexity and constrained VBR change on a running encoder")
+        }
+        try new.validate()
+        try opus.retune(bitrate: new.bitrate, complexity: new.complexity, constrainedVBR: new.constrainedVBR)
+        configuration = new
+    }
 
     public init(_ configuration: EncoderConfiguration) throws {
         try configuration.validate()

@@ -52,6 +52,17 @@ final class OpusEncoderHandle {
 
     deinit { opus_encoder_destroy(encoder) }
 
+    /// `OPUS_SET_BITRATE`, `OPUS_SET_COMPLEXITY` and `OPUS_SET_VBR_CONSTRAINT` on the running encoder: libopus takes
+    /// them between any two frames, and OpusHead carries none of them, so the Ogg stream goes on unchanged.
+    func retune(bitrate: Int, complexity: Int, constrainedVBR: Bool) throws {
+        func check(_ code: Int32, _ call: String) throws {
+            guard code == OPUS_OK else { throw OpusError(code: code, call: call) }
+        }
+        try check(rr_opus_set_bitrate(encoder, Int32(clamping: bitrate)), "OPUS_SET_BITRATE(\(bitrate))")
+        try check(rr_opus_set_vbr_constraint(encoder, constrainedVBR ? 1 : 0), "OPUS_SET_VBR_CONSTRAINT")
+        try check(rr_opus_set_complexity(encoder, Int32(clamping: complexity)), "OPUS_SET_COMPLEXITY(\(complexity))")
+    }
+
     /// `opus_encode_float` of one 20 ms frame (interleaved when stereo) into `output`; returns the packet length.
     func encode(_ frame: UnsafePointer<Float>, into output: UnsafeMutablePointer<UInt8>) throws -> Int {
         let length = opus_encode_float(encoder, frame, Int32(Self.frameSize), output, Int32(Self.maxPacket))

@@ -69,10 +69,10 @@ package struct IcecastTarget: Sendable, Equatable, CustomStringConvertible {
         self.init(user: user.isEmpty ? "source" : user, password: password, host: host, port: port, mount: String(path))
     }
 
-    /// The target for logs and status: the password replaced by `***`.
+    /// The target for logs and status: the credentials replaced by `***` (as `Redaction` shows every URL).
     package var description: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
-        return "\(Self.scheme)\(user):***@\(shownHost):\(port)\(mount)"
+        return "\(Self.scheme)\(Redaction.mask)@\(shownHost):\(port)\(mount)"
     }
 
     /// The URL libcurl connects to; the credentials go separately (`CURLOPT_USERNAME`, `CURLOPT_PASSWORD`), so they
@@ -85,18 +85,6 @@ package struct IcecastTarget: Sendable, Equatable, CustomStringConvertible {
     /// Whether two targets are the same Icecast mount (pushing twice to one mount: the second is refused).
     func sameMount(as other: IcecastTarget) -> Bool {
         host.lowercased() == other.host.lowercased() && port == other.port && mount == other.mount
-    }
-
-    /// `text` fit for a message: a URL (even one that does not parse, of any scheme) without its password.
-    package static func redacted(_ text: String) -> String {
-        guard let separator = text.firstRange(of: "://") else { return text }
-        let rest = text[separator.upperBound...]
-        let authority = rest.prefix { $0 != "/" }
-        guard let at = authority.lastIndex(of: "@") else { return text }
-        let userInfo = authority[..<at]
-        // Without a colon the one word may be a password: nothing of it is shown.
-        let shown = userInfo.firstIndex(of: ":").map { userInfo[..<$0] + ":***" } ?? "***"
-        return text[..<separator.upperBound] + shown + rest[at...]
     }
 
     private static func hostAndPort(_ text: Substring) throws(Problem) -> (String, Int) {

@@ -25,11 +25,12 @@ struct PushFailure: Error, Equatable, CustomStringConvertible {
     }
 
     let kind: Kind
+    /// Redacted: libcurl's and Icecast's words may quote a URL.
     let message: String
 
     init(_ kind: Kind, _ message: String) {
         self.kind = kind
-        self.message = message
+        self.message = Redaction.text(message)
     }
 
     var description: String { message }

@@ -44,13 +44,18 @@ package struct ReloadPlan: Equatable, Sendable {
     }
 
     /// One line for the log: what the reload does.
-    package var summary: String {
+    package var summary: String { summary(failed: []) }
+
+    /// What was done, when the stations named in `failed` could not start or restart: never "restarted" for a
+    /// restart that failed.
+    package func summary(failed: [String]) -> String {
         func part(_ label: String, _ names: [String]) -> String? {
-            names.isEmpty ? nil : "\(label) \(names.joined(separator: ", "))"
+            let names = label == "failed" ? names : names.filter { !failed.contains($0) }
+            return names.isEmpty ? nil : "\(label) \(names.joined(separator: ", "))"
         }
         let parts = [
             part("started", start.map(\.name)), part("stopped", stop), part("updated", update.map(\.name)),
-            part("restarted", restart.map(\.name)), part("unchanged", keep),
+            part("restarted", restart.map(\.name)), part("unchanged", keep), part("failed", failed),
         ].compactMap { $0 }
         return parts.isEmpty ? "no stations" : parts.joined(separator: "; ")
     }

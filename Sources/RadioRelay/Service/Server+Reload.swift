@@ -47,26 +47,59 @@ extension Server {
                 Log.error("reload: station \(configuration.name): \(error)")
             }
         }
-        for configuration in plan.restart {
-            stations.first { $0.name == configuration.name }?.stop(timeout: 5)
-            stations.removeAll { $0.name == configuration.name }
-            startStation(configuration)
-        }
-        for configuration in plan.start { startStation(configuration) }
-        Log.notice("reload: \(plan.summary)")
+        var failed: [String] = []
+        for configuration in plan.restart where !restartStation(configuration) { failed.append(configuration.name) }
+        for configuration in plan.start where !startStation(configuration) { failed.append(configuration.name) }
+        // What happened, not what was planned: a station that could not (re)start is named as such.
+        Log.notice("reload: \(plan.summary(failed: failed))")
     }
 
-    /// A new or restarted station; one that cannot start (its port taken) is logged and left out.
-    private func startStation(_ configuration: StationConfiguration) {
+    /// A new station; one that cannot start (its port taken) is logged and left out. Returns whether it runs.
+    private func startStation(_ configuration: StationConfiguration) -> Bool {
         do {
             let station = try Station(configuration)
             try station.start()
             stations.append(station)
-            Log.notice(
-                "\(configuration.name): relays \(Credentials.redacted(configuration.upstream)) on "
-                    + "\(station.listenAddress)")
+            logRelays(station)
+            return true
         } catch {
             Log.error("reload: station \(configuration.name) cannot start: \(error)")
+            return false
         }
+    }
+
+    /// A running station replaced by one made from `configuration`, which takes over its listening sockets (no
+    /// moment without a listening port). The successor is made before the old one stops: if it cannot be made,
+    /// the old one goes on as it was. Returns whether the successor runs.
+    private func restartStation(_ configuration: StationConfiguration) -> Bool {
+        guard let index = stations.firstIndex(where: { $0.name == configuration.name }) else {
+            return startStation(configuration)
+        }
+        let old = stations[index]
+        let successor: Station
+        do {
+            let sockets = try old.listeningSockets(for: configuration)
+            successor = try Station(configuration, adoptedSocket: sockets.main, renditionSockets: sockets.renditions)
+        } catch {
+            Log.error("reload: station \(configuration.name) cannot restart: \(error); it goes on as it was")
+            return false
+        }
+        old.stop(timeout: 5)
+        stations[index] = successor
+        do {
+            try successor.start()
+        } catch {
+            stations.remove(at: index)
+            Log.error("reload: station \(configuration.name) stopped: its successor cannot start: \(error)")
+            return false
+        }
+        Log.notice("reload: restarted \(configuration.name) on its listening sockets")
+        logRelays(successor)
+        return true
+    }
+
+    private func logRelays(_ station: Station) {
+        Log.notice(
+            "\(station.name): relays \(Redaction.text(station.configuration.upstream)) on \(station.listenAddress)")
     }
 }

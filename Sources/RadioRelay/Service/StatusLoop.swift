@@ -40,18 +40,7 @@ final class StatusLoop: HTTPConnectionLoop {
         while !thread.isStopping {
             thread.beat()
             let now = monotonicNow()
-            let stations = server.stations
-            if stations.count != watchdogs.count {
-                // A reload changed the stations: everyone starts afresh.
-                var watchdog = Watchdog()
-                watchdog.allowance = limits.healthAllowance
-                watchdogs = Array(repeating: watchdog, count: stations.count)
-                alive = Array(repeating: true, count: stations.count)
-            }
-            for index in stations.indices {
-                let beats = stations[index].heartbeats
-                alive[index] = watchdogs[index].check(beats: beats, now: now) == .alive
-            }
+            checkStations(now: now)
             closeExpired(now: now)
             if backoff.resumes(now: now) { watchListenSocket(true) }
             let until = [backoff.resumeAt, earliestDeadline()].compactMap { $0 }.min()
@@ -67,6 +56,23 @@ final class StatusLoop: HTTPConnectionLoop {
                     serve(connection, mask: mask)
                 }
             }
+        }
+    }
+
+    /// The stations' heartbeats, judged. The stations are read here and let go before the loop waits: a station
+    /// a reload replaced must not live on in this thread's hands (its ports and threads would outlast it).
+    private func checkStations(now: Double) {
+        let stations = server.stations
+        if stations.count != watchdogs.count {
+            // A reload changed the stations: everyone starts afresh.
+            var watchdog = Watchdog()
+            watchdog.allowance = limits.healthAllowance
+            watchdogs = Array(repeating: watchdog, count: stations.count)
+            alive = Array(repeating: true, count: stations.count)
+        }
+        for index in stations.indices {
+            let beats = stations[index].heartbeats
+            alive[index] = watchdogs[index].check(beats: beats, now: now) == .alive
         }
     }
 

@@ -31,7 +31,7 @@ package struct StationStatus: Sendable, Equatable {
     package var name: String
     /// Where listeners connect (`ADDRESS:PORT`).
     package var listenAddress = ""
-    /// The upstream URL without credentials (`UpstreamURL.redacted`).
+    /// The upstream URL without credentials (`Redaction`).
     package var upstreamURL = ""
     package var upstream = StationState.Upstream.connecting
     package var lastError: String?
@@ -82,7 +82,7 @@ package struct StationStatus: Sendable, Equatable {
         let state = station.state
         outputs = station.outputs.map(OutputStatus.init)
         listenAddress = station.listenAddress
-        upstreamURL = UpstreamURL.redacted(station.configuration.upstream)
+        upstreamURL = Redaction.text(station.configuration.upstream)
         upstream = state.upstream
         lastError = state.lastError
         title = state.title
@@ -161,20 +161,5 @@ package struct OutputStatus: Sendable, Equatable {
         chattyDrops = counters.droppedChatty
         proxyRejected = counters.proxyRejected
         pagesPublished = counters.pagesPublished
-    }
-}
-
-extension UpstreamURL {
-    /// `url` without the `user:password@` of an http(s) URL's authority, for showing it (status, metrics). Paths
-    /// and file: URLs carry no credentials and come back unchanged.
-    package static func redacted(_ url: String) -> String {
-        guard let colon = url.firstIndex(of: ":") else { return url }
-        let scheme = url[..<colon].lowercased()
-        let afterColon = url[url.index(after: colon)...]
-        guard scheme == "http" || scheme == "https", afterColon.hasPrefix("//") else { return url }
-        let rest = afterColon.dropFirst(2)
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
-        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
-        return String(url[..<rest.startIndex]) + String(rest[rest.index(after: at)...])
     }
 }

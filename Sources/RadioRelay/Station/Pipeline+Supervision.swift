@@ -18,8 +18,19 @@ extension Pipeline {
         clock.update(settings: clockSettings)
         reconnect.update(delays: configuration.reconnectDelay)
         chain.chainsTitles = configuration.chainTitles
+        let encoders = configuration.outputSettings.map(\.encoder)
+        if encoders != old.outputSettings.map(\.encoder) {
+            do {
+                try chain.retune(encoders)
+                Log.notice(
+                    "\(configuration.name): encoders now at \(encoders.map { "\($0.bitrate / 1000)k" }.joined(separator: ", "))"
+                )
+            } catch {
+                Log.error("\(configuration.name): cannot retune the encoders: \(error)")
+            }
+        }
         if configuration.upstream != old.upstream {
-            Log.notice("\(configuration.name): upstream is now \(configuration.upstream)")
+            Log.notice("\(configuration.name): upstream is now \(Redaction.text(configuration.upstream))")
             downloader = nil
             backlog.clear()
             passEnded = false

@@ -123,11 +123,13 @@ final class Pipeline {
         downloader = nil
         // What a finite upstream sent before it ended still plays (the next connection waits for it).
         local.reconnects += 1
-        local.upstream = .retrying(reason: "\(error)")
-        local.lastError = "\(error)"
+        // Any error's text, not only a DownloadError's, may quote the URL: redacted once, used everywhere.
+        let text = Redaction.text("\(error)")
+        local.upstream = .retrying(reason: text)
+        local.lastError = text
         let wait = reconnect.failed(now: now, random: Double.random(in: 0..<1))
         Log.warning(
-            "\(configuration.name): upstream \(error); retrying in \(String(format: "%.1f", wait)) s "
+            "\(configuration.name): upstream \(text); retrying in \(String(format: "%.1f", wait)) s "
                 + "(attempt \(reconnect.failures))")
     }
 
@@ -180,7 +182,7 @@ final class Pipeline {
         let station = headers["icy-name"].map { " \"\(Sanitized.text($0))\"" } ?? ""
         let what = configuration.isFileUpstream ? "upstream file opened" : "upstream connected"
         Log.info(
-            "\(configuration.name): \(what): \(configuration.upstream)\(station)"
+            "\(configuration.name): \(what): \(Redaction.text(configuration.upstream))\(station)"
                 + (interval.map { ", ICY metadata every \($0) bytes" } ?? ""))
     }
 

@@ -55,17 +55,51 @@ public final class Station: Service {
         self.settings = LockedBox(configuration)
         self.onUnexpectedExit = onUnexpectedExit
         var outputs: [StationOutput] = []
+        // Adopted sockets not yet owned by a Broadcaster: closed if the station cannot be made (a Broadcaster owns
+        // its own from the moment it is given it).
+        var unowned = Set(
+            ([adoptedSocket] + configuration.renditions.map { renditionSockets[$0.name] }).compactMap { $0 })
+        defer { for fd in unowned { _ = Glibc.close(fd) } }
         for output in configuration.outputSettings {
             let ring = PageRing(capacity: max(16, Self.ringPages(output.encoder, output.broadcaster)))
             let label = output.name.map { "\(configuration.name)/\($0)" } ?? configuration.name
             let socket = output.name == nil ? adoptedSocket : output.name.flatMap { renditionSockets[$0] }
+            if let socket { unowned.remove(socket) }
             let broadcaster = try Broadcaster(
                 name: label, configuration: output.broadcaster, ring: ring, adoptedSocket: socket)
             outputs.append(
-                StationOutput(name: output.name, mount: output.mount, encoder: output.encoder, broadcaster: broadcaster)
+                StationOutput(
+                    name: output.name, mount: output.mount, encoderSettings: LockedBox(output.encoder),
+                    broadcaster: broadcaster)
             )
         }
         self.outputs = outputs
+    }
+
+    /// Its listening sockets that `successor` keeps at the same address (the main output's, and each rendition's by
+    /// name), duplicated (`F_DUPFD_CLOEXEC`: the same kernel socket) for the successor to adopt. A station restarted
+    /// this way never closes its port: connections that arrive meanwhile wait in the backlog for the successor,
+    /// none is refused, and it works the same under socket activation, where binding again cannot.
+    package func listeningSockets(
+        for successor: StationConfiguration
+    ) throws -> (main: Int32?, renditions: [String: Int32]) {
+        var main: Int32?
+        var renditions: [String: Int32] = [:]
+        do {
+            for (output, was) in zip(outputs, configuration.outputSettings) {
+                guard let wanted = successor.outputSettings.first(where: { $0.name == was.name }),
+                    wanted.broadcaster.bind == was.broadcaster.bind, wanted.broadcaster.port == was.broadcaster.port
+                else { continue }
+                let fd = try syscall("fcntl F_DUPFD_CLOEXEC") {
+                    fcntl(output.broadcaster.listenSocket.rawValue, F_DUPFD_CLOEXEC, 0)
+                }
+                if let name = output.name { renditions[name] = fd } else { main = fd }
+            }
+        } catch {
+            for fd in [main].compactMap({ $0 }) + renditions.values { _ = Glibc.close(fd) }
+            throw error
+        }
+        return (main, renditions)
     }
 
     /// Pages an output's ring needs for its lag allowance and burst.
@@ -76,7 +110,8 @@ public final class Station: Service {
     }
 
     /// Whether `new` can replace this station's settings while it runs: everything but the encoding of any output
-    /// (bitrate, channels, complexity, page duration, rates — its Ogg stream would change), the set of renditions,
+    /// (channels, page duration, rates — its Ogg stream would change; bitrate, complexity and constrained VBR change
+    /// in place, `Encoder.retune`), the set of renditions,
     /// their names, mounts and listening addresses, and a lag or burst an output's page ring was not sized for.
     package func canUpdate(to new: StationConfiguration) -> Bool {
         let old = configuration
@@ -86,7 +121,7 @@ public final class Station: Service {
             new.relaysOggOpus == old.relaysOggOpus
         else { return false }
         for (index, (was, now)) in zip(before, after).enumerated() {
-            guard was.name == now.name, was.mount == now.mount, was.encoder == now.encoder,
+            guard was.name == now.name, was.mount == now.mount, was.encoder.sameStream(as: now.encoder),
                 was.broadcaster.bind == now.broadcaster.bind, was.broadcaster.port == now.broadcaster.port,
                 Self.ringPages(now.encoder, now.broadcaster) <= outputs[index].broadcaster.ring.capacity
             else { return false }
@@ -101,7 +136,10 @@ public final class Station: Service {
             throw ConfigurationError("station \(name): this change needs a restart of the station")
         }
         try new.validate()
-        for (output, wanted) in zip(outputs, new.outputSettings) { try output.broadcaster.update(wanted.broadcaster) }
+        for (output, wanted) in zip(outputs, new.outputSettings) {
+            try output.broadcaster.update(wanted.broadcaster)
+            output.encoderSettings.withLock { $0 = wanted.encoder }
+        }
         settings.withLock { $0 = new }
         settingsVersion.add(1, ordering: .releasing)
         if pipeline.snapshot != nil { try updatePushes(to: new) }
@@ -160,7 +198,9 @@ package struct StationOutput: Sendable {
     package let name: String?
     /// The HTTP mount path, without the leading `/`.
     package let mount: String
-    package let encoder: EncoderConfiguration
+    /// Its encoder's settings (a reload may retune the bitrate, complexity and constrained VBR).
+    package var encoder: EncoderConfiguration { encoderSettings.snapshot }
+    let encoderSettings: LockedBox<EncoderConfiguration>
     package let broadcaster: Broadcaster
 
     /// Its label in status and metrics: `main` for the station's own output, else the rendition's name.

@@ -57,7 +57,8 @@ package enum Log {
         guard isEnabled(priority) else { return }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let entry = LogQueue.Entry(priority: priority, message: message(), time: now)
+        // The last guard for secrets: whatever a caller formatted, a URL in the line loses its userinfo and query values.
+        let entry = LogQueue.Entry(priority: priority, message: Redaction.text(message()), time: now)
         if let queue {
             queue.enqueue(entry)
         } else {

@@ -12,14 +12,16 @@ public struct DownloadError: Error, CustomStringConvertible, Equatable {
     }
 
     public let kind: Kind
-    public let url: String
+    /// The upstream, shown redacted.
+    public let url: SecretURL
     public let message: String
 
     public init(_ kind: Kind, url: String, _ message: String) {
         self.kind = kind
-        self.url = url
+        self.url = SecretURL(url)
         self.message = message
     }
 
-    public var description: String { "\(url): \(message)" }
+    /// Redacted whole: a transfer library's message may quote the URL too.
+    public var description: String { "\(url): \(Redaction.text(message))" }
 }
