@@ -172,6 +172,7 @@ final class Pipeline {
         let interval = try downloader.icyMetaInterval()
         chain.restart(metaInterval: interval)
         local.upstream = .connected
+        clock.connected()
         connection.lastAudioAt = monotonicNow()
         reconnect.connected(now: connection.lastAudioAt)
         let headers = downloader.responseHeaders

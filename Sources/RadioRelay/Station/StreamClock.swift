@@ -87,6 +87,15 @@ struct StreamClock: Equatable {
     /// New settings (a reload); the stream's state goes on.
     mutating func update(settings: Settings) { self.settings = settings }
 
+    /// A new upstream connection (its first bytes): the outage's silence before it is not taken back from its audio.
+    /// A new connection's join burst is the upstream's own buffer, not our late audio: the lead rule keeps up to
+    /// `maxLead` of it as the cushion that rides out the new upstream's settling (an edge's restarted root, which
+    /// bursts, then sends in clumps while its own upstream settles).
+    mutating func connected() {
+        silenceRun = 0
+        debt = 0
+    }
+
     /// Seconds the encoded audio is ahead of the wall clock (negative: behind).
     func ahead(now: Double) -> Double { encoded - (now - origin) }
 
@@ -103,7 +112,9 @@ struct StreamClock: Equatable {
         let wall = now - origin
         var waiting = max(0, queued.isFinite ? queued : 0)
         if waiting > 0 && silenceRun > 0 {
-            if silenceRun >= settings.outage { debt += silenceRun }
+            // A short gap bridged while debt remains means the cushion is too small: the bridge stays as buffer (no
+            // more silence taken back), or every late arrival would be a hole followed by a skip.
+            if silenceRun >= settings.outage { debt += silenceRun } else { debt = 0 }
             silenceRun = 0
         }
         // Late audio after an outage's silence: take the silence back from the oldest queued audio.
