@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # End-to-end latency benchmark: upstream sends an MP3 frame -> a raw-TCP listener receives the Ogg page holding it.
 #
-#   bench/latency.sh                        # 60 s per configuration, about 3.5 minutes in all
-#   DURATION=120 bench/latency.sh           # seconds measured per configuration
+#   bench/latency.sh                        # 30 s per run: 2 configurations x 4 send patterns x 2 joins, ~10 min
+#   DURATION=60 bench/latency.sh            # seconds measured per run
+#   SENDS="frame chunk250" JOINS=2 bench/latency.sh   # a subset: upstream send patterns, listener join delays
+#
+# Send patterns (how the upstream writes, as real servers do): frame (one MP3 frame per send() at its due time),
+# chunk50 (whatever became due, every 20-50 ms), chunk250 (every 250 ms: a server's write loop), burst2 (2 s of
+# frames at once on connect, then one per send()). Joins: the listener connects 0.3 s and 2 s after the upstream.
 #   EXTRA=1 bench/latency.sh                # also 100 ms pages with flush-ms 0 (separates page size from flushing)
 #   RADIO_RELAY=/path/to/radio-relay bench/latency.sh
 #   BENCH_OUT=/tmp/bench bench/latency.sh   # cache/output dir (default bench/out/, git-ignored)
@@ -19,7 +24,9 @@ START_DIR=$PWD
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 abs_path() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$START_DIR/$1" ;; esac; }
 
-DURATION=${DURATION:-60}
+DURATION=${DURATION:-30}
+SENDS=${SENDS:-frame chunk50 chunk250 burst2}
+JOINS=${JOINS:-0.3 2}
 EXTRA=${EXTRA:-0}
 CONNECT_DELAY=${CONNECT_DELAY:-2}   # seconds between the relay's upstream connection and the listener's
 RR=$(abs_path "${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}")
@@ -88,14 +95,15 @@ echo
 
 # ---------------------------------------------------------------- runs
 JSONS=()
-run() {  # name label connect-delay -- command...
-    local name=$1 label=$2 delay=$3
-    shift 4
-    local json=$RUN_DIR/$name.json
-    CURRENT_CHILD_FILE=$RUN_DIR/$name.pid
-    "$PY" "$LATENCY_PY" run --out "$OUT" --name "$name" --label "$label" --duration "$DURATION" \
-        --connect-delay "$delay" --json "$json" --log "$RUN_DIR/$name.log" --pidfile "$CURRENT_CHILD_FILE" \
-        --dump "$RUN_DIR/$name.dump" \
+run() {  # name label connect-delay send-pattern -- command...
+    local name=$1 label=$2 delay=$3 send=$4
+    shift 5
+    local file=${name//\//-}
+    local json=$RUN_DIR/$file.json
+    CURRENT_CHILD_FILE=$RUN_DIR/$file.pid
+    "$PY" "$LATENCY_PY" run --out "$OUT" --name "$name" --label "$label" --duration "$DURATION" --send "$send" \
+        --connect-delay "$delay" --json "$json" --log "$RUN_DIR/$file.log" --pidfile "$CURRENT_CHILD_FILE" \
+        --dump "$RUN_DIR/$file.dump" \
         -- "$@" &
     CURRENT_PID=$!
     # latency.py bounds its own run (startup <= 30 s, then DURATION, then the analysis); this is a backstop.
@@ -109,7 +117,7 @@ run() {  # name label connect-delay -- command...
         sleep 0.1
         waited=$((waited + 1))
     done
-    wait "$CURRENT_PID" || echo "($name failed; see $RUN_DIR/$name.log)"
+    wait "$CURRENT_PID" || echo "($name failed; see $RUN_DIR/$file.log)"
     CURRENT_PID=""
     CURRENT_CHILD_FILE=""
     JSONS+=("$json")
@@ -118,17 +126,21 @@ run() {  # name label connect-delay -- command...
 
 DEFAULT_FLUSH=$("$RR" serve --help 2>&1 | sed -n 's/.*--flush-ms MS.*(default \([0-9]*\).*/\1/p' | head -1)
 DEFAULT_PAGE=$("$RR" serve --help 2>&1 | sed -n 's/.*--page-ms MS.*(default \([0-9]*\).*/\1/p' | head -1)
-run default "defaults (pages ${DEFAULT_PAGE:-?} ms, flush ${DEFAULT_FLUSH:-?} ms)" "$CONNECT_DELAY" -- \
-    "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}'
-run low-latency "--page-ms 20 --flush-ms 0" "$CONNECT_DELAY" -- \
-    "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' --page-ms 20 --flush-ms 0
-if [[ $EXTRA == 1 ]]; then
-    run page100-flush0 "--page-ms 100 --flush-ms 0" "$CONNECT_DELAY" -- \
-        "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' --flush-ms 0
-fi
+for send in $SENDS; do
+    for join in $JOINS; do
+        run "default/$send/join$join" "defaults (pages ${DEFAULT_PAGE:-?}, flush ${DEFAULT_FLUSH:-?} ms)" \
+            "$join" "$send" -- "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}'
+        run "low-latency/$send/join$join" "--page-ms 20 --flush-ms 0" "$join" "$send" -- \
+            "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' --page-ms 20 --flush-ms 0
+        if [[ $EXTRA == 1 ]]; then
+            run "page100-flush0/$send/join$join" "--page-ms 100 --flush-ms 0" "$join" "$send" -- \
+                "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' --flush-ms 0
+        fi
+    done
+done
 # ffmpeg accepts one listener and opens its output only after probing the input; latency.py connects as soon as it
 # listens (retrying every 2 ms). Audio that queued up before that is excluded like the relay's burst.
-run ffmpeg "libopus 96k, -page_duration 100000" 0 -- \
+run "ffmpeg/frame/join0" "libopus 96k, -page_duration 100000" 0 frame -- \
     ffmpeg -nostdin -v error -i '{upstream}' -c:a libopus -b:a 96k -page_duration 100000 -f ogg \
     'tcp://127.0.0.1:{port}?listen=1'
 

@@ -30,8 +30,9 @@ fi
 
 export PATH="/opt/swift/usr/bin:$PATH"
 .ci/deps
-swift build -c release --product radio-relay 2>&1 | tail -n 1
-release=$(swift build -c release --show-bin-path)
+# Self-contained: the Swift runtime and Foundation are linked in (a server needs no Swift toolchain to run it).
+swift build -c release --static-swift-stdlib --product radio-relay 2>&1 | tail -n 1
+release=$(swift build -c release --static-swift-stdlib --show-bin-path)
 install -d -m 0755 "$bin" "$units" "$config" "$docs"
 install -m 0755 "$release/radio-relay" "$bin/radio-relay"
 rm -rf "$bin/radio-relay_RadioRelay.resources"

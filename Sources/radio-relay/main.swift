@@ -122,6 +122,7 @@ case .help(let topic):
 case .version:
     print("radio-relay \(RadioRelayVersion.string) (\(RadioRelayVersion.libraries))")
 case .serve(let options):
+    if let warning = options.secretsWarning { Log.warning(warning) }
     serve(
         { [try options.resolvedStation()] }, logLevel: options.logLevel, status: options.status, http: options.http,
         httpProxyProtocol: options.httpProxyProtocol)

@@ -50,6 +50,21 @@ import Testing
         #expect(!push.message.contains("S3cretPW"))
     }
 
+    @Test func aSecretOnTheCommandLineWorksWithAWarning() throws {
+        guard
+            case .serve(let options) = try Command.parse([
+                "serve", "--upstream", "http://u:S3cretPW@h/x.mp3", "--push", "icecast://source:S3cretPW@h/m.opus",
+            ])
+        else { throw UsageError("not serve", topic: .serve) }
+        #expect(options.station.upstream == "http://u:S3cretPW@h/x.mp3")
+        #expect(options.station.pushes.first?.password == "S3cretPW")
+        #expect(options.secretsOnCommandLine == ["upstream", "push"])
+        let warning = try #require(options.secretsWarning)
+        #expect(warning.contains("@credential:NAME") && !warning.contains("S3cretPW"))
+        guard case .serve(let plain) = try Command.parse(["serve", "--upstream", "http://h/x.mp3"]) else { return }
+        #expect(plain.secretsWarning == nil)
+    }
+
     @Test func aBadUpstreamOptionIsQuotedRedacted() {
         for arguments in [
             ["serve", "--upstream", "http://u:S3cretPW@h/x?token=T0ken", "--bitrate", "1"],

@@ -13,6 +13,24 @@ import Testing
         #expect(result.stations == ["main": 3] && result.status == nil)
     }
 
+    /// systemd names a passed socket after its unit unless FileDescriptorName= says otherwise: that name is no
+    /// station's, so the socket goes by address (or to the only station), as an unnamed one does.
+    @Test func aNameThatIsNoStationsCountsAsUnnamed() throws {
+        let one = [Passed(descriptor: 3, name: "radio-relay.socket", host: "0.0.0.0", port: 8000)]
+        let single = try SocketActivation.assign(one, to: [Listener(name: "jazz", bind: "0.0.0.0", port: 8000)])
+        #expect(single.stations == ["jazz": 3])
+        let two = [
+            Passed(descriptor: 3, name: "radio-relay.socket", host: "0.0.0.0", port: 8001),
+            Passed(descriptor: 4, name: "radio-relay.socket", host: "127.0.0.1", port: 8080),
+            Passed(descriptor: 5, name: "radio-relay.socket", host: "0.0.0.0", port: 8000),
+        ]
+        let stations = [
+            Listener(name: "jazz", bind: "0.0.0.0", port: 8000), Listener(name: "news", bind: "0.0.0.0", port: 8001),
+        ]
+        let result = try SocketActivation.assign(two, to: stations, status: ("127.0.0.1", 8080))
+        #expect(result.stations == ["jazz": 5, "news": 3] && result.status == 4)
+    }
+
     @Test func namedSocketsGoToTheirStationsAndStatus() throws {
         let sockets = [
             Passed(descriptor: 3, name: "jazz", host: "0.0.0.0", port: 8001),

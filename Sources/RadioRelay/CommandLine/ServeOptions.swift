@@ -11,6 +11,18 @@ package struct ServeOptions: Sendable, Equatable {
     package var httpProxyProtocol: Bool { station.broadcaster.proxyProtocol }
     /// Where the status endpoint listens (`--status`); nil: none.
     package var status: ConfigFile.ListenAddress?
+    /// The options whose value carries a secret in plain text (a URL's password or a query value, not an
+    /// `@credential:NAME`): it works, but any user of the machine can read a command line.
+    package var secretsOnCommandLine: [String] = []
+
+    /// The warning for `secretsOnCommandLine`, naming the safer ways; nil when there is none.
+    package var secretsWarning: String? {
+        guard !secretsOnCommandLine.isEmpty else { return nil }
+        let options = secretsOnCommandLine.map { "--\($0)" }.joined(separator: " and ")
+        return "\(options) carries a password or token on the command line, where any user of this machine can read "
+            + "it (ps, /proc): prefer @credential:NAME (systemd's LoadCredential=NAME:FILE) or a config file only the "
+            + "service can read"
+    }
 
     package init() {}
 
@@ -61,6 +73,9 @@ package struct ServeOptions: Sendable, Equatable {
             throw scanner.error("\(error)")
         }
         self.station = station
+        secretsOnCommandLine = ["upstream", "push"].filter { name in
+            (scanner.allValues[name] ?? []).contains { !$0.hasPrefix("@credential:") && Redaction.text($0) != $0 }
+        }
         try readServerFlags(scanner)
     }
 

@@ -95,6 +95,10 @@ package enum SocketActivation {
     ) throws(ConfigurationError) -> Assignment {
         var result = Assignment()
         var left = sockets
+        // A name that is no station's, `status` or `http` names nothing here: systemd's default name (the socket
+        // unit's own, `radio-relay.socket`) is such a name, so it goes by address like an unnamed socket.
+        let known = Set(stations.map(\.name) + ["status", "http"])
+        func unnamed(_ socket: Passed) -> Bool { socket.name.map { !known.contains($0) } ?? true }
         /// A station's name, or nil and "status" / "http".
         func take(_ index: Int, for station: String?, endpoint: String = "status") {
             if let station {
@@ -119,23 +123,23 @@ package enum SocketActivation {
         }
         for station in stations where result.stations[station.name] == nil {
             if let index = left.firstIndex(where: {
-                $0.name == nil && matches($0, host: station.bind, port: station.port)
+                unnamed($0) && matches($0, host: station.bind, port: station.port)
             }) {
                 take(index, for: station.name)
             }
         }
         if result.status == nil, let status,
-            let index = left.firstIndex(where: { $0.name == nil && matches($0, host: status.host, port: status.port) })
+            let index = left.firstIndex(where: { unnamed($0) && matches($0, host: status.host, port: status.port) })
         {
             take(index, for: nil)
         }
         if result.http == nil, let http,
-            let index = left.firstIndex(where: { $0.name == nil && matches($0, host: http.host, port: http.port) })
+            let index = left.firstIndex(where: { unnamed($0) && matches($0, host: http.host, port: http.port) })
         {
             take(index, for: nil, endpoint: "http")
         }
         // One and one.
-        if left.count == 1, stations.count == 1, result.stations.isEmpty, left[0].name == nil {
+        if left.count == 1, stations.count == 1, result.stations.isEmpty, unnamed(left[0]) {
             take(0, for: stations[0].name)
         }
         guard left.isEmpty else {
