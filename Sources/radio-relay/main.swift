@@ -61,7 +61,9 @@ func serve(
             Log.notice(
                 "radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays "
                     + "\(Redaction.text(configuration.upstream)) on \(station.listenAddress) "
-                    + "(listen: ffplay tcp://HOST:\(station.port))")
+                    + "(listen: ffplay tcp://HOST:\(station.port)); pages \(configuration.encoder.pageDuration) ms, "
+                    + "flush \(Int((configuration.broadcaster.flushInterval * 1000).rounded())) ms, "
+                    + "lead \(configuration.maxLead) s")
             for output in station.outputs.dropFirst() {
                 Log.notice(
                     "station \(configuration.name): rendition \(output.label) at \(output.encoder.bitrate / 1000)k "

@@ -295,3 +295,53 @@ import Testing
         #expect(fast.cursor == ring.head && !fast.moved)
     }
 }
+
+/// When a listener is written, against pages published on the MP3 frame grid (an upstream's 1152-sample frames at
+/// 44.1 kHz, 26.12 ms, each completing a 20 ms page or so): with a flush interval, a write waits for the first
+/// publication ¾ of the interval after the last write, so audio that completes a page just after a write waits up
+/// to the interval; with `--flush-ms 0`, every publication is written at once.
+@Suite struct ListenerWriteScheduleTests {
+    /// Waits, in publications, between the page holding each 1-second marker and the write that sends it, over
+    /// `seconds` of publications every 26.12 ms, for a listener whose first write is at `join`.
+    static func waits(flush: Double, join: Double, seconds: Double = 12) -> [Int] {
+        let schedule = ListenerSchedule(flushInterval: flush, maxLag: 10, burst: 2)
+        var ring = ListenerScheduleTests.FakeRing(pages: 1)
+        var state = ListenerState()
+        state.lastFlush = join
+        let frame = 1152.0 / 44_100
+        var writes: [Int] = []
+        var index = 0
+        while Double(index) * frame < seconds {
+            index += 1
+            let now = Double(index) * frame
+            ring.publish(1)
+            guard now >= join else { continue }
+            if schedule.due(state, now: now, window: ring) == .now {
+                state.lastFlush = now
+                writes.append(index)
+            }
+        }
+        // The marker at second k is in the page published first at or after k s; it waits for the next write.
+        return (Int(join.rounded(.up))..<Int(seconds)).compactMap { second in
+            let published = Int((Double(second) / frame).rounded(.up))
+            return writes.first { $0 >= published }.map { $0 - published }
+        }
+    }
+
+    @Test func flushZeroWritesEveryPublicationAtOnce() {
+        for join in [0.3, 2.0] { #expect(Self.waits(flush: 0, join: join).allSatisfy { $0 == 0 }) }
+    }
+
+    /// With the default 300 ms interval the waits make the sawtooth reported from a run said to be low-latency:
+    /// writes every 9 frames (235 ms) against 38.28 frames a second, so each 1-second marker waits about 2.3 frames
+    /// less than the one before and the wait wraps every ~4 s: 0, 7, 5, 2 frames, which with the 53 ms any marker
+    /// takes are exactly the reported 53, 236, 184, 105 ms. It is the write schedule of a 300 ms flush interval, not
+    /// held pages: with `--flush-ms 0` there is none (above).
+    @Test func aFlushIntervalMakesTheFourSecondSawtooth() {
+        let waits = Self.waits(flush: 0.3, join: 0.3)
+        // In ms, plus the 53 ms a marker takes with no wait (20 ms page, a decoder frame, the encoder's lookahead).
+        let frame = 1152.0 / 44.1
+        #expect(waits.prefix(4).map { Int((Double($0) * frame).rounded()) + 53 } == [53, 236, 184, 105])
+        for index in 4..<waits.count { #expect(abs(waits[index] - waits[index - 4]) <= 1, "a 4-second period") }
+    }
+}
