@@ -9,7 +9,10 @@
 #     UNITS_DIR      a folder holding radio-relay.service and radio-relay.socket
 #
 # Prints one line per check, "PASS name: figures" or "FAIL name: why" (and a few "INFO" lines), then
-# "N passed, N failed"; exits 1 when a check failed, 2 on a usage or setup error. Takes about 30 s.
+# "N passed, N failed"; exits 1 when a check failed, 2 on a usage or setup error. Takes about 15 s (every wait has a
+# deadline; well under 2 minutes whatever happens). Two boots: the units as shipped (checks socket-activation,
+# watchdog, socket-keeps-port, self-contained), then the socket unit without FileDescriptorName=
+# (socket-activation-default-name).
 #
 # Needs: root, systemd-nspawn (apt-get install systemd-container), nsenter, python3 in /usr/bin, a merged-/usr host
 # (Debian 12). The container: a tmpfs root (--volatile=yes) with the host's /usr read-only, its own network namespace
@@ -18,7 +21,8 @@
 # The checks use a config with one station, jazz on port 8000, playing the bundled demo sample, and a drop-in
 # WatchdogSec=3 so the watchdog check takes seconds, not half a minute.
 #
-# SDCHECK_KEEP=1 keeps the scratch directory (/tmp/sdcheck/run.*, with the containers' console logs).
+# SDCHECK_KEEP=1 keeps the scratch directory (/tmp/sdcheck/run.*: the staged installs, each container's console log
+# and the units' journal).
 set -uo pipefail
 umask 022
 
