@@ -23,6 +23,8 @@ struct StreamClock: Equatable {
     struct Settings: Equatable {
         /// Seconds the audio may run ahead of the wall clock.
         var maxLead = 1.0
+        /// Below the lead a burst is cut to, so the live pieces after it pass without waiting for room.
+        var headroom = 0.1
         /// A silence run this long is an outage, whose silence late audio may take back.
         var outage = 1.0
         /// Seconds of lateness waited for before silence fills in: about ten MP3 frames, more than the arrival
@@ -133,12 +135,15 @@ struct StreamClock: Equatable {
             step.mayRead = encoded + waiting < wall + settings.maxLead
         } else {
             // Audio beyond the lead waits (unencoded) up to half a lead more, so that pieces of a normal size keep
-            // flowing when the stream runs at its lead; past that, everything but the newest `room` is dropped at
-            // once: one clean cut, not a cut on every piece while a burst arrives.
+            // flowing when the stream runs at its lead; past that, everything but the newest `room` less a little
+            // headroom is dropped at once: one clean cut, not a cut on every piece while a burst arrives. The
+            // headroom lets the pieces that follow pass at once; cut to the lead exactly, each new piece would wait
+            // for the wall clock to make room for it (up to a piece's length of latency, for good).
             let over = waiting - max(0, room)
             if over > settings.maxLead / 2 {
-                step.drop += over
-                waiting -= over
+                let cut = min(waiting, over + settings.headroom)
+                step.drop += cut
+                waiting -= cut
             }
             step.release = min(waiting, max(0, room))
         }
