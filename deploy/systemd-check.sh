@@ -1,48 +1,73 @@
 #!/usr/bin/env bash
-# Checks the shipped systemd units under a real systemd: boots the host's systemd (Debian 12: systemd 252) in
-# systemd-nspawn with a staged install of radio-relay and the units, then checks socket activation, the watchdog,
-# the socket keeping the port through a restart, and that the binary runs without a Swift toolchain.
+# Checks the Debian package (deploy/build-deb.sh) under a real systemd: extracts it with dpkg-deb, boots the host's
+# systemd (Debian 12: systemd 252) in systemd-nspawn with the package's files at the package's own paths, and checks
+# the shipped units with the shipped example config, as an operator would use them.
 #
-#   deploy/systemd-check.sh BINARY RESOURCES_DIR UNITS_DIR
-#     BINARY         a radio-relay release binary (.build/release/radio-relay)
-#     RESOURCES_DIR  its radio-relay_RadioRelay.resources folder (holds demo.mp3)
-#     UNITS_DIR      a folder holding radio-relay.service and radio-relay.socket
+#   deploy/systemd-check.sh DEB       e.g. deploy/systemd-check.sh .build/deb/radio-relay_0.1.0_amd64.deb
 #
-# Prints one line per check, "PASS name: figures" or "FAIL name: why" (and a few "INFO" lines), then
-# "N passed, N failed"; exits 1 when a check failed, 2 on a usage or setup error. Takes about 15 s (every wait has a
-# deadline; well under 2 minutes whatever happens). Two boots: the units as shipped (checks socket-activation,
-# watchdog, socket-keeps-port, self-contained), then the socket unit without FileDescriptorName=
-# (socket-activation-default-name).
+# Prints one line per check, "PASS name: figures" or "FAIL name: why" (and "INFO" lines: the boot, the package, the
+# watchdog's timeline from the container's journal), then "N passed, N failed"; exits 1 when a check failed, 2 on a
+# usage or setup error. Takes about 20 s; every wait has a deadline (well under 2 minutes whatever happens).
 #
-# Needs: root, systemd-nspawn (apt-get install systemd-container), nsenter, python3 in /usr/bin, a merged-/usr host
-# (Debian 12). The container: a tmpfs root (--volatile=yes) with the host's /usr read-only, its own network namespace
-# (loopback only), a fresh machine id, and only the staged install bound in (/usr/local, /etc/radio-relay,
-# /etc/systemd/system); /opt (a Swift toolchain) is not visible there, as on a server without Swift.
-# The checks use a config with one station, jazz on port 8000, playing the bundled demo sample, and a drop-in
-# WatchdogSec=3 so the watchdog check takes seconds, not half a minute.
+# The package's files: the container's /usr is an overlay of the package's usr/ (its lib/ merged into usr/lib, as
+# Debian 12's merged /usr has it) over the host's /usr, read-only, so /usr/bin/radio-relay, /usr/share/radio-relay and
+# /lib/systemd/system/radio-relay.* are where the package puts them; its /etc/radio-relay (the conffile) is bound at
+# /etc/radio-relay, and its maintainer scripts are run as dpkg would run them.
 #
-# SDCHECK_KEEP=1 keeps the scratch directory (/tmp/sdcheck/run.*: the staged installs, each container's console log
+# Boot 1, a fresh install:
+#   package          (before booting) the files at their paths, ExecStart=/usr/bin/radio-relay, the conffile, Depends
+#   postinst         `postinst configure`: exit 0, systemd reloaded its units, nothing enabled and nothing started
+#   units-active     `systemctl enable --now radio-relay.socket radio-relay.service` (the operator's step): both active
+#   ogg-socket-port  Ogg on the socket unit's port (8000, station jazz), that socket held by systemd and the service
+#   ogg-service-port Ogg on the config's other station's port (news, 8001), bound by the service itself
+#   health           /health answers 200 on the status address (the upstreams, example.org, cannot resolve: the
+#                    stations serve silence and are healthy)
+#   sandbox          /proc/MAINPID/status: NoNewPrivs 1, Seccomp 2, CapEff 0; in the service's mount namespace
+#                    (nsenter -t MAINPID -m): /etc, /usr and /var read-only, /home empty and inaccessible, /tmp private
+#   security         systemd-analyze security radio-relay.service: exposure at most 1.2
+#   self-contained   ldd names no Swift runtime; in the container (no /opt) --version runs and `radio-relay` alone
+#                    plays the demo sample from /usr/share/radio-relay
+#   reload           `systemctl reload radio-relay` after a bitrate edit: same MainPID, /status.json shows the new
+#                    bitrate, a listener connected before it keeps receiving
+#   credential       a drop-in LoadCredential=jazz-upstream:/etc/radio-relay/jazz-upstream and
+#                    `upstream = @credential:jazz-upstream`: /status.json shows the credential's URL redacted, the
+#                    password is in no status, metric or log line
+#   watchdog         SIGSTOP: systemd's watchdog aborts and restarts the service within WatchdogSec + RestartSec + 1 s,
+#                    and no connection to the socket's port is refused meanwhile (a connect every 50 ms)
+#   socket-keeps-port  `systemctl restart` under connections every 50 ms: none refused, the listening socket stays
+#   stop             `systemctl stop radio-relay` (SIGTERM): Result=success, exit status 0
+# Boot 2, a reboot (the units stay enabled), with a drop-in clearing the socket's FileDescriptorName=:
+#   enabled-at-boot  both units come up at boot; the socket named radio-relay.socket (systemd's default) goes to the
+#                    station on its address, Ogg on 8000
+#   maintainer-scripts  postinst configure OLD (an upgrade) restarts the running service; prerm remove stops both
+#                    units (the port closes); postrm remove, then postrm purge removes the enablement links
+# Then:
+#   cleanup          no process, mount or cgroup of the check left
+#
+# A drop-in sets WatchdogSec=3 so that the watchdog check takes seconds, not half a minute.
+#
+# Needs: root, systemd-nspawn (apt-get install systemd-container), dpkg-deb, nsenter and unshare (util-linux),
+# python3 in /usr/bin, overlayfs, a merged-/usr host (Debian 12). The container: a tmpfs root (--volatile=yes), its own
+# network namespace (loopback only), a fresh machine id; /opt (a Swift toolchain) is not visible there.
+#
+# SDCHECK_KEEP=1 keeps the scratch directory (/tmp/sdcheck/run.*: the extracted package, each container's console log
 # and the units' journal).
 set -uo pipefail
 umask 022
 
-usage() { echo "usage: $0 BINARY RESOURCES_DIR UNITS_DIR" >&2; exit 2; }
-[[ $# -eq 3 ]] || usage
+usage() { echo "usage: $0 DEB   (a radio-relay .deb, from deploy/build-deb.sh)" >&2; exit 2; }
+[[ $# -eq 1 ]] || usage
 die() { echo "systemd-check: $*" >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] || die "must run as root (it boots a container)"
-BIN=$(realpath -e "$1" 2>/dev/null) || die "no binary at $1"
-RES=$(realpath -e "$2" 2>/dev/null) || die "no resources folder at $2"
-UNITS=$(realpath -e "$3" 2>/dev/null) || die "no units folder at $3"
-[[ -f $BIN && -x $BIN ]] || die "$BIN is not an executable file"
-[[ -f $RES/demo.mp3 ]] || die "$RES has no demo.mp3"
-for u in radio-relay.service radio-relay.socket; do [[ -f $UNITS/$u ]] || die "$UNITS has no $u"; done
-for c in systemd-nspawn nsenter unshare systemctl ldd timeout awk; do
+DEB=$(realpath -e "$1" 2>/dev/null) || die "no package at $1"
+for c in systemd-nspawn dpkg-deb nsenter unshare systemctl ldd timeout awk findmnt mount; do
     command -v "$c" >/dev/null || die "$c not found (systemd-nspawn: apt-get install systemd-container)"
 done
 [[ -x /usr/bin/python3 ]] || die "/usr/bin/python3 not found (the clients run inside the container from the host's /usr)"
 [[ -e /usr/lib/os-release ]] || die "/usr/lib/os-release missing: the host's /usr is not a bootable merged /usr"
+[[ $(readlink /lib) == usr/lib || $(readlink /lib) == /usr/lib ]] || die "/lib is not a link to usr/lib (merged /usr)"
+grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || die "no overlayfs"
 
-PORT=8000
 WATCHDOG_SEC=3
 RESTART_SEC=2
 PASSED=0
@@ -55,13 +80,23 @@ pass() { echo "PASS $1: $2"; PASSED=$((PASSED + 1)); }
 fail() { echo "FAIL $1: $2"; FAILED=$((FAILED + 1)); }
 info() { echo "INFO $1: $2"; }
 since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'; }
-# A JSON field of the helper's one-line answer.
-jget() { /usr/bin/python3 -c 'import json,sys; d=json.loads(sys.argv[1] or "{}"); v=d.get(sys.argv[2], ""); print(v if v is not None else "")' "$1" "$2" 2>/dev/null; }
+# A field of a one-line JSON answer (a dotted path: outputs.0.listen).
+jget() {
+    /usr/bin/python3 -c '
+import json, sys
+try:
+    v = json.loads(sys.argv[1] or "{}")
+    for k in sys.argv[2].split("."):
+        v = v[int(k)] if isinstance(v, list) else v.get(k, "")
+except (ValueError, LookupError, AttributeError):
+    v = ""
+print("" if v is None else (json.dumps(v) if isinstance(v, (dict, list)) else v))' "$1" "$2" 2>/dev/null
+}
 
 # ---------------------------------------------------------------------------------------------------------------
 # Containers. Each boot gets: a cgroup of its own (the host is hybrid: a named systemd v1 hierarchy plus cgroup2 at
 # /sys/fs/cgroup/unified; the container gets a unified hierarchy), a private mount namespace in which ROOT/usr is the
-# host's /usr read-only (so nothing is left mounted on the host when nspawn exits), and the staged install.
+# package's usr over the host's /usr, read-only (so nothing is left mounted on the host when nspawn exits).
 CG_ROOTS=()
 if [[ -e /sys/fs/cgroup/unified/cgroup.controllers ]]; then
     CG_ROOTS=(/sys/fs/cgroup/unified /sys/fs/cgroup/systemd)
@@ -75,6 +110,7 @@ NSPAWN_PID=""   # the running container's nspawn process (started by this script
 CPID=""         # its PID 1, seen from the host
 MACHINE=""
 CGROUPS=()      # cgroups this script created
+NSPAWN_PIDS=()  # every nspawn process started, for the cleanup check
 
 remove_cgroup() {  # depth first; a cgroup with processes left is killed first (cgroup.kill) where possible
     local top=$1 d
@@ -133,34 +169,124 @@ cx() {
 }
 # The checking clients (python3 from the host's /usr, inside the container): helper.py below, fed on stdin.
 helper() { local t=$1; shift; cx "$t" python3 - "$@" < "$WORK/helper.py"; }
+# A maintainer script of the package, run in the container as dpkg runs it.
+maint() {
+    local script=$1; shift
+    cx 30 env DPKG_MAINTSCRIPT_PACKAGE=radio-relay DPKG_MAINTSCRIPT_NAME="$script" DPKG_MAINTSCRIPT_ARCH=amd64 \
+        DPKG_ROOT= /srv/rrcheck/DEBIAN/"$script" "$@" 2>&1
+}
 
-# stage DIR SOCKET_UNIT_FILE: the install as deploy/install.sh lays it out, plus the check's config and drop-in.
+# ---------------------------------------------------------------------------------------------------------------
+# The package, extracted. PKG: its files as dpkg-deb -x lays them out; USR_LAYER: its usr/ with its lib/ in usr/lib
+# (merged /usr), the overlay's upper layer; DEBIAN: its control files.
+PKG=$WORK/pkg
+USR_LAYER=$WORK/usr-layer
+dpkg-deb -x "$DEB" "$PKG" 2>"$WORK/extract.err" || die "dpkg-deb -x $DEB failed: $(head -n 3 "$WORK/extract.err")"
+dpkg-deb -e "$DEB" "$WORK/DEBIAN" 2>>"$WORK/extract.err" || die "dpkg-deb -e $DEB failed"
+mkdir -p "$USR_LAYER/lib"
+[[ -d $PKG/usr ]] && cp -al "$PKG/usr/." "$USR_LAYER/"
+[[ -d $PKG/lib ]] && cp -al "$PKG/lib/." "$USR_LAYER/lib/"
+# This host's /usr/sbin/policy-rc.d (Docker's: "exit 101", no service actions) would stop deb-systemd-invoke in the
+# maintainer scripts; a server has none. An overlay whiteout hides it in the container.
+POLICY_HIDDEN=""
+if [[ -e /usr/sbin/policy-rc.d && ! -e $USR_LAYER/sbin/policy-rc.d ]]; then
+    mkdir -p "$USR_LAYER/sbin" && mknod "$USR_LAYER/sbin/policy-rc.d" c 0 0 && POLICY_HIDDEN=1
+fi
+BIN=$PKG/usr/bin/radio-relay
+SERVICE_UNIT=$PKG/lib/systemd/system/radio-relay.service
+SOCKET_UNIT=$PKG/lib/systemd/system/radio-relay.socket
+CONF=$PKG/etc/radio-relay/radio-relay.conf
+
+check_package() {
+    local why="" f
+    for f in usr/bin/radio-relay usr/share/radio-relay/demo.mp3 lib/systemd/system/radio-relay.service \
+        lib/systemd/system/radio-relay.socket etc/radio-relay/radio-relay.conf usr/share/man/man8/radio-relay.8.gz \
+        usr/share/doc/radio-relay/copyright; do
+        [[ -f $PKG/$f ]] || why+="no /$f; "
+    done
+    [[ -x $BIN ]] || why+="/usr/bin/radio-relay is not executable; "
+    local exec
+    exec=$(grep -m1 '^ExecStart=' "$SERVICE_UNIT" 2>/dev/null)
+    [[ $exec == ExecStart=/usr/bin/radio-relay\ * ]] || why+="radio-relay.service: '$exec', not ExecStart=/usr/bin/radio-relay; "
+    grep -v '^[[:space:]]*#' "$SERVICE_UNIT" "$SOCKET_UNIT" 2>/dev/null | grep -q /usr/local/ &&
+        why+="a unit names /usr/local/; "
+    grep -qx /etc/radio-relay/radio-relay.conf "$WORK/DEBIAN/conffiles" 2>/dev/null ||
+        why+="DEBIAN/conffiles does not list /etc/radio-relay/radio-relay.conf; "
+    for f in postinst prerm postrm; do [[ -x $WORK/DEBIAN/$f ]] || why+="no DEBIAN/$f; "; done
+    local nfiles version depends
+    nfiles=$(find "$PKG" -type f | wc -l)
+    version=$(dpkg-deb -f "$DEB" Version)
+    depends=$(dpkg-deb -f "$DEB" Depends)
+    if [[ -z $why ]]; then
+        pass package "$(basename "$DEB"): version $version, $nfiles files at their paths ($exec; conffile /etc/radio-relay/radio-relay.conf; postinst, prerm, postrm); Depends: $depends"
+    else
+        fail package "${why%; }"
+    fi
+}
+
+# What the shipped config and socket unit say: the socket's port and station, another station bound by the service,
+# the status address. Shell assignments.
+eval "$(/usr/bin/python3 - "$CONF" "$SOCKET_UNIT" <<'PYEOF'
+import re, shlex, sys
+conf, sock = sys.argv[1], sys.argv[2]
+stations, server, section = {}, {}, None
+for raw in open(conf, encoding="utf-8"):
+    line = raw.strip()
+    if not line or line[0] in "#;":
+        continue
+    m = re.fullmatch(r"\[(\w+)(?:\s+([^\]]+))?\]", line)
+    if m:
+        section = (m.group(1), m.group(2))
+        if section[0] == "station":
+            stations[section[1]] = {}
+        continue
+    k, _, v = line.partition("=")
+    k, v = k.strip(), v.strip().strip('"')
+    if section and section[0] == "station":
+        stations[section[1]][k] = v
+    elif section and section[0] == "server":
+        server[k] = v
+listen = fdname = ""
+for raw in open(sock, encoding="utf-8"):
+    k, _, v = raw.strip().partition("=")
+    if k == "ListenStream" and not listen:
+        listen = v
+    elif k == "FileDescriptorName":
+        fdname = v
+sock_port = int(listen.rsplit(":", 1)[-1]) if listen else 0
+sock_station = fdname if fdname in stations else next(
+    (n for n, s in stations.items() if int(s.get("port", 8000)) == sock_port), "")
+other = next(((n, int(s.get("port", 8000))) for n, s in stations.items()
+              if n != sock_station and int(s.get("port", 8000)) != sock_port), ("", 0))
+status = server.get("status", "127.0.0.1:8080")
+print("SOCK_PORT=%d SOCK_STATION=%s OTHER_STATION=%s OTHER_PORT=%d STATUS_ADDR=%s SOCK_FDNAME=%s" % (
+    sock_port, shlex.quote(sock_station), shlex.quote(other[0]), other[1], shlex.quote(status), shlex.quote(fdname)))
+print("OTHER_BITRATE=%s" % shlex.quote(stations.get(other[0], {}).get("bitrate", "96k")))
+PYEOF
+)" || die "cannot read the shipped config $CONF or socket unit"
+[[ $SOCK_PORT -gt 0 && -n $SOCK_STATION && -n $OTHER_STATION && $STATUS_ADDR != off ]] ||
+    die "the shipped config needs a station on the socket's port, another station and a status address"
+STATUS_PORT=${STATUS_ADDR##*:}
+
+# The credential the check passes: a URL with a password and a query token, none of which may be shown.
+SECRET_PW=pw-$RANDOM$RANDOM
+SECRET_TOKEN=tok-$RANDOM$RANDOM
+CRED_URL="http://relay:$SECRET_PW@icecast.example.org:8000/jazz.mp3?token=$SECRET_TOKEN"
+CRED_SHOWN="http://***@icecast.example.org:8000/jazz.mp3?token=***"
+
+# stage DIR: /etc for the container. etc/radio-relay: the package's (the conffile as shipped) plus the credential
+# file; etc/systemd/system (bound writable: `systemctl enable` writes its links there): the check's drop-ins.
 stage() {
-    local s=$1 sock=$2
-    install -d "$s/usr/local/bin" "$s/etc/radio-relay" "$s/etc/systemd/system/radio-relay.service.d"
-    install -m 0755 "$BIN" "$s/usr/local/bin/radio-relay"
-    cp -R "$RES" "$s/usr/local/bin/radio-relay_RadioRelay.resources"
-    chmod -R a+rX "$s/usr/local/bin/radio-relay_RadioRelay.resources"
-    install -m 0644 "$RES/demo.mp3" "$s/etc/radio-relay/demo.mp3"
-    cat > "$s/etc/radio-relay/radio-relay.conf" <<EOF
-# systemd-check.sh: one station on port $PORT playing a copy of the bundled demo sample.
-[server]
-status = 127.0.0.1:8080
-
-[station jazz]
-upstream = /etc/radio-relay/demo.mp3
-port = $PORT
-EOF
-    chmod 0644 "$s/etc/radio-relay/radio-relay.conf"
-    install -m 0644 "$UNITS/radio-relay.service" "$s/etc/systemd/system/radio-relay.service"
-    install -m 0644 "$sock" "$s/etc/systemd/system/radio-relay.socket"
-    printf '[Service]\nWatchdogSec=%s\n' "$WATCHDOG_SEC" > "$s/etc/systemd/system/radio-relay.service.d/override.conf"
+    local s=$1
+    install -d "$s/etc/radio-relay" "$s/etc/systemd/system/radio-relay.service.d"
+    cp -a "$PKG/etc/radio-relay/." "$s/etc/radio-relay/"
+    (umask 077 && printf '%s\n' "$CRED_URL" > "$s/etc/radio-relay/jazz-upstream")
+    printf '[Service]\nWatchdogSec=%s\n' "$WATCHDOG_SEC" > "$s/etc/systemd/system/radio-relay.service.d/watchdog.conf"
+    printf '[Service]\nLoadCredential=jazz-upstream:/etc/radio-relay/jazz-upstream\n' \
+        > "$s/etc/systemd/system/radio-relay.service.d/credential.conf"
     # A fresh machine id bound read-only: not a first boot (whose presets would enable every unit of the host's
-    # /usr), and nothing tries to commit it.
+    # /usr, and this package's too), and nothing tries to commit it.
     ln -s /dev/null "$s/etc/systemd/system/systemd-machine-id-commit.service"
-    systemctl --root="$s" enable radio-relay.service radio-relay.socket >/dev/null 2>&1 || return 1
-    [[ -L $s/etc/systemd/system/multi-user.target.wants/radio-relay.service &&
-        -L $s/etc/systemd/system/sockets.target.wants/radio-relay.socket ]] || return 1
     /usr/bin/python3 -c 'import uuid; print(uuid.uuid4().hex)' > "$s/machine-id"
 }
 
@@ -181,15 +307,16 @@ boot() {
         for cg in "${CGROUPS[@]}"; do echo "$BASHPID" > "$cg/cgroup.procs" || exit 1; done
         export SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1
         exec unshare --mount --propagation private /bin/sh -c '
-            mount --bind /usr "$1/usr" && mount -o remount,bind,ro "$1/usr" || exit 1
+            mount -t overlay overlay -o "ro,lowerdir=$4:/usr" "$1/usr" || exit 1
             exec systemd-nspawn --quiet --register=no --keep-unit --machine="$2" --volatile=yes --private-network \
                 --link-journal=no --console=passive --boot -D "$1" \
                 --bind-ro="$3/machine-id:/etc/machine-id" \
-                --bind-ro="$3/usr/local:/usr/local" \
                 --bind-ro="$3/etc/radio-relay:/etc/radio-relay" \
-                --bind-ro="$3/etc/systemd/system:/etc/systemd/system"' sh "$root" "$MACHINE" "$s"
+                --bind="$3/etc/systemd/system:/etc/systemd/system" \
+                --bind-ro="$5:/srv/rrcheck/DEBIAN"' sh "$root" "$MACHINE" "$s" "$USR_LAYER" "$WORK/DEBIAN"
     ) > "$log" 2>&1 < /dev/null &
     NSPAWN_PID=$!
+    NSPAWN_PIDS+=("$NSPAWN_PID")
     # PID 1 of the container: nspawn's child that is PID 1 in its own PID namespace.
     for ((i = 0; i < 100; i++)); do
         kill -0 "$NSPAWN_PID" 2>/dev/null || break
@@ -235,8 +362,8 @@ import errno, json, os, signal, socket, struct, subprocess, sys, threading, time
 UNIT = "radio-relay.service"
 
 
-def show(*props):
-    out = subprocess.run(["systemctl", "show", UNIT, "-p", ",".join(props)],
+def show(*props, unit=UNIT):
+    out = subprocess.run(["systemctl", "show", unit, "-p", ",".join(props)],
                          capture_output=True, text=True, timeout=10).stdout
     d = {}
     for line in out.splitlines():
@@ -258,8 +385,10 @@ def describe(s):
     return text
 
 
-def journal(since_realtime=None, unit=UNIT):
-    cmd = ["journalctl", "-b", "-o", "json", "--no-pager", "-u", unit]
+def journal(since_realtime=None, unit=UNIT, everything=False):
+    cmd = ["journalctl", "-b", "-o", "json", "--no-pager"]
+    if not everything:
+        cmd += ["-u", unit]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout
     entries = []
     for line in out.splitlines():
@@ -289,9 +418,9 @@ def alive(pid):
         return False
 
 
-def client(port, timeout):
+def client(port, timeout, keep=None):
     """Connects to 127.0.0.1:port; waits up to timeout s for 4 bytes. result: ok (OggS), refused, hung (nothing in
-    time), closed (closed before 4 bytes), bad (not OggS), error."""
+    time), closed (closed before 4 bytes), bad (not OggS), error. keep: a list the open socket is appended to."""
     t0 = time.monotonic()
     r = {"start": t0}
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -337,79 +466,60 @@ def client(port, timeout):
             r["result"] = "hung"
         else:
             r["result"] = "ok" if data[:4] == b"OggS" else "bad"
+            if keep is not None and r["result"] == "ok":
+                keep.append(s)
+                s = None
         return r
     finally:
-        s.close()
+        if s is not None:
+            s.close()
 
 
-def cmd_active(deadline_s):
-    """Waits for the service to be active; gives up early once it has failed or restarted."""
-    t0 = time.monotonic()
-    while True:
-        s = show(*STATE)
-        failed = s.get("ActiveState") == "failed" or s.get("SubState") == "auto-restart" or \
-            s.get("NRestarts", "0") not in ("", "0")
-        if s.get("ActiveState") == "active" or failed or time.monotonic() - t0 > deadline_s:
-            break
-        time.sleep(0.05)
-    isact = subprocess.run(["systemctl", "is-active", UNIT], capture_output=True, text=True).stdout.strip()
-    out = {"is_active": isact, "waited": round(time.monotonic() - t0, 2), "state": describe(s),
-           "mainpid": s.get("MainPID")}
-    if isact != "active":
-        out["log"] = last_process_line()
-    return out
+def rounded(d):
+    return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in d.items()}
 
 
-def cmd_client(port, timeout):
-    r = client(port, timeout)
-    r.pop("start", None)
-    for k in ("t_connect", "t_first"):
-        if k in r:
-            r[k] = round(r[k], 3)
-    return r
-
-
-def cmd_watchdog(limit_s):
-    s = show(*STATE)
-    if s.get("ActiveState") != "active" or s.get("MainPID") in ("", "0"):
-        return {"error": "service not active before SIGSTOP (%s)%s" % (
-            describe(s), ("; log: " + last_process_line()) if last_process_line() else "")}
-    old = int(s["MainPID"])
-    t0r = time.time()
-    t0 = time.monotonic()
-    os.kill(old, signal.SIGSTOP)
-    gone = new = None
-    newpid = None
-    while time.monotonic() - t0 < limit_s:
-        now = time.monotonic()
-        if gone is None and not alive(old):
-            gone = now - t0
-        if gone is not None:
-            s = show("ActiveState", "MainPID")
-            if s.get("ActiveState") == "active" and s.get("MainPID") not in ("", "0", str(old)):
-                new = time.monotonic() - t0
-                newpid = int(s["MainPID"])
+def http_get(port, path, timeout=3.0):
+    """GET http://127.0.0.1:port/path: (status, body) or (None, error)."""
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    except OSError as e:
+        return None, str(e)
+    try:
+        s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" % path).encode())
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
                 break
-        time.sleep(0.02)
-    if alive(old):
-        os.kill(old, signal.SIGCONT)  # give it back as found
-    fire = exited = None
-    exit_msg = ""
-    for _ in range(20):
-        for e in journal(t0r):
-            t = int(e.get("__MONOTONIC_TIMESTAMP", 0)) / 1e6 - t0
-            msg = e.get("MESSAGE", "")
-            if fire is None and "Watchdog timeout" in msg:
-                fire = t
-            elif fire is not None and exited is None and "Main process exited" in msg:
-                exited = t
-                exit_msg = msg.split(": ", 1)[-1]
-        if fire is not None or new is None:
-            break
-        time.sleep(0.1)
-    r = {"oldpid": old, "newpid": newpid, "gone": gone, "new": new, "fire": fire, "exited": exited,
-         "exit_msg": exit_msg, "state": describe(show(*STATE))}
-    return {k: (round(v, 2) if isinstance(v, float) else v) for k, v in r.items()}
+            data += chunk
+    except OSError as e:
+        return None, str(e)
+    finally:
+        s.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    try:
+        status = int(head.split(b" ", 2)[1])
+    except (IndexError, ValueError):
+        return None, "no HTTP status line"
+    return status, body.decode("utf-8", "replace")
+
+
+def status_json(port):
+    code, body = http_get(port, "/status.json")
+    if code != 200:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def station(doc, name):
+    for s in (doc or {}).get("stations", []):
+        if s.get("name") == name:
+            return s
+    return {}
 
 
 def listening(port):
@@ -426,6 +536,288 @@ def listening(port):
             if len(p) > 9 and p[3] == "0A" and int(p[1].rsplit(":", 1)[1], 16) == port:
                 inodes.add(p[9])
     return frozenset(inodes)
+
+
+def holders(inodes):
+    """The processes holding any of these socket inodes: ['1 (systemd)', '34 (radio-relay)']."""
+    want = {"socket:[%s]" % i for i in inodes}
+    found = []
+    for pid in sorted((p for p in os.listdir("/proc") if p.isdigit()), key=int):
+        try:
+            fds = os.listdir("/proc/%s/fd" % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink("/proc/%s/fd/%s" % (pid, fd)) in want:
+                    with open("/proc/%s/comm" % pid) as f:
+                        found.append("%s (%s)" % (pid, f.read().strip()))
+                    break
+            except OSError:
+                continue
+    return found
+
+
+def cmd_active(deadline_s):
+    """Waits for the service to be active; gives up early once it has failed or restarted."""
+    t0 = time.monotonic()
+    while True:
+        s = show(*STATE)
+        failed = s.get("ActiveState") == "failed" or s.get("SubState") == "auto-restart" or \
+            s.get("NRestarts", "0") not in ("", "0")
+        if s.get("ActiveState") == "active" or failed or time.monotonic() - t0 > deadline_s:
+            break
+        time.sleep(0.05)
+    sock = show("ActiveState", "SubState", "Listen", "FileDescriptorName", "UnitFileState", "FragmentPath",
+                unit="radio-relay.socket")
+    svc = show("UnitFileState", "FragmentPath")
+    isact = subprocess.run(["systemctl", "is-active", UNIT], capture_output=True, text=True).stdout.strip()
+    out = {"is_active": isact, "waited": round(time.monotonic() - t0, 2), "state": describe(s),
+           "mainpid": s.get("MainPID"), "socket": "%s/%s" % (sock.get("ActiveState"), sock.get("SubState")),
+           "listen": sock.get("Listen"), "fdname": sock.get("FileDescriptorName"),
+           "socket_enabled": sock.get("UnitFileState"), "service_enabled": svc.get("UnitFileState"),
+           "service_path": svc.get("FragmentPath"), "socket_path": sock.get("FragmentPath")}
+    if isact != "active":
+        out["log"] = last_process_line()
+    return out
+
+
+def cmd_client(port, timeout):
+    r = client(port, timeout)
+    r.pop("start", None)
+    inodes = listening(port)
+    r["holders"] = holders(inodes)
+    r["mainpid"] = show("MainPID").get("MainPID")
+    return rounded(r)
+
+
+def cmd_health(port):
+    code, body = http_get(port, "/health")
+    doc = status_json(port)
+    return {"code": code, "body": body.strip().replace("\n", "; ") if isinstance(body, str) else body,
+            "stations": ["%s: %s (%s)" % (s.get("name"), s.get("upstream_state"), s.get("upstream_reason") or "")
+                         for s in (doc or {}).get("stations", [])]}
+
+
+def cmd_reload(status_port, name, field, want, listen_port):
+    """systemctl reload; waits for /status.json's station NAME to show FIELD == WANT. A listener on LISTEN_PORT,
+    connected before the reload, must keep receiving after it."""
+    before = show(*STATE)
+    doc = status_json(status_port)
+    was = station(doc, name).get(field)
+    kept = []
+    lr = client(listen_port, 5, keep=kept)
+    t0r = time.time()
+    t0 = time.monotonic()
+    p = subprocess.run(["systemctl", "reload", UNIT], capture_output=True, text=True, timeout=20)
+    t_reload = time.monotonic() - t0
+    now = None
+    t_seen = None
+    while time.monotonic() - t0 < 5:
+        now = station(status_json(status_port), name).get(field)
+        if str(now) == want:
+            t_seen = time.monotonic() - t0
+            break
+        time.sleep(0.05)
+    after_bytes = 0
+    if kept:
+        s = kept[0]
+        s.settimeout(0.2)
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            after_bytes += len(chunk)
+        s.close()
+    after = show(*STATE)
+    line = ""
+    for e in journal(t0r):
+        if e.get("MESSAGE", "").startswith("reload"):
+            line = e["MESSAGE"].strip()
+    return {"rc": p.returncode, "err": p.stderr.strip(), "secs": round(t_reload, 2), "was": was, "now": now,
+            "seen": round(t_seen, 2) if t_seen is not None else None, "oldpid": before.get("MainPID"),
+            "newpid": after.get("MainPID"), "state": describe(after), "listener": lr.get("result"),
+            "after_bytes": after_bytes, "log": line}
+
+
+def cmd_secret(status_port, *secrets):
+    """Where the secrets appear: /status.json, /metrics, the journal of this boot."""
+    places = []
+    for path in ("/status.json", "/metrics"):
+        code, body = http_get(status_port, path)
+        if any(x in (body or "") for x in secrets):
+            places.append(path)
+    text = subprocess.run(["journalctl", "-b", "--no-pager", "-o", "cat"], capture_output=True, text=True,
+                          timeout=10).stdout
+    if any(x in text for x in secrets):
+        places.append("the journal")
+    return {"found_in": places}
+
+
+def cmd_demo(port):
+    """Runs `radio-relay --port PORT` (the demo: no upstream) for a moment: a client gets OggS; its first log line
+    names the sample it plays."""
+    p = subprocess.Popen(["/usr/bin/radio-relay", "--port", str(port)], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    r = {"result": "refused"}
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 5 and p.poll() is None:
+        r = client(port, 3)
+        if r["result"] != "refused":
+            break
+        time.sleep(0.05)
+    p.send_signal(signal.SIGTERM)
+    try:
+        out, _ = p.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, _ = p.communicate()
+    lines = [l for l in out.splitlines() if l.strip()]
+    return {"result": r.get("result"), "t_first": round(time.monotonic() - t0, 2), "rc": p.returncode,
+            "first_line": lines[0] if lines else "", "sample": next(
+                (w for l in lines for w in l.split() if w.endswith("demo.mp3")), "")}
+
+
+PROBE = r'''
+import json, os, stat
+def write(path):
+    try:
+        with open(path, "w") as f:
+            f.write("x")
+        os.unlink(path)
+        return "writable"
+    except OSError as e:
+        return "read-only" if e.errno == 30 else os.strerror(e.errno)
+r = {d: write(d + "/.rrcheck-probe") for d in ("/etc", "/usr", "/var")}
+st = os.stat("/home")
+r["home_mode"] = "%04o" % stat.S_IMODE(st.st_mode)
+r["home_entries"] = len(os.listdir("/home"))
+r["home_secret_visible"] = os.path.exists("/home/rrcheck/secret")
+r["tmp_marker_visible"] = os.path.exists("/tmp/rrcheck-marker")
+r["tmp"] = write("/tmp/.rrcheck-probe")
+r["tmp_ino"] = "%d:%d" % (os.stat("/tmp").st_dev, os.stat("/tmp").st_ino)
+print(json.dumps(r))
+'''
+
+
+def cmd_sandbox():
+    s = show("MainPID", "ActiveState")
+    pid = s.get("MainPID", "0")
+    if s.get("ActiveState") != "active" or pid in ("", "0"):
+        return {"error": "service not active (%s)" % describe(show(*STATE))}
+    fields = {}
+    with open("/proc/%s/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            fields[k] = v.strip()
+    p = subprocess.run(["nsenter", "-t", pid, "-m", "/usr/bin/python3", "-c", PROBE], capture_output=True,
+                       text=True, timeout=10)
+    try:
+        probe = json.loads(p.stdout)
+    except ValueError:
+        return {"error": "the probe in the service's mount namespace failed: %s" % p.stderr.strip()[-300:]}
+    out = {k: fields.get(k, "") for k in ("NoNewPrivs", "Seccomp", "CapEff", "CapPrm", "CapBnd", "Uid")}
+    out["Uid"] = out["Uid"].split()[0] if out["Uid"] else ""
+    out["mainpid"] = pid
+    out["host_tmp_ino"] = "%d:%d" % (os.stat("/tmp").st_dev, os.stat("/tmp").st_ino)
+    out.update(probe)
+    return out
+
+
+def cmd_watchdog(limit_s, port, interval, client_timeout):
+    """SIGSTOP to the main process; a client every INTERVAL s on PORT until the new process is active (each waits
+    up to CLIENT_TIMEOUT s for OggS); the timeline from the journal."""
+    s = show(*STATE)
+    if s.get("ActiveState") != "active" or s.get("MainPID") in ("", "0"):
+        return {"error": "service not active before SIGSTOP (%s)%s" % (
+            describe(s), ("; log: " + last_process_line()) if last_process_line() else "")}
+    old = int(s["MainPID"])
+    results = []
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def one():
+        r = client(port, client_timeout)
+        with lock:
+            results.append(r)
+
+    threads = []
+
+    def loop():
+        n = 0
+        t = time.monotonic()
+        while not done.is_set():
+            th = threading.Thread(target=one)
+            th.start()
+            threads.append(th)
+            n += 1
+            time.sleep(max(0.0, t + n * interval - time.monotonic()))
+
+    subprocess.run(["systemd-cat", "-t", "systemd-check", "echo", "SIGSTOP to radio-relay PID %d" % old],
+                   timeout=5)
+    t0r = time.time()
+    t0 = time.monotonic()
+    os.kill(old, signal.SIGSTOP)
+    lt = threading.Thread(target=loop)
+    lt.start()
+    gone = new = None
+    newpid = None
+    while time.monotonic() - t0 < limit_s:
+        now = time.monotonic()
+        if gone is None and not alive(old):
+            gone = now - t0
+        if gone is not None:
+            s = show("ActiveState", "MainPID")
+            if s.get("ActiveState") == "active" and s.get("MainPID") not in ("", "0", str(old)):
+                new = time.monotonic() - t0
+                newpid = int(s["MainPID"])
+                break
+        time.sleep(0.02)
+    time.sleep(0.5)   # a few connections after the new process is up, too
+    done.set()
+    lt.join(5)
+    if alive(old):
+        os.kill(old, signal.SIGCONT)  # give it back as found
+    for th in threads:
+        th.join(client_timeout + 2)
+    counts = {}
+    slowest = 0.0
+    for r in results:
+        counts[r["result"]] = counts.get(r["result"], 0) + 1
+        if r["result"] == "ok":
+            slowest = max(slowest, r.get("t_first", 0))
+    fire = exited = None
+    exit_msg = ""
+    timeline = []
+    for _ in range(20):
+        timeline = []
+        fire = exited = None
+        for e in journal(t0r - 1, everything=True):
+            msg = e.get("MESSAGE", "").strip()
+            ident = e.get("SYSLOG_IDENTIFIER", "")
+            unit = e.get("_SYSTEMD_UNIT", "") == UNIT or e.get("UNIT", "") == UNIT
+            t = int(e.get("__MONOTONIC_TIMESTAMP", 0)) / 1e6 - t0
+            if ident == "systemd-check" or (unit and ident == "systemd"):
+                timeline.append("%+7.3f s  %s" % (t, msg))
+            if unit and ident == "systemd":
+                if fire is None and "Watchdog timeout" in msg:
+                    fire = t
+                elif fire is not None and exited is None and "Main process exited" in msg:
+                    exited = t
+                    exit_msg = msg.split(": ", 1)[-1]
+        if (fire is not None and any("Started " in l for l in timeline)) or new is None:
+            break
+        time.sleep(0.1)
+    r = {"oldpid": old, "newpid": newpid, "gone": gone, "new": new, "fire": fire, "exited": exited,
+         "exit_msg": exit_msg, "state": describe(show(*STATE)), "connections": len(results), "counts": counts,
+         "slowest": slowest, "timeline": timeline}
+    return rounded(r)
 
 
 def cmd_restart(port, duration, interval, timeout, restart_at):
@@ -490,7 +882,6 @@ def cmd_restart(port, duration, interval, timeout, restart_at):
         probing.set()
         pt.join(2)
 
-    t0r = time.time()
     t0 = time.monotonic()
     rt = None
     n = 0
@@ -517,35 +908,30 @@ def cmd_restart(port, duration, interval, timeout, restart_at):
     out = {"connections": len(results), "counts": counts, "restart_rc": restart.get("rc"),
            "restart_secs": round(restart.get("secs", 0), 2), "restart_err": restart.get("err", ""),
            "oldpid": old, "newpid": s.get("MainPID"), "after": describe(s)}
-    rs = restart.get("start")
     out["probe_n"] = probe["n"]
     out["probe_refused"] = probe["refused"]
     out["listen_before"] = ",".join(sorted(first)) or "none"
     out["listen_after"] = ",".join(sorted(listening(port))) or "none"
     out["listen_changes"] = len(sock_changes)
-    # systemd's own account: "Closed radio-relay.socket" ... "Listening on radio-relay.socket".
-    closed_j = None
-    for e in journal(t0r, "radio-relay.socket"):
-        t = int(e.get("__MONOTONIC_TIMESTAMP", 0)) / 1e6
-        msg = e.get("MESSAGE", "")
-        if closed_j is None and msg.startswith("Closed "):
-            closed_j = t
-            out["journal_closed_at"] = round(t - (rs if rs is not None else t0), 3)
-        elif closed_j is not None and msg.startswith("Listening on "):
-            out["journal_closed_ms"] = round((t - closed_j) * 1000, 1)
-            break
-    if sock_changes:
-        base = rs if rs is not None else t0
-        closed = [t for t, cur in sock_changes if not cur]
-        reopened = [t for t, cur in sock_changes if cur]
-        out["listen_closed_at"] = round(closed[0] - base, 3) if closed else None
-        if closed and reopened and reopened[-1] > closed[0]:
-            out["listen_gap_ms"] = round((reopened[-1] - closed[0]) * 1000, 1)
+    rs = restart.get("start")
     if rs is not None:
         bad = sorted(r["start"] - rs for r in results if r["result"] != "ok")
         if bad:
             out["not_ok_window"] = [round(bad[0], 2), round(bad[-1], 2)]
     return out
+
+
+def cmd_stop():
+    before = show(*STATE)
+    t0r = time.time()
+    t0 = time.monotonic()
+    p = subprocess.run(["systemctl", "stop", UNIT], capture_output=True, text=True, timeout=30)
+    secs = time.monotonic() - t0
+    s = show(*STATE)
+    own = [e["MESSAGE"].strip() for e in journal(t0r) if e.get("SYSLOG_IDENTIFIER") == "radio-relay"]
+    return {"rc": p.returncode, "secs": round(secs, 2), "oldpid": before.get("MainPID"), "state": describe(s),
+            "active": s.get("ActiveState"), "result": s.get("Result"), "code": s.get("ExecMainCode"),
+            "status": s.get("ExecMainStatus"), "first": own[0] if own else "", "last": own[-1] if own else ""}
 
 
 def main():
@@ -554,10 +940,22 @@ def main():
         out = cmd_active(float(args[0]))
     elif cmd == "client":
         out = cmd_client(int(args[0]), float(args[1]))
+    elif cmd == "health":
+        out = cmd_health(int(args[0]))
+    elif cmd == "reload":
+        out = cmd_reload(int(args[0]), args[1], args[2], args[3], int(args[4]))
+    elif cmd == "secret":
+        out = cmd_secret(int(args[0]), *args[1:])
+    elif cmd == "demo":
+        out = cmd_demo(int(args[0]))
+    elif cmd == "sandbox":
+        out = cmd_sandbox()
     elif cmd == "watchdog":
-        out = cmd_watchdog(float(args[0]))
+        out = cmd_watchdog(float(args[0]), int(args[1]), float(args[2]), float(args[3]))
     elif cmd == "restart":
         out = cmd_restart(int(args[0]), float(args[1]), float(args[2]), float(args[3]), float(args[4]))
+    elif cmd == "stop":
+        out = cmd_stop()
     else:
         raise SystemExit("unknown command " + cmd)
     print(json.dumps(out))
@@ -566,62 +964,178 @@ def main():
 main()
 PYEOF
 
+# Edits a key of a station in the staged config (the container sees the file at once; the service on a reload).
+set_station_key() {  # FILE STATION KEY VALUE
+    /usr/bin/python3 - "$@" <<'PYEOF'
+import re, sys
+path, name, key, value = sys.argv[1:]
+lines = open(path, encoding="utf-8").read().split("\n")
+out, inside, done = [], False, False
+for line in lines:
+    m = re.match(r"\s*\[(\w+)(?:\s+([^\]]+))?\]", line)
+    if m:
+        if inside and not done:
+            out.append("%s = %s" % (key, value))
+            done = True
+        inside = m.group(1) == "station" and m.group(2) == name
+        out.append(line)
+        continue
+    if inside and re.match(r"\s*%s\s*=" % re.escape(key), line):
+        out.append("%s = %s" % (key, value))
+        done = True
+        continue
+    out.append(line)
+if inside and not done:
+    out.append("%s = %s" % (key, value))
+    done = True
+if not done:
+    sys.exit("no [station %s] in %s" % (name, path))
+open(path, "w", encoding="utf-8").write("\n".join(out))
+PYEOF
+}
+
 # ---------------------------------------------------------------------------------------------------------------
 # Checks.
 
-# check_activation NAME: after boot the service is active and a client gets OggS within 5 s.
-check_activation() {
-    local name=$1 a c isact state client_res why
+# The service's state after `enable --now` or a boot: both units active, where they come from.
+check_units_active() {
+    local name=$1 a isact sock
     a=$(helper 15 active 10)
     isact=$(jget "$a" is_active)
-    state=$(jget "$a" state)
-    c=$(helper 10 client "$PORT" 5)
-    client_res=$(jget "$c" result)
-    if [[ $isact == active && $client_res == ok ]]; then
-        pass "$name" "is-active: active $(jget "$a" waited) s after boot finished (${BOOT_SECS} s from nspawn start); client on 127.0.0.1:$PORT got OggS after $(jget "$c" t_first) s ($(jget "$c" bytes) bytes in the first read)"
+    sock=$(jget "$a" socket)
+    local figures="service $isact ($(jget "$a" state), MainPID $(jget "$a" mainpid), $(jget "$a" service_enabled), $(jget "$a" service_path)); socket $sock ($(jget "$a" listen), FileDescriptorName=$(jget "$a" fdname), $(jget "$a" socket_enabled), $(jget "$a" socket_path))"
+    if [[ $isact == active && $sock == active/* ]]; then
+        pass "$name" "$figures; active $(jget "$a" waited) s after the command"
     else
-        why="is-active: ${isact:-?} ($state)"
-        [[ -n $(jget "$a" log) ]] && why+="; service log: $(jget "$a" log)"
-        case $client_res in
-            ok) why+="; client got OggS after $(jget "$c" t_first) s" ;;
-            hung) why+="; client on 127.0.0.1:$PORT: no OggS within 5 s ($(jget "$c" bytes) bytes)" ;;
-            closed) why+="; client on 127.0.0.1:$PORT: connection closed after $(jget "$c" bytes) bytes" ;;
-            refused) why+="; client on 127.0.0.1:$PORT: connection refused" ;;
-            bad) why+="; client on 127.0.0.1:$PORT: got '$(jget "$c" head)', not OggS" ;;
-            *) why+="; client: ${client_res:-no answer} $(jget "$c" why)" ;;
-        esac
-        fail "$name" "$why"
+        local log=$(jget "$a" log)
+        fail "$name" "$figures${log:+; service log: $log}"
     fi
+}
+
+# check_ogg NAME PORT WHAT: a client gets OggS on PORT within 5 s; who holds the listening socket.
+check_ogg() {
+    local name=$1 port=$2 what=$3 c res held mainpid
+    c=$(helper 10 client "$port" 5)
+    res=$(jget "$c" result)
+    held=$(jget "$c" holders | tr -d '[]"')
+    mainpid=$(jget "$c" mainpid)
+    local figures="client on 127.0.0.1:$port ($what) got $(jget "$c" head) after $(jget "$c" t_first) s ($(jget "$c" bytes) bytes in the first reads); listening socket held by: ${held:-nobody}"
+    local why=""
+    [[ $res == ok ]] || why+="client: ${res:-no answer} $(jget "$c" why); "
+    case $name in
+        ogg-socket-port)
+            [[ $held == *"1 (systemd)"* ]] || why+="the socket is not systemd's (not socket-activated); "
+            [[ $held == *"$mainpid (radio-relay)"* ]] || why+="the service (MainPID $mainpid) does not hold it; " ;;
+        ogg-service-port)
+            [[ $held == "$mainpid (radio-relay)" ]] || why+="not bound by the service alone (MainPID $mainpid); " ;;
+    esac
+    if [[ -z $why ]]; then pass "$name" "$figures"; else fail "$name" "${why}$figures"; fi
+}
+
+check_health() {
+    local h code
+    h=$(helper 10 health "$STATUS_PORT")
+    code=$(jget "$h" code)
+    local figures="GET http://$STATUS_ADDR/health: ${code:-no answer} '$(jget "$h" body)'; /status.json: $(jget "$h" stations | tr -d '[]"')"
+    if [[ $code == 200 ]]; then pass health "$figures"; else fail health "$figures"; fi
+}
+
+check_sandbox() {
+    local s err why=""
+    cx 5 sh -c 'mkdir -p /home/rrcheck && echo secret > /home/rrcheck/secret && echo x > /tmp/rrcheck-marker' ||
+        true
+    s=$(helper 20 sandbox)
+    err=$(jget "$s" error)
+    if [[ -z $s || -n $err ]]; then fail sandbox "${err:-no answer}"; return; fi
+    local nnp=$(jget "$s" NoNewPrivs) sec=$(jget "$s" Seccomp) capeff=$(jget "$s" CapEff) capbnd=$(jget "$s" CapBnd)
+    [[ $nnp == 1 ]] || why+="NoNewPrivs $nnp; "
+    [[ $sec == 2 ]] || why+="Seccomp $sec (not a filter); "
+    [[ $capeff =~ ^0+$ ]] || why+="CapEff $capeff; "
+    local d
+    for d in etc usr var; do [[ $(jget "$s" "/$d") == read-only ]] || why+="/$d: $(jget "$s" "/$d"); "; done
+    [[ $(jget "$s" home_mode) == 0000 && $(jget "$s" home_entries) == 0 && $(jget "$s" home_secret_visible) == False ]] ||
+        why+="/home is accessible (mode $(jget "$s" home_mode), $(jget "$s" home_entries) entries); "
+    [[ $(jget "$s" tmp_marker_visible) == False && $(jget "$s" tmp) == writable && $(jget "$s" tmp_ino) != "$(jget "$s" host_tmp_ino)" ]] ||
+        why+="/tmp is not private (marker visible: $(jget "$s" tmp_marker_visible), $(jget "$s" tmp)); "
+    local figures="/proc/$(jget "$s" mainpid)/status: NoNewPrivs $nnp, Seccomp $sec, CapEff $capeff, CapBnd $capbnd, Uid $(jget "$s" Uid) (dynamic); nsenter -t MAINPID -m (as root): /etc $(jget "$s" /etc), /usr $(jget "$s" /usr), /var $(jget "$s" /var), /home mode $(jget "$s" home_mode) with $(jget "$s" home_entries) entries (the container's /home/rrcheck/secret not visible), /tmp $(jget "$s" tmp) and private (device:inode $(jget "$s" tmp_ino), the container's $(jget "$s" host_tmp_ino); its /tmp/rrcheck-marker not visible)"
+    if [[ -z $why ]]; then pass sandbox "$figures"; else fail sandbox "${why}$figures"; fi
+}
+
+check_security() {
+    local out level
+    out=$(cx 20 systemd-analyze security radio-relay.service --no-pager 2>&1)
+    level=$(grep -m1 'Overall exposure level' <<<"$out" | sed 's/^[^O]*//')
+    local n=$(awk '/Overall exposure level/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+$/) { print $i; exit } }' <<<"$out")
+    if [[ -n $n ]] && awk -v n="$n" 'BEGIN { exit !(n <= 1.2) }'; then
+        pass security "systemd-analyze security radio-relay.service (the loaded unit, drop-ins included): ${level} (limit 1.2)"
+    else
+        fail security "${level:-no rating: $(tail -n 2 <<<"$out" | tr '\n' ' ')} (limit 1.2)"
+    fi
+}
+
+# self-contained: ldd on the host names no Swift runtime; in the container (no /opt) --version runs and the demo
+# plays the sample installed in /usr/share/radio-relay.
+check_self_contained() {
+    local lddout swiftlibs ver rc why="" d
+    lddout=$(ldd "$BIN" 2>&1)
+    swiftlibs=$(awk '$1 ~ /^(libswift|libFoundation|lib_FoundationICU|libicu|libdispatch|libBlocksRuntime)/ || $3 ~ /^\/opt\// { printf "%s ", $1 }' <<<"$lddout")
+    local nlibs=$(grep -c '=>' <<<"$lddout")
+    ver=$(cx 10 /usr/bin/radio-relay --version 2>&1)
+    rc=$?
+    ver=$(tr '\n' ' ' <<<"$ver" | sed 's/ *$//')
+    d=$(helper 20 demo 8123)
+    [[ -n $swiftlibs ]] && why+="ldd lists the Swift toolchain's runtime: $swiftlibs; "
+    [[ $rc != 0 ]] && why+="in the container (no /opt) --version exits $rc: $ver; "
+    [[ $(jget "$d" result) == ok ]] || why+="the demo (radio-relay --port 8123): client ${d:+$(jget "$d" result)}, log: $(jget "$d" first_line); "
+    [[ $(jget "$d" sample) == /usr/share/radio-relay/demo.mp3 ]] ||
+        why+="the demo does not play /usr/share/radio-relay/demo.mp3 ('$(jget "$d" sample)'); "
+    if [[ -z $why ]]; then
+        pass self-contained "ldd: $nlibs libraries, none from /opt nor libswift*/libFoundation*/libicu*; in the container without /opt: $ver; 'radio-relay --port 8123' (no upstream) served OggS within $(jget "$d" t_first) s, playing $(jget "$d" sample)"
+    else
+        fail self-contained "${why%; }"
+    fi
+}
+
+# check_reload NAME STATION FIELD WANT LISTEN_PORT DESCRIPTION
+check_reload() {
+    local name=$1 st=$2 field=$3 want=$4 port=$5 what=$6 r why=""
+    r=$(helper 30 reload "$STATUS_PORT" "$st" "$field" "$want" "$port")
+    if [[ -z $r ]]; then fail "$name" "the measurement gave no answer"; return; fi
+    [[ $(jget "$r" rc) == 0 ]] || why+="systemctl reload failed: $(jget "$r" err); "
+    [[ $(jget "$r" oldpid) == "$(jget "$r" newpid)" ]] || why+="MainPID changed ($(jget "$r" oldpid) -> $(jget "$r" newpid)); "
+    [[ -n $(jget "$r" seen) ]] || why+="/status.json never showed $st $field = $want (still '$(jget "$r" now)'); "
+    [[ $(jget "$r" listener) == ok && $(jget "$r" after_bytes) -gt 0 ]] ||
+        why+="the listener on $port connected before the reload: $(jget "$r" listener), $(jget "$r" after_bytes) bytes in the second after it; "
+    RELOAD_FIGURES="$what; systemctl reload: rc $(jget "$r" rc) in $(jget "$r" secs) s, MainPID $(jget "$r" oldpid) -> $(jget "$r" newpid); /status.json $st $field: '$(jget "$r" was)' -> '$(jget "$r" now)' after $(jget "$r" seen) s; a listener on :$port connected before it got $(jget "$r" after_bytes) bytes in the second after; log: $(jget "$r" log)"
+    RELOAD_WHY=$why
 }
 
 check_watchdog() {
-    local w err gone fire new exited verdict
-    w=$(helper 40 watchdog 20)
+    local w err gone fire new
+    w=$(helper 45 watchdog 20 "$SOCK_PORT" 0.05 8)
     err=$(jget "$w" error)
     if [[ -z $w ]]; then fail watchdog "the measurement gave no answer"; return; fi
     if [[ -n $err ]]; then fail watchdog "$err"; return; fi
-    gone=$(jget "$w" gone) fire=$(jget "$w" fire) new=$(jget "$w" new) exited=$(jget "$w" exited)
+    /usr/bin/python3 -c 'import json, sys; [print("INFO timeline: " + l) for l in json.loads(sys.argv[1])["timeline"]]' "$w"
+    gone=$(jget "$w" gone) fire=$(jget "$w" fire) new=$(jget "$w" new)
     local limit=$((WATCHDOG_SEC + RESTART_SEC + 1))
-    local figures="SIGSTOP to PID $(jget "$w" oldpid); watchdog fired at ${fire:-never} s, old process gone at ${gone:-never} s"
-    local linger=""
-    if [[ -n $fire && -n $gone ]]; then
-        linger=$(awk -v g="$gone" -v f="$fire" 'BEGIN { printf "%.2f", g - f }')
-        figures+=" (${linger} s after the watchdog; journal: $(jget "$w" exit_msg) at ${exited:-?} s)"
-    fi
-    figures+=", new PID $(jget "$w" newpid) active at ${new:-never} s (limit ${limit} s = WatchdogSec $WATCHDOG_SEC + RestartSec $RESTART_SEC + 1)"
-    verdict=$(awk -v n="$new" -v l="$linger" -v lim="$limit" 'BEGIN {
-        if (n == "") { print "no new process became active within 20 s"; exit }
-        if (l == "") { print "no \"Watchdog timeout\" in the journal or the old process never went away"; exit }
-        r = ""
-        if (n + 0 > lim) r = r sprintf("new process active after %.2f s > %d s; ", n, lim)
-        if (l + 0 >= 2) r = r sprintf("old process lingered %.2f s after the watchdog (>= 2 s); ", l)
-        print r }')
-    if [[ -z $verdict ]]; then pass watchdog "$figures"; else fail watchdog "${verdict%; }; $figures"; fi
+    local refused=$(jget "$w" counts.refused) ok=$(jget "$w" counts.ok) total=$(jget "$w" connections)
+    refused=${refused:-0} ok=${ok:-0}
+    local figures="SIGSTOP to PID $(jget "$w" oldpid); watchdog fired at ${fire:-never} s, old process gone at ${gone:-never} s ($(jget "$w" exit_msg)), new PID $(jget "$w" newpid) active at ${new:-never} s (limit ${limit} s = WatchdogSec $WATCHDOG_SEC + RestartSec $RESTART_SEC + 1); connections to :$SOCK_PORT every 50 ms meanwhile: $total, refused $refused, OggS $ok (the slowest after $(jget "$w" slowest) s, waiting in the socket's backlog)"
+    local verdict
+    verdict=$(awk -v n="$new" -v f="$fire" -v g="$gone" -v lim="$limit" 'BEGIN {
+        if (n == "") { print "no new process became active within 20 s; "; exit }
+        if (f == "" || g == "") { print "no \"Watchdog timeout\" in the journal or the old process never went away; "; exit }
+        if (n + 0 > lim) printf "new process active after %.2f s > %d s; ", n, lim
+        if (g - f >= 2) printf "old process lingered %.2f s after the watchdog (>= 2 s); ", g - f }')
+    [[ $refused != 0 ]] && verdict+="$refused connections refused; "
+    [[ $ok != "$total" ]] && verdict+="$((total - ok)) connections without OggS ($(jget "$w" counts)); "
+    if [[ -z $verdict ]]; then pass watchdog "$figures"; else fail watchdog "${verdict}$figures"; fi
 }
 
 check_restart() {
-    local r err counts refused hung ok total other
-    r=$(helper 60 restart "$PORT" 5 0.05 5 1)
+    local r err refused hung ok total other
+    r=$(helper 60 restart "$SOCK_PORT" 4 0.05 5 1)
     if [[ -z $r ]]; then fail socket-keeps-port "the measurement gave no answer"; return; fi
     err=$(jget "$r" error)
     if [[ -n $err ]]; then fail socket-keeps-port "$err"; return; fi
@@ -630,7 +1144,7 @@ import json, sys
 d = json.loads(sys.argv[1]); c = d["counts"]
 print(d["connections"], c.get("ok", 0), c.get("refused", 0), c.get("hung", 0),
       sum(v for k, v in c.items() if k not in ("ok", "refused", "hung")))' "$r")
-    local figures="$total connections every 50 ms for 5 s around 'systemctl restart' (rc $(jget "$r" restart_rc), $(jget "$r" restart_secs) s): refused $refused, hung $hung, ok $ok"
+    local figures="$total connections every 50 ms for 4 s around 'systemctl restart' (rc $(jget "$r" restart_rc), $(jget "$r" restart_secs) s): refused $refused, hung $hung, ok $ok"
     [[ $other != 0 ]] && figures+=", other $other ($(jget "$r" counts))"
     figures+="; MainPID $(jget "$r" oldpid) -> $(jget "$r" newpid)"
     local pn=$(jget "$r" probe_n) pr=$(jget "$r" probe_refused)
@@ -639,11 +1153,7 @@ print(d["connections"], c.get("ok", 0), c.get("refused", 0), c.get("hung", 0),
     if [[ $changes == 0 ]]; then
         figures+="; the listening socket stayed open (inode $(jget "$r" listen_before), sampled every 2 ms)"
     else
-        figures+="; the listening socket was closed and reopened (inode $(jget "$r" listen_before) -> $(jget "$r" listen_after)"
-        [[ -n $(jget "$r" listen_closed_at) ]] && figures+=", closed $(jget "$r" listen_closed_at) s after the restart began"
-        [[ -n $(jget "$r" listen_gap_ms) ]] && figures+=", no listener seen for $(jget "$r" listen_gap_ms) ms"
-        [[ -n $(jget "$r" journal_closed_at) ]] && figures+="; journal: 'Closed radio-relay.socket' $(jget "$r" journal_closed_at) s after the restart began, 'Listening on' again $(jget "$r" journal_closed_ms) ms later"
-        figures+=")"
+        figures+="; the listening socket was closed and reopened (inode $(jget "$r" listen_before) -> $(jget "$r" listen_after))"
     fi
     local win=$(jget "$r" not_ok_window)
     [[ -n $win ]] && figures+="; failures from ${win} s after the restart began"
@@ -655,65 +1165,178 @@ print(d["connections"], c.get("ok", 0), c.get("refused", 0), c.get("hung", 0),
     [[ $changes != 0 ]] && why+="the port was closed during the restart; "
     [[ $(jget "$r" restart_rc) != 0 ]] && why+="systemctl restart failed ($(jget "$r" restart_err)); "
     [[ $(jget "$r" newpid) == "$(jget "$r" oldpid)" || $(jget "$r" newpid) == 0 ]] && why+="no new process after the restart ($(jget "$r" after)); "
-    if [[ -z $why ]]; then
-        pass socket-keeps-port "$figures"
-    else
-        fail socket-keeps-port "${why}$figures"
-    fi
+    if [[ -z $why ]]; then pass socket-keeps-port "$figures"; else fail socket-keeps-port "${why}$figures"; fi
 }
 
-# self-contained: ldd on the host names no Swift runtime, and the binary runs --version in the container.
-check_self_contained() {
-    local lddout swiftlibs ver rc why=""
-    lddout=$(ldd "$BIN" 2>&1)
-    # Toolchain runtime libraries by name (resolved or "not found"), or anything resolved under /opt.
-    swiftlibs=$(awk '$1 ~ /^(libswift|libFoundation|lib_FoundationICU|libicu|libdispatch|libBlocksRuntime)/ || $3 ~ /^\/opt\// {
-            n++; names = names (n > 1 ? ", " : "") $1
-            dir = $3; sub(/[^\/]*$/, "", dir); if (dir != "" && !(dir in seen)) { seen[dir]; dirs = dirs (dirs != "" ? ", " : "") dir }
-        } END { if (n) printf "%d libraries (%s) from %s", n, names, (dirs != "" ? dirs : "nowhere: not found") }' <<< "$lddout")
-    local nlibs=$(grep -c '=>' <<< "$lddout")
-    if [[ -n $CPID ]]; then
-        ver=$(cx 10 /usr/local/bin/radio-relay --version 2>&1)
-        rc=$?
-    else
-        ver="(no container: $BOOT_ERR)" rc=1
-    fi
-    ver=$(tr '\n' ' ' <<< "$ver" | sed 's/ *$//')
-    [[ -n $swiftlibs ]] && why+="ldd lists the Swift toolchain's runtime: $swiftlibs; "
-    [[ $rc != 0 ]] && why+="in the container (no /opt) --version exits $rc: $ver; "
+check_stop() {
+    local s why=""
+    s=$(helper 30 stop)
+    if [[ -z $s ]]; then fail stop "the measurement gave no answer"; return; fi
+    [[ $(jget "$s" rc) == 0 ]] || why+="systemctl stop exited $(jget "$s" rc); "
+    [[ $(jget "$s" active) == inactive ]] || why+="the service is $(jget "$s" active); "
+    [[ $(jget "$s" result) == success ]] || why+="Result=$(jget "$s" result); "
+    [[ $(jget "$s" code) == 1 && $(jget "$s" status) == 0 ]] || why+="the process did not exit 0 (code $(jget "$s" code), status $(jget "$s" status)); "
+    local figures="systemctl stop radio-relay (SIGTERM to PID $(jget "$s" oldpid)): $(jget "$s" secs) s, $(jget "$s" state), Result=$(jget "$s" result); log: '$(jget "$s" first)' ... '$(jget "$s" last)'"
+    if [[ -z $why ]]; then pass stop "$figures"; else fail stop "${why}$figures"; fi
+}
+
+# The maintainer scripts' fresh install: `postinst configure` reloads systemd and enables and starts nothing.
+check_postinst() {
+    local cursor reloads out rc why="" states
+    cursor=$(cx 5 journalctl -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p')
+    out=$(maint postinst configure)
+    rc=$?
+    # systemd's own "Reloading." (252; later versions add "Reloading finished in N ms.") after the script started.
+    reloads=$(cx 5 journalctl --no-pager -o cat --after-cursor="$cursor" _PID=1 | grep -m1 '^Reloading')
+    states=$(cx 5 sh -c 'for u in radio-relay.service radio-relay.socket; do
+        printf "%s %s %s %s\n" "$u" "$(systemctl is-enabled $u 2>&1)" "$(systemctl is-active $u 2>&1)" \
+            "$(systemctl show -p FragmentPath --value $u)"; done')
+    [[ $rc == 0 ]] || why+="postinst configure exited $rc: $out; "
+    [[ -n $reloads ]] || why+="systemd did not reload its units (no 'Reloading' in its journal); "
+    grep -q ' enabled' <<<"$states" && why+="a unit was enabled; "
+    grep -Eq ' (active|activating)' <<<"$states" && why+="a unit was started; "
+    local n=0
+    while read -r u en ac path; do
+        [[ $path == /lib/systemd/system/$u ]] || why+="$u is loaded from '$path', not /lib/systemd/system; "
+        n=$((n + 1))
+    done <<<"$states"
+    local figures="postinst configure: exit $rc${out:+ ($out)}, systemd: '${reloads:-no reload}'; $(sed 's/$/;/' <<<"$states" | tr '\n' ' ')"
+    if [[ -z $why ]]; then pass postinst "${figures%; } (nothing enabled, nothing started)"; else fail postinst "${why}$figures"; fi
+}
+
+# Boot 2: an upgrade's postinst restarts the running service; prerm remove stops both units; postrm purge removes
+# the enablement links `systemctl enable` made.
+check_maintainer_scripts() {
+    local why="" out rc pid0 pid1 states links_before links_after
+    pid0=$(cx 5 systemctl show -p MainPID --value radio-relay.service)
+    out=$(maint postinst configure 0.0.0)
+    rc=$?
+    pid1=$(cx 5 systemctl show -p MainPID --value radio-relay.service)
+    [[ $rc == 0 ]] || why+="postinst configure 0.0.0 exited $rc: $out; "
+    [[ $pid1 != 0 && $pid1 != "$pid0" ]] || why+="the upgrade did not restart the running service (MainPID $pid0 -> $pid1); "
+    local figures="upgrade (postinst configure 0.0.0): exit $rc, MainPID $pid0 -> $pid1"
+    out=$(maint prerm remove)
+    rc=$?
+    states=$(cx 5 sh -c 'echo "service $(systemctl is-active radio-relay.service), socket $(systemctl is-active radio-relay.socket)"')
+    local c=$(helper 10 client "$SOCK_PORT" 2)
+    [[ $rc == 0 ]] || why+="prerm remove exited $rc: $out; "
+    [[ $states == "service inactive, socket inactive" ]] || why+="after prerm remove: $states; "
+    [[ $(jget "$c" result) == refused ]] || why+="port $SOCK_PORT still open after prerm remove ($(jget "$c" result)); "
+    figures+="; prerm remove: exit $rc, $states, :$SOCK_PORT $(jget "$c" result)"
+    out=$(maint postrm remove)
+    rc=$?
+    [[ $rc == 0 ]] || why+="postrm remove exited $rc: $out; "
+    figures+="; postrm remove: exit $rc"
+    links_before=$(find "$STAGE2/etc/systemd/system" -name 'radio-relay.*' -type l -path '*.wants/*' -printf '%P -> %l, ' 2>/dev/null)
+    out=$(maint postrm purge)
+    rc=$?
+    links_after=$(find "$STAGE2/etc/systemd/system" -name 'radio-relay.*' -type l -path '*.wants/*' -printf '%P ' 2>/dev/null)
+    [[ $rc == 0 ]] || why+="postrm purge exited $rc: $out; "
+    [[ -n $links_before ]] || why+="no enablement link before the purge (the operator's enable made none?); "
+    [[ -z $links_after ]] || why+="links left after postrm purge: $links_after; "
+    local dropins=$(find "$STAGE2/etc/systemd/system/radio-relay.service.d" -name '*.conf' -printf '%f ' 2>/dev/null)
+    figures+="; postrm purge: exit $rc, removed ${links_before%, }; left ${links_after:-no link}, the drop-ins (${dropins% }) and /etc/radio-relay/jazz-upstream kept"
+    if [[ -z $why ]]; then pass maintainer-scripts "$figures"; else fail maintainer-scripts "${why}$figures"; fi
+}
+
+check_cleanup() {
+    local why="" p
+    for p in "${NSPAWN_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && why+="nspawn $p still runs; "; done
+    local left
+    left=$(pgrep -f "systemd-nspawn .*--machine=rrcheck-$$-" 2>/dev/null | tr '\n' ' ')
+    [[ -n $left ]] && why+="nspawn processes left: $left; "
+    local mounts=$(findmnt -rn -o TARGET | grep -c "^$WORK")
+    [[ $mounts == 0 ]] || why+="$mounts mounts under $WORK; "
+    local cgs=""
+    for p in "${CG_ROOTS[@]}"; do cgs+=$(find "$p" -maxdepth 1 -name "rrcheck-$$-*" -printf '%p ' 2>/dev/null); done
+    [[ -z $cgs ]] || why+="cgroups left: $cgs; "
+    local prop=$(find /run/systemd/nspawn/propagate -maxdepth 1 -name "rrcheck-$$-*" 2>/dev/null | wc -l)
+    [[ $prop == 0 ]] || why+="$prop nspawn propagation directories left; "
     if [[ -z $why ]]; then
-        pass self-contained "ldd: $nlibs libraries, none from /opt nor libswift*/libFoundation*/libicu*; in the container without /opt: $ver"
+        pass cleanup "${#NSPAWN_PIDS[@]} containers stopped: no process, no mount under $WORK, no cgroup rrcheck-$$-* in ${CG_ROOTS[*]}"
     else
-        fail self-contained "${why%; }"
+        fail cleanup "${why%; }"
     fi
 }
 
 # ---------------------------------------------------------------------------------------------------------------
-# Boot 1: the units as shipped (plus WatchdogSec=3): checks 1-4 and the security rating.
-if ! stage "$WORK/stage1" "$UNITS/radio-relay.socket"; then die "could not stage the install (systemctl --root enable failed)"; fi
-if boot shipped "$WORK/stage1"; then
-    info boot "systemd $(cx 5 systemctl --version | awk 'NR == 1 { print $2 }') in systemd-nspawn is $BOOT_STATE after ${BOOT_SECS} s; socket unit: $(grep -m1 '^FileDescriptorName=' "$UNITS/radio-relay.socket" || echo 'no FileDescriptorName=')"
-    check_activation socket-activation
-    sec=$(cx 20 systemd-analyze security radio-relay.service --no-pager 2>&1 | grep -m1 'Overall exposure level' | sed 's/^[^O]*//')
-    info security "${sec:-systemd-analyze security gave no rating}"
+check_package
+
+# Boot 1: a fresh install, as the operator then uses it.
+STAGE1=$WORK/stage1
+stage "$STAGE1"
+if boot install "$STAGE1"; then
+    info boot "systemd $(cx 5 systemctl --version | awk 'NR == 1 { print $2 }') in systemd-nspawn is $BOOT_STATE after ${BOOT_SECS} s; /usr: the package over the host's, read-only; drop-ins: WatchdogSec=$WATCHDOG_SEC, LoadCredential=jazz-upstream${POLICY_HIDDEN:+; the /usr/sbin/policy-rc.d of the host hidden}"
+    check_postinst
+    enable_out=$(cx 30 systemctl enable --now radio-relay.socket radio-relay.service 2>&1)
+    info enable "systemctl enable --now radio-relay.socket radio-relay.service: $(tr '\n' ' ' <<<"$enable_out" | sed 's/ *$//')"
+    check_units_active units-active
+    check_ogg ogg-socket-port "$SOCK_PORT" "station $SOCK_STATION, socket unit"
+    check_ogg ogg-service-port "$OTHER_PORT" "station $OTHER_STATION, bound by the service"
+    check_health
+    check_sandbox
+    check_security
+    check_self_contained
+
+    # reload: the other station's bitrate, edited in the config.
+    old_kbps=${OTHER_BITRATE%k}
+    [[ $old_kbps =~ ^[0-9]+$ ]] || old_kbps=96
+    new_kbps=$((old_kbps == 64 ? 56 : 64))
+    set_station_key "$STAGE1/etc/radio-relay/radio-relay.conf" "$OTHER_STATION" bitrate "${new_kbps}k"
+    check_reload reload "$OTHER_STATION" opus_bitrate "$((new_kbps * 1000))" "$OTHER_PORT" \
+        "config: [station $OTHER_STATION] bitrate = ${OTHER_BITRATE} -> ${new_kbps}k"
+    if [[ -z $RELOAD_WHY ]]; then pass reload "$RELOAD_FIGURES"; else fail reload "${RELOAD_WHY}$RELOAD_FIGURES"; fi
+
+    # credential: the socket station's upstream from the credential, by a reload.
+    set_station_key "$STAGE1/etc/radio-relay/radio-relay.conf" "$SOCK_STATION" upstream "@credential:jazz-upstream"
+    check_reload credential "$SOCK_STATION" upstream_url "$CRED_SHOWN" "$SOCK_PORT" \
+        "drop-in LoadCredential=jazz-upstream:/etc/radio-relay/jazz-upstream (a URL with a password and a token), config: [station $SOCK_STATION] upstream = @credential:jazz-upstream"
+    seen=$(helper 15 secret "$STATUS_PORT" "$SECRET_PW" "$SECRET_TOKEN")
+    found=$(jget "$seen" found_in | tr -d '[]"')
+    [[ -z $seen ]] && RELOAD_WHY+="could not look for the password; "
+    [[ -n $found ]] && RELOAD_WHY+="the password or token is shown in: $found; "
+    if [[ -z $RELOAD_WHY ]]; then
+        pass credential "$RELOAD_FIGURES; the password and token appear in none of /status.json, /metrics, the journal"
+    else
+        fail credential "${RELOAD_WHY}$RELOAD_FIGURES"
+    fi
+
     check_watchdog
     check_restart
-    check_self_contained
+    check_stop
 else
-    for n in socket-activation watchdog socket-keeps-port; do fail "$n" "container did not boot: $BOOT_ERR"; done
-    check_self_contained
+    for n in postinst units-active ogg-socket-port ogg-service-port health sandbox security self-contained reload \
+        credential watchdog socket-keeps-port stop; do
+        fail "$n" "container did not boot: $BOOT_ERR"
+    done
 fi
 stop_container
 
-# Boot 2: the socket unit without its FileDescriptorName= line (systemd names the socket radio-relay.socket).
-grep -v '^[[:space:]]*FileDescriptorName[[:space:]]*=' "$UNITS/radio-relay.socket" > "$WORK/radio-relay.socket.noname"
-if ! stage "$WORK/stage2" "$WORK/radio-relay.socket.noname"; then die "could not stage the install (systemctl --root enable failed)"; fi
-if boot noname "$WORK/stage2"; then
-    check_activation socket-activation-default-name
+# Boot 2: a reboot with the units enabled (the links boot 1's `systemctl enable` wrote), the shipped config again, and
+# a drop-in clearing the socket's FileDescriptorName= (systemd then names it radio-relay.socket).
+STAGE2=$WORK/stage2
+mkdir -p "$STAGE2"
+cp -a "$STAGE1/etc" "$STAGE2/"
+cp -a "$PKG/etc/radio-relay/radio-relay.conf" "$STAGE2/etc/radio-relay/radio-relay.conf"
+/usr/bin/python3 -c 'import uuid; print(uuid.uuid4().hex)' > "$STAGE2/machine-id"
+mkdir -p "$STAGE2/etc/systemd/system/radio-relay.socket.d"
+printf '[Socket]\nFileDescriptorName=\n' > "$STAGE2/etc/systemd/system/radio-relay.socket.d/default-name.conf"
+if boot reboot "$STAGE2"; then
+    a=$(helper 15 active 10)
+    c=$(helper 10 client "$SOCK_PORT" 5)
+    figures="after boot ($BOOT_SECS s): service $(jget "$a" is_active) ($(jget "$a" service_enabled)), socket $(jget "$a" socket) ($(jget "$a" socket_enabled)), FileDescriptorName=$(jget "$a" fdname); client on :$SOCK_PORT got $(jget "$c" head) after $(jget "$c" t_first) s; socket held by $(jget "$c" holders | tr -d '[]"')"
+    why=""
+    [[ $(jget "$a" is_active) == active && $(jget "$a" socket) == active/* ]] || why+="not both active at boot; "
+    [[ $(jget "$a" fdname) == radio-relay.socket ]] || why+="the drop-in did not clear FileDescriptorName=; "
+    [[ $(jget "$c" result) == ok ]] || why+="client: $(jget "$c" result); "
+    if [[ -z $why ]]; then pass enabled-at-boot "$figures"; else fail enabled-at-boot "${why}$figures${a:+; $(jget "$a" log)}"; fi
+    check_maintainer_scripts
 else
-    fail socket-activation-default-name "container did not boot: $BOOT_ERR"
+    fail enabled-at-boot "container did not boot: $BOOT_ERR"
+    fail maintainer-scripts "container did not boot: $BOOT_ERR"
 fi
 stop_container
+check_cleanup
 
 echo "$PASSED passed, $FAILED failed"
 echo "systemd-check: $(since "$T_START") s" >&2
