@@ -11,6 +11,10 @@
 #   PLAY         seconds the restarted root plays before the next kill (12)
 #   DOWN         seconds the root stays down (3)
 #   BASELINE     seconds the listener hears before the first kill (8)
+#   EDGE_JOIN    ready: the edge starts once the root sends audio (default); with: right after the root, before it
+#                has audio (the edge settles with the root's lead at its first audio, none if the root has none)
+#   ICE_BURST    Icecast's burst-size in bytes (65535, its default: about 4 s of the 128k MP3, so a (re)started root
+#                has a join burst at once); 0: a (re)started root has no audio ahead
 #   RADIO_RELAY  the build measured first, "NEW" (default .build/release/radio-relay); the argument is "OLD"
 #   OLD_WAIT     seconds to wait for the OLD binary to appear (a build still running; default 0)
 #   BENCH_OUT    cache and logs (default bench/out/, git-ignored): the tone MP3, logs/edge-restart-DATE/
@@ -37,24 +41,28 @@ abs_path() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$START_DIR/$
 die() { echo "edge-restart: error: $*" >&2; exit 1; }
 say() { echo "edge-restart: $*" >&2; }
 
+COMMAND_LINE="$(for v in RESTARTS PLAY DOWN BASELINE EDGE_JOIN ICE_BURST; do
+    if [[ -n ${!v:-} ]]; then printf '%s=%s ' "$v" "${!v}"; fi; done)bench/edge-restart.sh${1:+ $1}"
+
 RESTARTS=${RESTARTS:-10}
 PLAY=${PLAY:-12}
 DOWN=${DOWN:-3}
 BASELINE=${BASELINE:-8}
 OLD_WAIT=${OLD_WAIT:-0}
+EDGE_JOIN=${EDGE_JOIN:-ready}
+ICE_BURST=${ICE_BURST:-65535}
 NEW_RR=$(abs_path "${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}")
 OLD_RR=${1:+$(abs_path "$1")}
 OUT=$(abs_path "${BENCH_OUT:-$REPO_ROOT/bench/out}")
 PY=${PYTHON:-python3}
 HELPER=$REPO_ROOT/bench/edge_restart.py
-COMMAND_LINE="$(for v in RESTARTS PLAY DOWN BASELINE; do
-    if [[ -n ${!v:-} ]]; then printf '%s=%s ' "$v" "${!v}"; fi; done)bench/edge-restart.sh${1:+ $1}"
 
-for v in RESTARTS PLAY DOWN BASELINE OLD_WAIT; do
+for v in RESTARTS PLAY DOWN BASELINE OLD_WAIT ICE_BURST; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number of seconds (got '${!v}')"
 done
 ((RESTARTS >= 1 && RESTARTS <= 50 && PLAY >= 4 && PLAY <= 120 && DOWN <= 60)) \
     || die "RESTARTS 1 to 50, PLAY 4 to 120, DOWN at most 60"
+[[ $EDGE_JOIN == ready || $EDGE_JOIN == with ]] || die "EDGE_JOIN must be ready or with (got '$EDGE_JOIN')"
 
 source "$REPO_ROOT/bench/lib.sh"
 require_binaries "radio-relay:$NEW_RR"
@@ -106,7 +114,8 @@ alive() { kill -0 "$1" 2>/dev/null; }
 
 echo "edge-restart: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(uname -sr), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$(icecast2 -v 2>&1 | head -1); $(ffmpeg -hide_banner -version | head -1 | cut -d' ' -f1-3); $("$PY" --version 2>&1)"
-echo "$RESTARTS restarts: root SIGKILL, $DOWN s down, $PLAY s playing; $BASELINE s before the first; logs in $RUN_DIR"
+echo "$RESTARTS restarts: root SIGKILL, $DOWN s down, $PLAY s playing; $BASELINE s before the first; edge join $EDGE_JOIN," \
+    "Icecast burst $ICE_BURST bytes; logs in $RUN_DIR"
 TONE=$("$PY" "$HELPER" gen --out "$OUT")
 
 # run_build LABEL BINARY: the whole scenario for one build; its report in $RUN_DIR/LABEL/report.json.
@@ -123,7 +132,7 @@ run_build() {
 
     password=er$RANDOM$RANDOM
     ice_port=$(bench_free_port)
-    bench_icecast_config "$dir" "$ice_port" "$password" 20 65535 524288
+    bench_icecast_config "$dir" "$ice_port" "$password" 20 "$ICE_BURST" 524288
     icecast2 -c "$dir/icecast.xml" >"$dir/icecast.out" 2>&1 &
     ICE_PID=$!
     wait_until 15 "$ICE_PID" port_busy "$ice_port" || { cat "$dir/icecast.out" >&2; die "Icecast did not start"; }
@@ -143,7 +152,11 @@ run_build() {
         ROOT_PID=$!
     }
     start_root "$dir/root-0.log"
-    timeout 30 "$PY" "$HELPER" probe --port "$root_port" --timeout 20 || { cat "$dir/root-0.log" >&2; die "no audio from the root"; }
+    if [[ $EDGE_JOIN == ready ]]; then
+        timeout 30 "$PY" "$HELPER" probe --port "$root_port" --timeout 20 || { cat "$dir/root-0.log" >&2; die "no audio from the root"; }
+    else
+        wait_until 10 "$ROOT_PID" port_busy "$root_port" || { cat "$dir/root-0.log" >&2; die "the root did not listen"; }
+    fi
     "$rr" serve --upstream "tcp://127.0.0.1:$root_port" --bind 127.0.0.1 --port "$edge_port" >"$dir/edge.log" 2>&1 &
     EDGE_PID=$!
     timeout 30 "$PY" "$HELPER" probe --port "$edge_port" --timeout 20 || { cat "$dir/edge.log" >&2; die "no audio from the edge"; }
@@ -154,7 +167,7 @@ run_build() {
     LISTEN_PID=$!
     for ((t = 0; t < 100; t++)); do [[ -s $dir/ready ]] && break; alive "$LISTEN_PID" || break; sleep 0.1; done
     [[ -s $dir/ready ]] || { cat "$dir/listen.log" >&2; die "the listener got nothing from the edge in 10 s"; }
-    echo "start $(now_ns) 0" >>"$events"
+    echo "listen $(now_ns) 0" >>"$events"
     sleep "$BASELINE"
 
     for ((k = 1; k <= RESTARTS; k++)); do
@@ -179,7 +192,7 @@ run_build() {
     stop_all
     grep -iE 'upstream|reconnect|outage|silence|restart|error|warn' "$dir/edge.log" >"$dir/edge-upstream.log" || true
     timeout 300 "$PY" "$HELPER" analyze --dir "$dir" --events "$events" --label "$label" --binary "$rr" \
-        --version "$version" --play "$PLAY" --json "$dir/report.json" || die "the analysis of $label failed"
+        --version "$version" --play "$PLAY" --json "$dir/report.json" --edge-log "$dir/edge.log" || die "the analysis of $label failed"
 }
 
 run_build NEW "$NEW_RR"

@@ -25,10 +25,12 @@ process management:
     packet -> page -> arrival). The first 200 ms of a segment are not judged (a decoder joining mid-stream).
     Run attribution, by the arrival of its first window: restart k owns [kill_k - 1 s, kill_k+1 - 1 s) (the last
     one up to the end); before kill_1 - 1 s is the baseline. In restart k's span the longest run is the outage
-    (expected: one run of about the 3 s the root is down plus the edge's reconnect); every other run, anywhere, is a
-    HOLE (its time is given from the root's restart, i.e. kill + the down time). The tone never falls below -12
-    dBFS, so the expected result is exactly one silent run per restart and no holes. `oggz-validate` runs on each
-    segment.
+    (expected: one run of about the 3 s the root is down plus the edge's reconnect); every other run in a restart's
+    span is a HOLE (its time is given from the root's restart, i.e. kill + the down time). Runs in the baseline are
+    listed apart, not as holes (the listener's join burst can hold the edge's own start-up silence). The tone never
+    falls below -12 dBFS, so the expected result is exactly one silent run per restart and no holes. `oggz-validate`
+    runs on each segment (a missing EOS, the capture's cut end, is its one expected complaint). The edge's log
+    gives the seconds of upstream audio it dropped beyond its lead.
   * `table`: the builds' JSON reports side by side.
 
 Python 3.9+, standard library only; ffmpeg and oggz-validate as external tools.
@@ -434,6 +436,41 @@ def analyze_segment(d, seg):
             statistics.median(levels[SKIP_WINDOWS:]) if len(levels) > SKIP_WINDOWS else None}
 
 
+def edge_dropped(path):
+    """Seconds of upstream audio the edge's log says it dropped (beyond its lead), summed over the run."""
+    total = 0.0
+    if path and os.path.exists(path):
+        with open(path, errors="replace") as f:
+            for line in f:
+                i = line.find(" dropped ")
+                if i >= 0 and "of upstream audio" in line:
+                    try:
+                        total += float(line[i + 9:].split()[0])
+                    except ValueError:
+                        pass
+    return round(total, 1)
+
+
+def edge_connects(path):
+    """Seconds of the day (the log's local time) of the edge's "upstream connected" lines."""
+    out = []
+    if path and os.path.exists(path):
+        with open(path, errors="replace") as f:
+            for line in f:
+                if " upstream connected: " in line:
+                    try:
+                        h, m, sec = line.split()[0].split(":")
+                        out.append(int(h) * 3600 + int(m) * 60 + float(sec))
+                    except ValueError:
+                        pass
+    return out
+
+
+def day_seconds(ns):
+    lt = time.localtime(ns // 1_000_000_000)   # the local time radio-relay logs in
+    return lt.tm_hour * 3600 + lt.tm_min * 60 + lt.tm_sec + (ns % 1_000_000_000) / 1e9
+
+
 def cmd_analyze(args):
     d = args.dir
     with open(os.path.join(d, "listen.json")) as f:
@@ -445,7 +482,7 @@ def cmd_analyze(args):
             if p:
                 events.append((p[0], int(p[1]), p[2:]))
     kills = [t for k, t, _ in events if k == "kill"]
-    starts = [t for k, t, _ in events if k == "start"]
+    starts = {int(x[0]): t for k, t, x in events if k == "start" and x}   # restart k: the root started again
     end = max([t for k, t, _ in events if k == "end"] or [time.time_ns()])
     notes = [" ".join([k] + x) for k, _, x in events if k == "note"]
     segs = [analyze_segment(d, s) for s in lj["segments"] if s["bytes"] > 0]
@@ -455,15 +492,20 @@ def cmd_analyze(args):
     def owner(t):
         return bisect.bisect_right(bounds, t) - 1   # -1: the baseline
 
+    connects = edge_connects(args.edge_log)
     restarts = []
     for k, kill in enumerate(kills):
         mine = [r for r in runs if owner(r["t"]) == k]
         outage = max(mine, key=lambda r: r["windows"], default=None)
         if outage is not None and outage["ms"] < 500:
             outage = None   # a short run is not the outage: no outage was heard
-        start = starts[k] if k < len(starts) else kill
+        start = starts.get(k + 1, kill)
         holes = [{"at_s": round((r["t"] - start) / 1e9, 2), "ms": r["ms"]} for r in mine if r is not outage]
+        # When the edge was back on the root: its first "upstream connected" after the root's restart, in its span.
+        t0, t1 = day_seconds(start), day_seconds(kills[k + 1] if k + 1 < len(kills) else end)
+        back = [(c - t0) % 86400 for c in connects if (c - t0) % 86400 <= (t1 - t0) % 86400]
         restarts.append({"k": k + 1, "outage_ms": outage["ms"] if outage else None,
+                         "edge_back_s": round(min(back), 2) if back else None,
                          "outage_at_s": round((outage["t"] - kill) / 1e9, 2) if outage else None,
                          "holes": holes})
     baseline = [{"at_s": round((r["t"] - (kills[0] if kills else end)) / 1e9, 2), "ms": r["ms"]}
@@ -480,8 +522,9 @@ def cmd_analyze(args):
         "listen_events": [e for e in lj["events"] if e["kind"] != "connected"][:20],
         "outage_median_s": statistics.median([r["outage_ms"] / 1000 for r in restarts if r["outage_ms"]])
         if any(r["outage_ms"] for r in restarts) else None,
-        "holes": sum(len(r["holes"]) for r in restarts) + len(baseline),
-        "hole_ms": sum(h["ms"] for r in restarts for h in r["holes"]) + sum(h["ms"] for h in baseline),
+        "holes": sum(len(r["holes"]) for r in restarts),
+        "hole_ms": sum(h["ms"] for r in restarts for h in r["holes"]),
+        "edge_dropped_s": edge_dropped(args.edge_log),
         "restarts_with_holes": sum(1 for r in restarts if r["holes"]),
         "no_outage": sum(1 for r in restarts if r["outage_ms"] is None),
         "stream": st_total,
@@ -507,13 +550,19 @@ def fmt_holes(holes):
 
 def print_build(rep, play):
     print(f"== {rep['label']}: {rep['binary']} ({rep['version']})")
-    print(f"   {'restart':>7}  {'outage':>8}  {'at':>6}  {'holes':>5}  hole lengths (time from the root's restart)")
+    print(f"   {'restart':>7}  {'outage':>8}  {'at':>6}  {'edge back':>9}  {'holes':>5}  hole lengths (time from the "
+          f"root's restart)")
     for r in rep["restarts"]:
         o = f"{r['outage_ms'] / 1000:.2f} s" if r["outage_ms"] else "none"
         at = f"{r['outage_at_s']:+.1f}s" if r["outage_at_s"] is not None else "-"
         hl = fmt_holes(r["holes"])
-        print(f"   {r['k']:>7}  {o:>8}  {at:>6}  {len(r['holes']):>5}  {hl}")
-    print(f"   baseline (before the first kill): {len(rep['baseline_holes'])} holes {fmt_holes(rep['baseline_holes'])}")
+        back = f"+{r['edge_back_s']:.1f}s" if r.get("edge_back_s") is not None else "not back"
+        print(f"   {r['k']:>7}  {o:>8}  {at:>6}  {back:>9}  {len(r['holes']):>5}  {hl}")
+    print(f"   before the first kill (the listener's join burst may hold the edge's start-up silence; not counted): "
+          f"{len(rep['baseline_holes'])} silent runs {fmt_holes(rep['baseline_holes'])}")
+    print(f"   totals: {rep['holes']} holes, {rep['hole_ms']} ms, in {rep['restarts_with_holes']} of "
+          f"{len(rep['restarts'])} restarts; outage median {rep['outage_median_s']} s; the edge's log: "
+          f"{rep['edge_dropped_s']} s of upstream audio dropped")
     s = rep["stream"]
     print(f"   stream: {s.get('pages', 0)} pages, CRC errors {s.get('crc_errors', 0)}, framing errors "
           f"{s.get('framing_errors', 0)}, links {s.get('links', 0)}, page sequence gaps {s.get('seq_gaps', 0)}, "
@@ -521,6 +570,8 @@ def print_build(rep, play):
           f"{rep['decoded_s']} s (packets say {rep['expected_s']} s) in {rep['wall_s']} s of arrivals; tone median "
           f"{rep['median_db']:.1f} dBFS" if rep["median_db"] is not None else "   stream: no audio")
     print(f"   listener disconnects {rep['disconnects']}; oggz-validate: {rep['oggz']}")
+    print("   (outage: the longest silent run in the restart's span, 'at' its start from the kill; edge back: the edge's "
+          "log, its upstream reconnect from the root's restart)")
     for n in rep["notes"]:
         print(f"   note: {n}")
     for e in rep["ffmpeg"]:
@@ -540,10 +591,16 @@ def cmd_table(args):
         ("restarts (root SIGKILLs)", lambda r: str(r["kills"])),
         ("outage median (longest run per restart)", med),
         ("restarts without an outage run", lambda r: str(r["no_outage"])),
+        ("edge back on the root, median s after restart", lambda r: "-" if not any(
+            x.get("edge_back_s") is not None for x in r["restarts"]) else "{:.1f} (max {})".format(
+            statistics.median([x["edge_back_s"] for x in r["restarts"] if x.get("edge_back_s") is not None]),
+            "not back" if any(x.get("edge_back_s") is None for x in r["restarts"]) else
+            max(x["edge_back_s"] for x in r["restarts"]))),
         ("holes total (silent runs besides the outage)", lambda r: str(r["holes"])),
         ("hole windows total (20 ms) / ms", lambda r: f"{r['hole_ms'] // 20} / {r['hole_ms']}"),
         ("restarts with holes", lambda r: str(r["restarts_with_holes"])),
-        ("holes before the first kill", lambda r: str(len(r["baseline_holes"]))),
+        ("silent runs before the first kill (not holes)", lambda r: str(len(r["baseline_holes"]))),
+        ("edge log: upstream audio dropped, s", lambda r: str(r.get("edge_dropped_s", "-"))),
         ("listener disconnects", lambda r: str(r["disconnects"])),
         ("oggz-validate", lambda r: r["oggz"] if len(r["oggz"]) <= 30 else r["oggz"][:27] + "..."),
         ("stream errors (CRC, framing, seq, granule)", lambda r: "{} {} {} {}".format(
@@ -585,6 +642,7 @@ def main():
     an.add_argument("--version", default="")
     an.add_argument("--play", type=float, default=12)
     an.add_argument("--json", required=True)
+    an.add_argument("--edge-log", default="")
     t = sub.add_parser("table")
     t.add_argument("json", nargs="+")
     args = ap.parse_args()

@@ -53,7 +53,8 @@ import Testing
         let json = String(decoding: status.body, as: UTF8.self)
         #expect(json.contains("upstream_reason") && json.contains("***"), "\(json)")
         let outputs = [
-            ("the log", server.log), ("/status.json", json), ("/metrics", String(decoding: metrics.body, as: UTF8.self)),
+            ("the log", server.log), ("/status.json", json),
+            ("/metrics", String(decoding: metrics.body, as: UTF8.self)),
         ]
         for (name, text) in outputs { #expect(!Self.leaks(text), "\(name) holds a secret:\n\(text)") }
         #expect(server.log.contains("http://***@127.0.0.1:\(ports[0])/live.mp3?token=***&format=***"), "\(server.log)")
