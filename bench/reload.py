@@ -83,6 +83,19 @@ def descriptors(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+def descriptor_kinds(pid):
+    """What each open descriptor is (socket:[inode], anon_inode:[eventpoll], a path), counted by kind."""
+    kinds = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        kind = "socket" if target.startswith("socket:") else target
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -124,6 +137,7 @@ def main():
                 time.sleep(0.1)
         time.sleep(2)
         fds_before, rss_before = descriptors(proc.pid), rss_kib(proc.pid)
+        kinds_before = descriptor_kinds(proc.pid)
         stop = threading.Event()
         results = [{}, {}]
         kept = {}
@@ -162,6 +176,7 @@ def main():
                 t.join(10)
         time.sleep(2)
         fds_after, rss_after = descriptors(proc.pid), rss_kib(proc.pid)
+        kinds_after = descriptor_kinds(proc.pid)
         with open(log_path, errors="replace") as f:
             text = f.read()
         reloads = text.count("reload: ")
@@ -179,6 +194,10 @@ def main():
             failures.append("the listener on the retuned station was dropped")
         print(f"  descriptors {fds_before} -> {fds_after}; RSS {rss_before} -> {rss_after} KiB "
               f"({(rss_after - rss_before) / max(1, rss_before) * 100:+.1f} %)")
+        changed = {k: (kinds_before.get(k, 0), kinds_after.get(k, 0))
+                   for k in set(kinds_before) | set(kinds_after) if kinds_before.get(k, 0) != kinds_after.get(k, 0)}
+        if changed:
+            print(f"  descriptors that changed (before, after): {changed}")
         if fds_after > fds_before * 1.05 or rss_after > rss_before * 1.05:
             failures.append("descriptors or RSS grew by more than 5 %")
         if failed or restarted < (args.rounds - (1 if moved else 0)):

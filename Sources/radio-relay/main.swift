@@ -31,6 +31,26 @@ func transcode(input: String, output: String, options: Transcoder.Options) -> Ne
     }
 }
 
+/// The start-up lines of a station: where it listens, its settings in force, each rendition.
+///
+/// A function of its own, not inline in `serve`'s loop: there, iterating `station.outputs.dropFirst()` kept the
+/// outputs' array alive for the rest of `serve` in release builds, so the first station's Broadcaster — its listening
+/// descriptor and eventfd — outlived a reload that replaced it (found by `bench/reload.py`'s descriptor count).
+func announce(_ station: Station) {
+    let configuration = station.configuration
+    Log.notice(
+        "radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays "
+            + "\(Redaction.text(configuration.upstream)) on \(station.listenAddress) "
+            + "(listen: ffplay tcp://HOST:\(station.port)); pages \(configuration.encoder.pageDuration) ms, "
+            + "flush \(Int((configuration.broadcaster.flushInterval * 1000).rounded())) ms, "
+            + "lead \(configuration.maxLead) s")
+    for output in station.outputs.dropFirst() {
+        Log.notice(
+            "station \(configuration.name): rendition \(output.label) at \(output.encoder.bitrate / 1000)k "
+                + "\(output.encoder.channels == 1 ? "mono" : "stereo") on \(output.broadcaster.address)")
+    }
+}
+
 /// Runs `configurations` until SIGTERM or SIGINT; errors go through the log, so that journald records them.
 /// `reload`: reads the configuration again on SIGHUP (`--config`); `logLevelOverride`: the command line's level.
 /// `status`: where the status endpoint listens (a config file's `[server] status`); nil: no endpoint.
@@ -58,17 +78,7 @@ func serve(
             let station = try Station(
                 configuration, adoptedSocket: assignment.stations[configuration.name],
                 renditionSockets: assignment.renditions(of: configuration))
-            Log.notice(
-                "radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays "
-                    + "\(Redaction.text(configuration.upstream)) on \(station.listenAddress) "
-                    + "(listen: ffplay tcp://HOST:\(station.port)); pages \(configuration.encoder.pageDuration) ms, "
-                    + "flush \(Int((configuration.broadcaster.flushInterval * 1000).rounded())) ms, "
-                    + "lead \(configuration.maxLead) s")
-            for output in station.outputs.dropFirst() {
-                Log.notice(
-                    "station \(configuration.name): rendition \(output.label) at \(output.encoder.bitrate / 1000)k "
-                        + "\(output.encoder.channels == 1 ? "mono" : "stereo") on \(output.broadcaster.address)")
-            }
+            announce(station)
             stations.append(station)
         }
         func socketAddress(_ address: ConfigFile.ListenAddress, _ purpose: String) throws -> SocketAddress {

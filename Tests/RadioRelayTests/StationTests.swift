@@ -233,4 +233,30 @@ extension StationUpdateTests {
         configuration.broadcaster.port = Int(port)
         _ = try Station(configuration)
     }
+
+    /// A station replaced while listeners are connected and others arrive lets go of everything: the station, its
+    /// broadcaster (its listening descriptor and eventfd) and its listeners; its successor serves on the same socket.
+    @Test func aReplacedStationWithListenersIsReleased() throws {
+        var station: Station? = try StationTests.station(upstream: Fixture.path("stereo-44k-128k.mp3"))
+        weak let released = station
+        weak let broadcaster = station?.broadcaster
+        try station?.start()
+        let port = try #require(station?.port)
+        let listener = try ListenerClient(port: port)
+        defer { listener.close() }
+        _ = listener.read(for: 0.3)
+        var configuration = try #require(station?.configuration)
+        configuration.encoder.channels = 1
+        let sockets = try #require(try station?.listeningSockets(for: configuration))
+        let successor = try Station(configuration, adoptedSocket: sockets.main, renditionSockets: sockets.renditions)
+        #expect(station?.stop(timeout: 5) == true)
+        station = nil
+        try successor.start()
+        defer { successor.stop(timeout: 5) }
+        let arriving = try ListenerClient(port: port)
+        defer { arriving.close() }
+        #expect(released == nil, "something still holds the replaced station")
+        #expect(broadcaster == nil, "something still holds the replaced station's broadcaster")
+        #expect(arriving.read(for: 0.5).bytes.starts(with: Array("OggS".utf8)), "the successor serves the port")
+    }
 }

@@ -88,6 +88,8 @@ package final class Broadcaster: Sendable {
         return try listeningSocket(on: address, backlog: 4096, purpose: "")
     }
 
+    deinit { Log.debug("\(name): broadcaster released (listening descriptor \(listenSocket.rawValue) closes)") }
+
     /// Starts the network thread.
     package func start() throws {
         let started = ServiceThread(name: "net-\(name)", onUnexpectedExit: onUnexpectedExit) { [self] thread in

@@ -102,6 +102,9 @@ public final class Station: Service {
         return (main, renditions)
     }
 
+    /// A station a reload replaced or removed ends here, with its rings, encoders and (unless handed on) ports.
+    deinit { Log.debug("\(name): released") }
+
     /// Pages an output's ring needs for its lag allowance and burst.
     private static func ringPages(_ encoder: EncoderConfiguration, _ broadcaster: BroadcasterConfiguration) -> Int {
         let pageSeconds = Double(encoder.pageDuration) / 1000
