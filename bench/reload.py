@@ -130,8 +130,9 @@ def main():
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             try:
-                socket.create_connection(("127.0.0.1", ports[0]), timeout=1).close()
+                # `remixed` first: under systemd-socket-activate its port is what starts the server.
                 socket.create_connection(("127.0.0.1", ports[1]), timeout=1).close()
+                socket.create_connection(("127.0.0.1", ports[0]), timeout=1).close()
                 break
             except OSError:
                 time.sleep(0.1)
@@ -149,6 +150,11 @@ def main():
         for round_ in range(1, args.rounds + 1):
             last = round_ == args.rounds
             if last and args.socket_activate:
+                # The old port goes away with this reload: its probe stops first (a refusal there is right).
+                stop.set()
+                for t in threads:
+                    t.join(10)
+                stop.clear()
                 moved = free_port()
             remixed_ports = [ports[0], moved or ports[1]]
             with open(path, "w") as f:
@@ -157,10 +163,6 @@ def main():
             proc.send_signal(signal.SIGHUP)
             time.sleep(args.interval)
         if moved:
-            stop.set()
-            for t in threads:
-                t.join(10)
-            stop.clear()
             moved_results = {}
             t = threading.Thread(target=probe, args=(moved, moved_results, stop))
             t.start()
