@@ -97,18 +97,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# wait_until SECONDS PID COMMAND...: polls COMMAND every 0.1 s while PID lives; fails after SECONDS.
-wait_until() {
-    local deadline=$((SECONDS + $1)) pid=$2
-    shift 2
-    while ((SECONDS < deadline)); do
-        kill -0 "$pid" 2>/dev/null || return 1
-        "$@" && return 0
-        sleep 0.1
-    done
-    return 1
-}
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 now_ns() { date +%s%N; }
 alive() { kill -0 "$1" 2>/dev/null; }
 

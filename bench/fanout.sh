@@ -66,7 +66,6 @@ if (($(ulimit -n) < N + 100)); then
     die "open-file limit $(ulimit -n) is below N+100; raise it (ulimit -Hn) or lower N"
 fi
 
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 for port in "$PORT_A" "$PORT_B" "$PORT_U"; do
     port_busy "$port" && die "port $port on 127.0.0.1 is already in use (set PORT_A / PORT_B)"
 done

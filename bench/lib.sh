@@ -33,6 +33,21 @@ bench_free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# port_busy PORT: something listens on 127.0.0.1:PORT.
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# wait_until SECONDS PID COMMAND...: polls COMMAND every 0.1 s while PID lives; fails after SECONDS.
+wait_until() {
+    local deadline=$((SECONDS + $1)) pid=$2
+    shift 2
+    while ((SECONDS < deadline)); do
+        kill -0 "$pid" 2>/dev/null || return 1
+        "$@" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 # median VALUE...: the middle value (the mean of the two middle ones for an even count).
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 

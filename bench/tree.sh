@@ -85,7 +85,6 @@ ROOT_PORT=$BASE_PORT ROOT_STATUS=$((BASE_PORT + 1))
 FRONT=$((BASE_PORT + 30)) STATS=$((BASE_PORT + 31)) ICE_PORT=$((BASE_PORT + 40))
 EDGE_PORT=() EDGE_STATUS=()
 for ((i = 1; i <= EDGES; i++)); do EDGE_PORT[i]=$((BASE_PORT + 10 + i)) EDGE_STATUS[i]=$((BASE_PORT + 20 + i)); done
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 for port in "$ROOT_PORT" "$ROOT_STATUS" "$FRONT" "$STATS" "$ICE_PORT" "${EDGE_PORT[@]}" "${EDGE_STATUS[@]}"; do
     port_busy "$port" && die "port $port on 127.0.0.1 is already in use (set BASE_PORT)"
 done
@@ -104,17 +103,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# wait_until SECONDS PID COMMAND...: polls COMMAND every 0.1 s while PID lives; fails after SECONDS.
-wait_until() {
-    local deadline=$((SECONDS + $1)) pid=$2
-    shift 2
-    while ((SECONDS < deadline)); do
-        kill -0 "$pid" 2>/dev/null || return 1
-        "$@" && return 0
-        sleep 0.1
-    done
-    return 1
-}
 healthy() { curl -sf -m 1 "http://127.0.0.1:$1/health" >/dev/null 2>&1; }
 listeners() { curl -sf -m 2 "http://127.0.0.1:$1/status.json" | jq '.stations[0].listeners' 2>/dev/null || echo "-"; }
 # HAProxy's stats CSV, one line per proxy/server: NAME STATUS RETRIES REDISPATCHES CONNECT-ERRORS.
