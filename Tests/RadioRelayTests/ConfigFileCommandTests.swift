@@ -46,7 +46,10 @@ import Testing
                 "--config cannot be combined with --name: set it in the config file", .serve
             ),
             (["--config"], "--config needs a value: a config file's path", .overall),
-            (["--config", "r.conf", "--port", "1"], "unknown option --port", .overall),
+            (
+                ["--config", "r.conf", "--port", "1"],
+                "--config cannot be combined with --port: set it in the config file", .overall
+            ),
             (["--config", "r.conf", "extra"], "unknown command extra", .overall),
             (["check-config"], "check-config needs 1 argument, FILE; got 0", .checkConfig),
             (["check-config", "a", "b"], "check-config needs 1 argument, FILE; got 2", .checkConfig),

@@ -138,3 +138,39 @@ import Testing
         #expect(Units.bitrate("12.3456k") == nil)
     }
 }
+
+/// A reload's new bitrate, complexity and constrained VBR go to the running encoders; nothing else does.
+@Suite struct EncoderRetuneTests {
+    @Test(arguments: [48_000, 44_100]) func aChainRetunesItsEncodersInPlace(commonRate: Int) throws {
+        var configuration = StationConfiguration()
+        configuration.upstream = "/a.mp3"
+        configuration.commonRate = commonRate
+        configuration.renditions = [RenditionConfiguration(name: "low")]
+        configuration.renditions[0].broadcaster.port = 8001
+        let outputs = try configuration.outputSettings.map { output in
+            StationOutput(
+                name: output.name, mount: output.mount, encoderSettings: LockedBox(output.encoder),
+                broadcaster: try Broadcaster(
+                    name: "t",
+                    configuration: {
+                        var b = output.broadcaster
+                        b.bind = "127.0.0.1"
+                        b.port = 0
+                        return b
+                    }(),
+                    ring: PageRing(capacity: 16)))
+        }
+        let chain = try #require(try Pipeline.makeChain(configuration, outputs: outputs) as? StageChain)
+        var wanted = configuration.outputSettings.map(\.encoder)
+        wanted[0].bitrate = 64_000
+        wanted[0].complexity = 5
+        wanted[1].constrainedVBR = false
+        try chain.retune(wanted)
+        #expect(chain.encoders[0].configuration.bitrate == 64_000 && chain.encoders[0].configuration.complexity == 5)
+        #expect(!chain.encoders[1].configuration.constrainedVBR)
+        #expect(chain.encoders.allSatisfy { $0.configuration.inputRate == commonRate })
+        var mono = wanted
+        mono[0].channels = 1
+        #expect(throws: ConfigurationError.self) { try chain.retune(mono) }
+    }
+}

@@ -32,8 +32,11 @@ extension StageChain: PipelineChain {
     var packetsSeen: Int { parser.statistics.packets }
 
     func retune(_ configurations: [EncoderConfiguration]) throws {
-        for (encoder, configuration) in zip(encoders, configurations) where encoder.configuration != configuration {
-            try encoder.retune(configuration)
+        for (encoder, configuration) in zip(encoders, configurations) {
+            // The encoder takes the common rate as its input (`makeChain`), whatever the output's settings say.
+            var wanted = configuration
+            wanted.inputRate = encoder.configuration.inputRate
+            if encoder.configuration != wanted { try encoder.retune(wanted) }
         }
     }
 
