@@ -57,13 +57,18 @@ func announce(_ station: Station) {
 func serve(
     _ configurations: () throws -> [StationConfiguration], logLevel: Log.Priority,
     status: ConfigFile.ListenAddress? = nil, http: ConfigFile.ListenAddress? = nil, httpProxyProtocol: Bool = false,
-    reload: (() throws -> ConfigFile)? = nil,
+    httpProxyFrom: TrustedProxies? = nil, reload: (() throws -> ConfigFile)? = nil,
     logLevelOverride: Log.Priority? = nil
 ) -> Never {
     Log.threshold = logLevel
     Server.blockSignals()
     do {
         let configured = try configurations()
+        for note in TrustedProxies.notes(
+            stations: configured, httpProxyProtocol: http != nil && httpProxyProtocol, httpProxyFrom: httpProxyFrom)
+        {
+            Log.notice(note)
+        }
         // Sockets systemd passed (socket activation) go to their stations and renditions (named STATION/NAME); the
         // others bind their own.
         let passed = try SocketActivation.passed()
@@ -90,7 +95,8 @@ func serve(
         let server = try Server(
             stations: stations, status: status.map { try socketAddress($0, "status") }, statusSocket: assignment.status,
             http: http.map { try socketAddress($0, "http") }, httpSocket: assignment.http,
-            httpProxyProtocol: httpProxyProtocol, reload: reload, logLevelOverride: logLevelOverride)
+            httpProxyProtocol: httpProxyProtocol, httpProxyFrom: httpProxyFrom, reload: reload,
+            logLevelOverride: logLevelOverride)
 
         // The server owns the stations from here: a station a reload stops must be released, closing its port.
         stations.removeAll()
@@ -112,6 +118,7 @@ func serve(configPath path: String, logLevel: Log.Priority?) -> Never {
         serve(
             { file.stations }, logLevel: logLevel ?? file.server.logLevel, status: file.server.status,
             http: file.server.http, httpProxyProtocol: file.server.httpProxyProtocol,
+            httpProxyFrom: file.server.httpProxyFrom,
             reload: { try ConfigFile.load(path: path) }, logLevelOverride: logLevel)
     } catch {
         Log.threshold = logLevel ?? .info
@@ -137,7 +144,7 @@ case .serve(let options):
     if let warning = options.secretsWarning { Log.warning(warning) }
     serve(
         { [try options.resolvedStation()] }, logLevel: options.logLevel, status: options.status, http: options.http,
-        httpProxyProtocol: options.httpProxyProtocol)
+        httpProxyProtocol: options.httpProxyProtocol, httpProxyFrom: options.httpProxyFrom)
 case .serveConfig(let path, let logLevel):
     serve(configPath: path, logLevel: logLevel)
 case .checkConfig(let path):

@@ -167,5 +167,75 @@ extension ServerProcessTests {
             let counters = station.broadcaster.counters.snapshot
             #expect(counters.connections == 2 && counters.rejected == 1 && counters.httpListeners == 1)
         }
+        // MARK: Trusted proxies
+
+        /// Only the balancers' addresses are believed: with `proxy_from = 127.0.0.1`, twenty connections from 127.0.0.2
+        /// claiming twenty addresses are all closed (none admitted past `max_per_ip = 1`), and counted; the same
+        /// header from 127.0.0.1 is used.
+        @Test func aHeaderFromAnUntrustedPeerIsNotBelieved() throws {
+            let station = try Self.station {
+                $0.broadcaster.maxPerIP = 1
+                $0.broadcaster.proxyFrom = TrustedProxies(parsing: "127.0.0.1")
+            }
+            defer { station.stop() }
+            let counters = station.broadcaster.counters
+            var forged: [ListenerClient] = []
+            defer { for client in forged { client.close() } }
+            for index in 1...20 {
+                let client = try ListenerClient(port: station.port, source: "127.0.0.2")
+                client.send(Self.header(from: "198.51.100.\(index)"))
+                forged.append(client)
+            }
+            for client in forged {
+                let (bytes, closed) = client.read(for: 1)
+                #expect(closed && bytes.isEmpty)
+            }
+            #expect(Self.eventually { counters.snapshot.proxyRejected == 20 })
+            #expect(counters.snapshot.listeners == 0)
+            let trusted = try ListenerClient(port: station.port)
+            defer { trusted.close() }
+            trusted.send(Self.header(from: "198.51.100.1"))
+            let (bytes, closed) = trusted.read(for: 1)
+            #expect(try !closed && LiveCapture(bytes).headerOK)
+            #expect(counters.snapshot.listeners == 1 && counters.snapshot.proxyRejected == 20)
+        }
+
+        /// Without `proxy_from`, loopback is trusted (a balancer on the same machine keeps working) and nothing else.
+        @Test func withoutTheSettingLoopbackIsTrusted() throws {
+            let station = try Self.station()
+            defer { station.stop() }
+            let local = try ListenerClient(port: station.port, source: "127.0.0.2")
+            defer { local.close() }
+            local.send(Self.header(from: "203.0.113.9"))
+            let (bytes, closed) = local.read(for: 1)
+            #expect(try !closed && LiveCapture(bytes).headerOK)
+            #expect(station.broadcaster.counters.snapshot.listeners == 1)
+            #expect(TrustedProxies.loopback.description == "127.0.0.0/8, ::1")
+        }
+
+        @Test func theHTTPAddressBelievesOnlyItsBalancers() throws {
+            let station = try StationTests.station(upstream: Fixture.path("stereo-44k-128k.mp3"))
+            try station.start()
+            defer { station.stop() }
+            let front = try HTTPFront(
+                address: SocketAddress(host: "127.0.0.1", port: 0)!, stations: [station], proxyProtocol: true,
+                trustedProxies: TrustedProxies(parsing: "10.0.0.0/8, ::1")!)
+            try front.start()
+            defer { front.stop(timeout: 5) }
+            let request = Array("GET /test.opus HTTP/1.1\r\nHost: radio\r\n\r\n".utf8)
+            let forged = try ListenerClient(port: front.address.port)
+            defer { forged.close() }
+            forged.send(Self.header(from: "203.0.113.7") + request)
+            let refused = forged.read(for: 2)
+            #expect(refused.closed && refused.bytes.isEmpty)
+            #expect(front.proxyRejected.load(ordering: .relaxed) == 1)
+            // A reload that trusts 127.0.0.0/8: the same client is served.
+            front.setTrustedProxies(TrustedProxies(parsing: "127.0.0.0/8")!)
+            let trusted = try ListenerClient(port: front.address.port)
+            defer { trusted.close() }
+            trusted.send(Self.header(from: "203.0.113.7") + request)
+            let served = String(decoding: trusted.read(for: 1).bytes.prefix(12), as: UTF8.self)
+            #expect(served == "HTTP/1.1 200")
+        }
     }
 }

@@ -24,6 +24,12 @@ public struct BroadcasterConfiguration: Sendable, Equatable {
     /// the client the header names; one without a valid header within 3 s is closed. Only for a port that nothing
     /// but the balancer can reach: the header is believed.
     public var proxyProtocol = false
+    /// The balancers whose PROXY header is believed (`proxy_from`); nil: loopback only (`TrustedProxies.loopback`).
+    /// A connection from elsewhere on a `proxyProtocol` port is closed and counted.
+    package var proxyFrom: TrustedProxies?
+
+    /// The peers trusted to send a PROXY header: `proxyFrom`, or loopback.
+    package var trustedProxies: TrustedProxies { proxyFrom ?? .loopback }
 
     public init() {}
 

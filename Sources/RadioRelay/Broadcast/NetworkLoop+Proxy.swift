@@ -34,6 +34,11 @@ extension NetworkLoop {
         let fd = socket.rawValue
         let waiting = AwaitingProxyHeader(socket: socket, peer: peer)
         let now = monotonicNow()
+        guard configuration.trustedProxies.trusts(peer) else {
+            // Whatever it would send, its header is not believed: only the balancers (`proxy_from`) reach this port.
+            refuseProxied(waiting, "not a trusted proxy (proxy_from: \(configuration.trustedProxies))", now: now)
+            return
+        }
         guard awaitingProxy.enter(fd, waiting, now: now) else {
             refuseProxied(
                 waiting, "\(awaitingProxy.capacity) connections wait for their PROXY header already", now: now)

@@ -50,6 +50,11 @@ extension OptionSpecification {
             summary: "each connection (and --http's) starts with a balancer's PROXY header (default no)",
             accepts: "yes or no", setting: station(Values.yesNo, { $0.broadcaster.proxyProtocol = $1 })),
         .init(
+            name: "proxy-from", placeholder: "ADDRS",
+            summary: "balancers whose PROXY header is believed: ADDR[/BITS], … (default 127.0.0.0/8, ::1)",
+            accepts: TrustedProxies.accepts,
+            setting: station(TrustedProxies.init(parsing:), { $0.broadcaster.proxyFrom = $1 }), isServerDefault: true),
+        .init(
             name: "complexity", placeholder: "N", summary: "libopus complexity (default 10)", accepts: "0 to 10",
             setting: station(Values.integer(0...10), { $0.encoder.complexity = $1 })),
         .init(

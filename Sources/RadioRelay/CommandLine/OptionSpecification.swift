@@ -84,6 +84,12 @@ struct OptionSpecification: Sendable {
         summary: "each HTTP connection starts with a load balancer's PROXY header (default no)",
         accepts: "yes or no")
 
+    /// A config file's `[server] http_proxy_from` (no flag: `serve --proxy-from` covers `--http` too).
+    static let httpProxyFrom = OptionSpecification(
+        name: "http-proxy-from", placeholder: "ADDRS",
+        summary: "balancers whose PROXY header the HTTP address believes (default 127.0.0.0/8, ::1)",
+        accepts: TrustedProxies.accepts)
+
     static let status = OptionSpecification(
         name: "status", placeholder: "ADDR:PORT",
         summary: "status endpoint: /status.json, /metrics, /health (default: off)",

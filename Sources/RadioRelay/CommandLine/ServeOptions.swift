@@ -9,6 +9,8 @@ package struct ServeOptions: Sendable, Equatable {
     /// HTTP connections start with a PROXY header: `serve --proxy-protocol yes` puts both the station's port and
     /// `--http` behind the balancer (a config file sets each on its own).
     package var httpProxyProtocol: Bool { station.broadcaster.proxyProtocol }
+    /// The balancers `--http` believes: `--proxy-from`'s, as the station's port.
+    package var httpProxyFrom: TrustedProxies? { station.broadcaster.proxyFrom }
     /// Where the status endpoint listens (`--status`); nil: none.
     package var status: ConfigFile.ListenAddress?
     /// The options whose value carries a secret in plain text (a URL's password or a query value, not an

@@ -31,6 +31,8 @@ package struct ConfigFile: Sendable, Equatable {
         package var http: ListenAddress?
         /// HTTP connections start with a PROXY header from a load balancer (`http_proxy_protocol = yes`).
         package var httpProxyProtocol = false
+        /// The balancers whose PROXY header the HTTP address believes (`http_proxy_from`); nil: loopback only.
+        package var httpProxyFrom: TrustedProxies?
         /// What each station starts from before its own keys: the server-wide listener limits.
         package var stationDefaults = StationConfiguration()
 

@@ -86,7 +86,9 @@ struct ConfigFileReader {
         let defaults = OptionSpecification.stationSettings.filter(\.isServerDefault)
         let logLevel = OptionSpecification.logLevel
         let httpProxy = OptionSpecification.httpProxyProtocol
-        let keys = [Self.statusKey, Self.httpKey, httpProxy.key, logLevel.key] + defaults.map(\.key)
+        let httpProxyFrom = OptionSpecification.httpProxyFrom
+        let keys =
+            [Self.statusKey, Self.httpKey, httpProxy.key, httpProxyFrom.key, logLevel.key] + defaults.map(\.key)
         var seen: [String: Int] = [:]
         for entry in section.entries where firstTime(entry, &seen) {
             guard let value = entry.value else { continue }
@@ -116,6 +118,13 @@ struct ConfigFileReader {
                     server.httpProxyProtocol = on
                 } else {
                     problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(httpProxy.accepts)")
+                }
+            case httpProxyFrom.key:
+                guard hasValue(entry.key, value, line: entry.line, accepts: httpProxyFrom.accepts) else { continue }
+                if let trusted = TrustedProxies(parsing: value) {
+                    server.httpProxyFrom = trusted
+                } else {
+                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(httpProxyFrom.accepts)")
                 }
             case logLevel.key:
                 guard hasValue(entry.key, value, line: entry.line, accepts: logLevel.accepts) else { continue }

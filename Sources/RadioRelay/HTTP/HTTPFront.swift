@@ -39,6 +39,9 @@ package final class HTTPFront: Service {
     let proxyProtocol: Atomic<Bool>
     /// Connections closed for a missing, invalid or late PROXY header.
     package let proxyRejected = Atomic<Int>(0)
+    /// The balancers whose PROXY header is believed (`http_proxy_from`): replaced by a reload.
+    private let trusted: LockedBox<TrustedProxies>
+    var trustedProxies: TrustedProxies { trusted.snapshot }
     private let thread = LoopThread()
     private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
@@ -46,7 +49,7 @@ package final class HTTPFront: Service {
     /// - Parameter proxyProtocol: whether connections come from a load balancer that sends a PROXY header first.
     package init(
         address: SocketAddress, stations: [Station], limits: Limits = Limits(), adoptedSocket: Int32? = nil,
-        budget: ListenerBudget = .shared, proxyProtocol: Bool = false,
+        budget: ListenerBudget = .shared, proxyProtocol: Bool = false, trustedProxies: TrustedProxies = .loopback,
         onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
     ) throws {
         guard limits.headerTimeout.isFinite, limits.headerTimeout > 0, limits.maxRequestBytes >= 256,
@@ -65,6 +68,7 @@ package final class HTTPFront: Service {
         self.limits = limits
         self.budget = budget
         self.proxyProtocol = Atomic(proxyProtocol)
+        self.trusted = LockedBox(trustedProxies)
         self.onUnexpectedExit = onUnexpectedExit
         wakeEvent = try EventFD()
         listenSocket = socket
@@ -75,6 +79,9 @@ package final class HTTPFront: Service {
 
     /// Whether connections accepted from now on start with a PROXY header (a reload).
     package func setProxyProtocol(_ on: Bool) { proxyProtocol.store(on, ordering: .relaxed) }
+
+    /// The balancers believed from now on (a reload).
+    package func setTrustedProxies(_ proxies: TrustedProxies) { trusted.withLock { $0 = proxies } }
 
     /// Every station output's mount, with what its answers show, and the broadcaster behind each (same order).
     func directory() -> (PublicDirectory, [Broadcaster]) {

@@ -4,6 +4,7 @@ import Synchronization
 /// connections still sending requests.
 extension HTTPFrontLoop {
     func acceptBatch() {
+        let trustedProxies = front.trustedProxies
         for _ in 0..<Self.acceptBatch {
             guard let (fd, peer) = acceptOne() else { return }
             let socket = FileDescriptor(owning: fd)
@@ -13,8 +14,17 @@ extension HTTPFrontLoop {
                 logLimited(.refused, now: monotonicNow(), "http: \(peer) refused: \(pending) requests pending")
                 continue  // the socket closes here
             }
+            let proxied = front.proxyProtocol.load(ordering: .relaxed)
+            if proxied && !trustedProxies.trusts(peer) {
+                // Its PROXY header would not be believed: only the balancers (`http_proxy_from`) reach this address.
+                front.proxyRejected.add(1, ordering: .relaxed)
+                logLimited(
+                    .proxyHeader, now: monotonicNow(),
+                    "http: connection from \(peer) closed: not a trusted proxy (http_proxy_from: \(trustedProxies))")
+                continue  // the socket closes here
+            }
             guard let connection = register(socket, peer: peer) else { continue }
-            if front.proxyProtocol.load(ordering: .relaxed) {
+            if proxied {
                 // First its PROXY header, within the header wait's allowance (or the request's, if shorter).
                 connection.proxyHeader = ProxyHeaderReader()
                 connection.deadline = min(connection.deadline, monotonicNow() + ProxyHeaderReader.allowance)

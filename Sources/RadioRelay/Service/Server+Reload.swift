@@ -33,6 +33,10 @@ extension Server {
             Log.notice(
                 "reload: http_proxy_protocol = \(file.server.httpProxyProtocol ? "yes" : "no") for new connections")
         }
+        if let http, http.trustedProxies != file.server.httpProxyFrom ?? .loopback {
+            http.setTrustedProxies(file.server.httpProxyFrom ?? .loopback)
+            Log.notice("reload: http_proxy_from = \(file.server.httpProxyFrom ?? .loopback) for new connections")
+        }
         let plan = ReloadPlan(running: stations.map(\.configuration), new: file.stations) { configuration in
             stations.first { $0.name == configuration.name }?.canUpdate(to: configuration) ?? false
         }

@@ -44,17 +44,20 @@ package final class Server {
     /// - Parameter statusSocket: an already listening socket for it (socket activation) instead of binding.
     /// - Parameter http: where HTTP listeners connect; nil: raw TCP only. Bound here too.
     /// - Parameter httpProxyProtocol: HTTP connections start with a PROXY header from a load balancer.
+    /// - Parameter httpProxyFrom: the balancers whose header is believed; nil: loopback only.
     package convenience init(
         stations: [Station], status: SocketAddress?, statusLimits: StatusServer.Limits = StatusServer.Limits(),
         statusSocket: Int32? = nil, http: SocketAddress? = nil, httpSocket: Int32? = nil,
-        httpProxyProtocol: Bool = false, reload: (() throws -> ConfigFile)? = nil, logLevelOverride: Log.Priority? = nil
+        httpProxyProtocol: Bool = false, httpProxyFrom: TrustedProxies? = nil, reload: (() throws -> ConfigFile)? = nil,
+        logLevelOverride: Log.Priority? = nil
     ) throws {
         let endpoint = try status.map {
             try StatusServer(address: $0, stations: stations, limits: statusLimits, adoptedSocket: statusSocket)
         }
         let front = try http.map {
             try HTTPFront(
-                address: $0, stations: stations, adoptedSocket: httpSocket, proxyProtocol: httpProxyProtocol)
+                address: $0, stations: stations, adoptedSocket: httpSocket, proxyProtocol: httpProxyProtocol,
+                trustedProxies: httpProxyFrom ?? .loopback)
         }
         self.init(
             stations: stations, statusServer: endpoint, http: front, reload: reload,
