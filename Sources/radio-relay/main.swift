@@ -57,7 +57,8 @@ func announce(_ station: Station) {
 func serve(
     _ configurations: () throws -> [StationConfiguration], logLevel: Log.Priority,
     status: ConfigFile.ListenAddress? = nil, http: ConfigFile.ListenAddress? = nil, httpProxyProtocol: Bool = false,
-    httpProxyFrom: TrustedProxies? = nil, reload: (() throws -> ConfigFile)? = nil,
+    httpProxyFrom: TrustedProxies? = nil, statusAccess: StatusAccess = StatusAccess(),
+    reload: (() throws -> ConfigFile)? = nil,
     logLevelOverride: Log.Priority? = nil
 ) -> Never {
     Log.threshold = logLevel
@@ -94,6 +95,7 @@ func serve(
         }
         let server = try Server(
             stations: stations, status: status.map { try socketAddress($0, "status") }, statusSocket: assignment.status,
+            statusAccess: statusAccess,
             http: http.map { try socketAddress($0, "http") }, httpSocket: assignment.http,
             httpProxyProtocol: httpProxyProtocol, httpProxyFrom: httpProxyFrom, reload: reload,
             logLevelOverride: logLevelOverride)
@@ -118,7 +120,7 @@ func serve(configPath path: String, logLevel: Log.Priority?) -> Never {
         serve(
             { file.stations }, logLevel: logLevel ?? file.server.logLevel, status: file.server.status,
             http: file.server.http, httpProxyProtocol: file.server.httpProxyProtocol,
-            httpProxyFrom: file.server.httpProxyFrom,
+            httpProxyFrom: file.server.httpProxyFrom, statusAccess: file.server.statusAccess,
             reload: { try ConfigFile.load(path: path) }, logLevelOverride: logLevel)
     } catch {
         Log.threshold = logLevel ?? .info

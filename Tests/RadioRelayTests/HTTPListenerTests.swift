@@ -139,6 +139,36 @@ extension ServerProcessTests {
             #expect(rig.station.broadcaster.counters.snapshot.connections == 0)
         }
 
+        /// One address holding unfinished heads takes at most its pending limit; a listener from another address is
+        /// served while they sit there, and when every place is taken the oldest unfinished head gives its place.
+        @Test func oneAddressCannotTakeEveryPendingPlace() throws {
+            var limits = HTTPFront.Limits()
+            limits.maxPendingPerAddress = 4
+            limits.maxPending = 8
+            let rig = try Rig(limits: limits)
+            defer { rig.stop() }
+            let flood = try (0..<20).map { _ in try ListenerClient(port: rig.port, source: "127.0.0.2") }
+            defer { for client in flood { client.close() } }
+            for client in flood { client.send("GET /test.opus HTTP/1.1\r\nX: ") }
+            let answers = flood.map { $0.read(for: 0.3) }
+            let refused = answers.filter {
+                $0.closed && String(decoding: $0.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 503")
+            }
+            let held = answers.filter { !$0.closed && $0.bytes.isEmpty }
+            #expect(refused.count == 16 && held.count == 4)
+            // Four more addresses fill the other places; the listener from a ninth is served, and the oldest of the
+            // 127.0.0.2 heads is closed for it.
+            let others = try (3...6).map { try ListenerClient(port: rig.port, source: "127.0.0.\($0)") }
+            defer { for client in others { client.close() } }
+            for client in others { client.send("GET /test.opus HTTP/1.1\r\nX: ") }
+            usleep(100_000)
+            let (head, body, _) = try Self.exchange(rig.port, "GET /test.opus HTTP/1.1\r\nHost: x\r\n\r\n", seconds: 1)
+            #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
+            #expect(try LiveCapture(body).headerOK)
+            let evicted = flood.filter { $0.read(for: 0.05).closed }
+            #expect(evicted.count == 17)
+        }
+
         /// `max_per_ip` counts raw and HTTP listeners from one address together.
         @Test func oneCountPerAddressAcrossRawAndHTTP() throws {
             let rig = try Rig { $0.broadcaster.maxPerIP = 1 }

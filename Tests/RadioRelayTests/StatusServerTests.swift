@@ -136,17 +136,63 @@ import Testing
         }
     }
 
-    @Test func boundsConcurrentConnections() throws {
+    /// `status_token` and the Host rule over the wire, and a reload's new token in force for the next request.
+    @Test func theTokenAndHostRuleApplyOverTheWire() throws {
+        let server = try StatusServer(
+            address: SocketAddress(host: "127.0.0.1", port: 0)!, stations: [],
+            access: StatusAccess(token: StatusToken("first-token-0123456789")))
+        try server.start()
+        defer { server.stop(timeout: 5) }
+        let port = server.address.port
+        let bearer = { (token: String) in "Authorization: Bearer \(token)\r\n" }
+        #expect(try Self.get(port, "/metrics").status == 401)
+        let request = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n" + bearer("first-token-0123456789") + "\r\n"
+        #expect(try Self.fetch(port, request).status == 200)
+        let rebound = "GET /status.json HTTP/1.1\r\nHost: evil.example\r\n" + bearer("first-token-0123456789") + "\r\n"
+        #expect(try Self.fetch(port, rebound).status == 421)
+        #expect(try Self.fetch(port, "GET /health HTTP/1.1\r\nHost: evil.example\r\n\r\n").status == 200)
+        server.setAccess(StatusAccess(token: StatusToken("second-token-0123456789")))
+        #expect(try Self.fetch(port, request).status == 401)
+    }
+
+    /// Every place taken by idle connections: a new request still gets its answer, and the oldest idle connection
+    /// is the one closed for it.
+    @Test func idleConnectionsGiveTheirPlaceToNewRequests() throws {
         let server = try Self.endpoint([]) { $0.maxConnections = 2 }
         defer { server.stop(timeout: 5) }
-        // Closed once, below: a second close could hit a descriptor number that another test now uses.
-        let idle = try (0..<2).map { _ in try ListenerClient(port: server.address.port) }
-        usleep(200_000)  // both accepted
-        let refused = try Self.fetch(server.address.port, "")
-        #expect(refused.status == 503 && refused.closed)
-        for client in idle { client.close() }
-        usleep(200_000)
-        #expect(try Self.get(server.address.port, "/status.json").status == 200)
+        let port = server.address.port
+        // From two addresses, within each one's pending limit. Closed once, below: a second close could hit a
+        // descriptor number that another test now uses.
+        let oldest = try ListenerClient(port: port, source: "127.0.0.2")
+        usleep(100_000)  // accepted first
+        let newer = try ListenerClient(port: port, source: "127.0.0.3")
+        defer {
+            oldest.close()
+            newer.close()
+        }
+        usleep(100_000)
+        #expect(try Self.get(port, "/health").status == 200)
+        let (bytes, closed) = oldest.read(for: 1)
+        #expect(closed && bytes.isEmpty)
+        let survivor = newer.read(for: 0.2)
+        #expect(!survivor.closed)
+    }
+
+    /// One address may hold only `maxPendingPerAddress` unfinished requests: the next gets 503 at once, while
+    /// another address is served.
+    @Test func oneAddressHoldsAtMostItsPendingLimit() throws {
+        let server = try Self.endpoint([]) { $0.maxPendingPerAddress = 2 }
+        defer { server.stop(timeout: 5) }
+        let port = server.address.port
+        let idle = try (0..<2).map { _ in try ListenerClient(port: port, source: "127.0.0.2") }
+        defer { for client in idle { client.close() } }
+        usleep(100_000)
+        let third = try ListenerClient(port: port, source: "127.0.0.2")
+        defer { third.close() }
+        let refused = third.read(for: 2)
+        #expect(refused.closed && String(decoding: refused.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 503"))
+        #expect(try Self.get(port, "/health").status == 200)
+        for client in idle { #expect(!client.read(for: 0.05).closed) }
     }
 
     @Test func healthIs503WhileAStationDoesNotRun() throws {

@@ -33,6 +33,8 @@ package struct ConfigFile: Sendable, Equatable {
         package var httpProxyProtocol = false
         /// The balancers whose PROXY header the HTTP address believes (`http_proxy_from`); nil: loopback only.
         package var httpProxyFrom: TrustedProxies?
+        /// Who may read the status endpoint: its bearer token (`status_token`) and host names (`status_hosts`).
+        package var statusAccess = StatusAccess()
         /// What each station starts from before its own keys: the server-wide listener limits.
         package var stationDefaults = StationConfiguration()
 

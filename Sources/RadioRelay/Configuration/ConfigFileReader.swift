@@ -7,6 +7,19 @@ struct ConfigFileReader {
 
     /// The keys of `[server]` besides the inherited station settings.
     static let statusKey = "status"
+    static let statusTokenKey = "status_token"
+    static let statusHostsKey = "status_hosts"
+    static let statusHostsAccepts = "host names, comma-separated, e.g. relay1.example.org, relay1"
+
+    /// A DNS name: 1 to 253 characters of letters, digits, `-` and `.`, labels of 1 to 63.
+    static func isHostName(_ name: some StringProtocol) -> Bool {
+        guard (1...253).contains(name.count) else { return false }
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.allSatisfy { label in
+            (1...63).contains(label.count)
+                && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+        }
+    }
     static let statusAccepts = "ADDR:PORT such as 127.0.0.1:8080 or [::1]:8080, or off"
     static let httpKey = "http"
     static let httpAccepts = "PORT, ADDR:PORT such as 0.0.0.0:8001 or [::]:8001, or off"
@@ -88,7 +101,11 @@ struct ConfigFileReader {
         let httpProxy = OptionSpecification.httpProxyProtocol
         let httpProxyFrom = OptionSpecification.httpProxyFrom
         let keys =
-            [Self.statusKey, Self.httpKey, httpProxy.key, httpProxyFrom.key, logLevel.key] + defaults.map(\.key)
+            [
+                Self.statusKey, Self.statusTokenKey, Self.statusHostsKey, Self.httpKey, httpProxy.key,
+                httpProxyFrom.key,
+                logLevel.key,
+            ] + defaults.map(\.key)
         var seen: [String: Int] = [:]
         for entry in section.entries where firstTime(entry, &seen) {
             guard let value = entry.value else { continue }
@@ -118,6 +135,32 @@ struct ConfigFileReader {
                     server.httpProxyProtocol = on
                 } else {
                     problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(httpProxy.accepts)")
+                }
+            case Self.statusTokenKey:
+                var text = value
+                if let name = Credentials.reference(in: value) {
+                    switch Credentials.read(name, directory: credentialsDirectory) {
+                    case .success(let secret): text = secret
+                    case .failure(let problem):
+                        problems.add(entry.line, problem.message)
+                        continue
+                    }
+                }
+                guard hasValue(entry.key, value, line: entry.line, accepts: StatusToken.accepts) else { continue }
+                if let token = StatusToken(text) {
+                    server.statusAccess.token = token
+                } else {
+                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(StatusToken.accepts)")
+                }
+            case Self.statusHostsKey:
+                guard hasValue(entry.key, value, line: entry.line, accepts: Self.statusHostsAccepts) else { continue }
+                let names = value.split(separator: ",", omittingEmptySubsequences: false).map {
+                    $0.filter { $0 != " " && $0 != "\t" }
+                }
+                if names.allSatisfy(Self.isHostName) {
+                    server.statusAccess = StatusAccess(token: server.statusAccess.token, names: names)
+                } else {
+                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(Self.statusHostsAccepts)")
                 }
             case httpProxyFrom.key:
                 guard hasValue(entry.key, value, line: entry.line, accepts: httpProxyFrom.accepts) else { continue }

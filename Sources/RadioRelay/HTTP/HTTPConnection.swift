@@ -19,11 +19,15 @@ final class HTTPConnection {
     private(set) var hostKey: HostKey
     /// Its PROXY header while one is expected and not read yet (the public address with `http_proxy_protocol`).
     var proxyHeader: ProxyHeaderReader?
+    /// The address it counts as pending from while it sends its head (`HTTPConnectionLoop.maxPendingPerAddress`).
+    var pendingHost: HostKey?
     var phase = Phase.reading
-    /// Monotonic seconds by which the current phase must end.
+    /// Monotonic seconds by which the current phase must end (set through the loop's `setDeadline`).
     var deadline: Double
     /// The request head received so far (at most the request limit).
     var input: [UInt8] = []
+    /// How far `input` has been looked at (`HTTPHeadScan`).
+    var headScan = HTTPHeadScan()
     /// Bytes to send, and how much of them is sent.
     var output: [UInt8] = []
     var sent = 0

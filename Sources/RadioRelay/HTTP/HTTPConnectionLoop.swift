@@ -7,6 +7,13 @@ import Glibc
 /// head within the limits, send one answer, shut the sending side and drain what the client still sends (a
 /// lingering close, so the answer is not destroyed by a reset), and close by each phase's deadline. What to answer
 /// is each subclass's decision.
+///
+/// Fair under abuse: at most `maxOpen` connections in a timed phase (reading, answering, draining) and at most
+/// `maxPendingPerAddress` of them still sending their head from one address (`HostKey`: an IPv4 address or an IPv6
+/// /64) — a fresh connection over that is answered 503 and closed. When `maxOpen` are taken, the connection due
+/// soonest (the oldest) gives its place to the new one: a client holding places with requests it never finishes
+/// loses them, and a health check always gets in. Deadlines live in a `DeadlineHeap`, so idle connections cost
+/// nothing per wake-up; a head is scanned once (`HTTPHeadScan`).
 class HTTPConnectionLoop {
     static let listenTag = UInt64.max
     static let wakeTag = UInt64.max - 1
@@ -21,15 +28,30 @@ class HTTPConnectionLoop {
     /// Seconds from accept to a complete head, and from then to the answer sent.
     let headerTimeout: Double
     let maxRequestBytes: Int
+    /// Connections in a timed phase at most; beyond, the oldest is closed for a new one.
+    let maxOpen: Int
+    /// Connections still sending their head from one address at most (0: no limit).
+    let maxPendingPerAddress: Int
     var connections: [Int32: HTTPConnection] = [:]
+    /// When each connection in a timed phase is due.
+    var deadlines = DeadlineHeap<Int32>()
+    /// Connections still sending their head, by address.
+    var pendingPerHost: [HostKey: Int] = [:]
+    /// Connections closed to make room for a new one, and refused for their address's pending limit.
+    var evicted = 0
+    var refusedPerAddress = 0
+    var logLimit = LogRateLimit<LogTopic>(limit: 10, window: 10)
     var backoff = AcceptBackoff()
     var listenWatched = true
     var scratch = [UInt8](repeating: 0, count: 4096)
 
     init(
-        label: String, listenFD: Int32, wakeFD: Int32, epollCapacity: Int, headerTimeout: Double, maxRequestBytes: Int
+        label: String, listenFD: Int32, wakeFD: Int32, epollCapacity: Int, headerTimeout: Double, maxRequestBytes: Int,
+        maxOpen: Int, maxPendingPerAddress: Int
     ) throws(SystemError) {
         self.label = label
+        self.maxOpen = max(1, maxOpen)
+        self.maxPendingPerAddress = max(0, maxPendingPerAddress)
         self.listenFD = listenFD
         self.headerTimeout = headerTimeout
         self.maxRequestBytes = maxRequestBytes
@@ -78,18 +100,74 @@ class HTTPConnectionLoop {
         }
     }
 
-    /// Registers a fresh connection (reading its head); false when epoll refused it (it is closed then).
-    func register(_ socket: consuming FileDescriptor, peer: SocketAddress) -> HTTPConnection? {
+    /// Registers a fresh connection (reading its head), counted as pending from its peer's address unless
+    /// `countsPeer` is false (a balancer's connection, counted once its PROXY header names the client); nil when it
+    /// was refused (503 to an address over its pending limit) or epoll refused it: it is closed then. A place is
+    /// made for it first when every place is taken.
+    func register(_ socket: consuming FileDescriptor, peer: SocketAddress, countsPeer: Bool = true) -> HTTPConnection? {
         let fd = socket.rawValue
+        let now = monotonicNow()
+        if countsPeer && !hasPendingRoom(HostKey(peer)) {
+            refuseOverAddressLimit(fd, peer: peer, now: now)
+            return nil  // the socket closes here
+        }
+        if deadlines.count >= maxOpen { evictOldest(now: now) }
         do {
             try epoll.add(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(fd))
         } catch {
             Log.warning("\(label): connection not served: \(error)")
             return nil
         }
-        let connection = HTTPConnection(socket: socket, peer: peer, deadline: monotonicNow() + headerTimeout)
+        let connection = HTTPConnection(socket: socket, peer: peer, deadline: now + headerTimeout)
         connections[fd] = connection
+        deadlines.set(fd, connection.deadline)
+        if countsPeer { countPending(connection) }
         return connection
+    }
+
+    /// Whether one more connection from `host` may send its head.
+    func hasPendingRoom(_ host: HostKey) -> Bool {
+        maxPendingPerAddress == 0 || pendingPerHost[host, default: 0] < maxPendingPerAddress
+    }
+
+    /// Counts the connection as pending from its (current) peer's address.
+    func countPending(_ connection: HTTPConnection) {
+        endPending(connection)
+        connection.pendingHost = connection.hostKey
+        pendingPerHost[connection.hostKey, default: 0] += 1
+    }
+
+    /// The connection's head is read, or it is gone: its address has one pending request fewer.
+    func endPending(_ connection: HTTPConnection) {
+        guard let host = connection.pendingHost else { return }
+        connection.pendingHost = nil
+        let left = pendingPerHost[host, default: 1] - 1
+        pendingPerHost[host] = left > 0 ? left : nil
+    }
+
+    /// 503 and close for a connection whose address has `maxPendingPerAddress` requests pending.
+    func refuseOverAddressLimit(_ fd: Int32, peer: SocketAddress, now: Double) {
+        refusedPerAddress += 1
+        Self.sendBestEffort(HTTPResponse.text(503, "too many pending requests from your address\n").encoded, on: fd)
+        logLimited(
+            .refused, now: now,
+            "\(label): \(peer) refused: \(maxPendingPerAddress) requests from its address pending already")
+    }
+
+    /// Closes the connection due soonest (the oldest in its phase) to make room: every place is taken.
+    private func evictOldest(now: Double) {
+        guard let (fd, _) = deadlines.first(), let connection = connections[fd] else { return }
+        evicted += 1
+        logLimited(
+            .refused, now: now,
+            "\(label): \(connection.peer) closed early: \(maxOpen) connections open (the oldest goes)")
+        close(connection)
+    }
+
+    /// Sets the connection's deadline for its current phase.
+    func setDeadline(_ connection: HTTPConnection, _ deadline: Double) {
+        connection.deadline = deadline
+        deadlines.set(connection.fd, deadline)
     }
 
     // MARK: The request
@@ -111,7 +189,9 @@ class HTTPConnectionLoop {
             }
             connection.input += scratch[0..<count]
         }
-        let head = HTTPRequestHead.parse(connection.input, limit: maxRequestBytes)
+        let head =
+            connection.headScan.shouldParse(connection.input, limit: maxRequestBytes)
+            ? HTTPRequestHead.parse(connection.input, limit: maxRequestBytes) : .incomplete
         guard head != .incomplete else {
             if ended { close(connection) }  // gone before a whole request
             return nil
@@ -127,7 +207,8 @@ class HTTPConnectionLoop {
         connection.output = bytes
         connection.sent = 0
         connection.phase = .writing
-        connection.deadline = monotonicNow() + headerTimeout
+        endPending(connection)
+        setDeadline(connection, monotonicNow() + headerTimeout)
         do {
             // Only writability from now on: input is not read while the answer goes out.
             try epoll.modify(connection.fd, events: EPOLLOUT.rawValue, tag: UInt64(connection.fd))
@@ -160,7 +241,7 @@ class HTTPConnectionLoop {
             return close(connection)  // the client is gone already (ENOTCONN), or epoll refused
         }
         connection.phase = .draining
-        connection.deadline = monotonicNow() + min(Self.drainSeconds, headerTimeout)
+        setDeadline(connection, monotonicNow() + min(Self.drainSeconds, headerTimeout))
         drain(connection)
     }
 
@@ -199,23 +280,53 @@ class HTTPConnectionLoop {
     /// Forgets the connection: its socket (if it still has it) closes and leaves the epoll set with it.
     func close(_ connection: HTTPConnection) {
         guard connections[connection.fd] === connection else { return }
+        endPending(connection)
+        deadlines.remove(connection.fd)
         connections[connection.fd] = nil
     }
 
-    /// Closes every connection whose phase's deadline has passed (event streams have none).
+    /// The connection leaves the timed phases (an event subscriber): no deadline, no longer pending.
+    func untime(_ connection: HTTPConnection) {
+        endPending(connection)
+        deadlines.remove(connection.fd)
+    }
+
+    /// Closes every connection whose phase's deadline has passed (event streams have none), through `expired`;
+    /// only the due ones are looked at.
     func closeExpired(now: Double) {
-        for connection in connections.values where connection.phase.isTimed && now >= connection.deadline {
-            close(connection)
+        for fd in deadlines.popExpired(now: now) {
+            guard let connection = connections[fd] else { continue }
+            expired(connection)
         }
     }
 
-    /// The earliest deadline of a connection in a timed phase (their number is bounded by each server's limit).
+    /// A connection whose deadline passed: closed (a subclass may say why first).
+    func expired(_ connection: HTTPConnection) {
+        close(connection)
+    }
+
+    /// The earliest deadline of a connection in a timed phase.
     func earliestDeadline() -> Double? {
-        var earliest: Double?
-        for connection in connections.values where connection.phase.isTimed {
-            earliest = min(earliest ?? connection.deadline, connection.deadline)
+        deadlines.first()?.deadline
+    }
+
+    func logLimited(_ topic: LogTopic, now: Double, _ message: @autoclosure () -> String) {
+        guard Log.isEnabled(.notice) else { return }
+        switch logLimit.admit(topic, now: now) {
+        case .suppress: return
+        case .writeAfter(let suppressed):
+            Log.notice("\(label): … \(topic.rawValue) repeated \(suppressed) more times (not logged)")
+            Log.notice(message())
+        case .write: Log.notice(message())
         }
-        return earliest
+    }
+
+    /// The counts of what was not logged, once their window is over.
+    func logSummaries(now: Double) {
+        guard let due = logLimit.nextSummary, now >= due else { return }
+        while let (topic, count) = logLimit.summary(now: now) {
+            Log.notice("\(label): … \(topic.rawValue) repeated \(count) more times (not logged)")
+        }
     }
 
     /// `read` into the scratch buffer (at most `room` bytes); nil on an error (the connection is closed).

@@ -15,8 +15,12 @@ package final class HTTPFront: Service {
         package var headerTimeout = 5.0
         /// Bytes of request head at most: a longer request line is answered 414, a longer head 431.
         package var maxRequestBytes = 8192
-        /// Connections still sending their request (or being answered) at once; beyond, 503 at once.
+        /// Connections still sending their request (or being answered) at once; beyond, the oldest of them is
+        /// closed for each new one (`HTTPConnectionLoop`).
         package var maxPending = 2048
+        /// Connections still sending their request from one address (an IPv4 address, an IPv6 /64) at once; beyond,
+        /// 503 at once. Only unfinished heads count: a CDN's many completed requests from few addresses never do.
+        package var maxPendingPerAddress = 64
         /// Bytes an event stream subscriber may leave unread before it is closed.
         package var maxEventBacklog = 64 * 1024
 
@@ -53,7 +57,7 @@ package final class HTTPFront: Service {
         onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
     ) throws {
         guard limits.headerTimeout.isFinite, limits.headerTimeout > 0, limits.maxRequestBytes >= 256,
-            limits.maxPending >= 1, limits.maxEventBacklog >= 1024
+            limits.maxPending >= 1, limits.maxPendingPerAddress >= 0, limits.maxEventBacklog >= 1024
         else { throw ConfigurationError("http: limits out of range (\(limits))") }
         let socket: FileDescriptor
         if let adoptedSocket {

@@ -36,6 +36,7 @@ extension HTTPFrontLoop {
         subscribers[path] = count + 1
         subscribersPerHost[path, default: [:]][connection.hostKey, default: 0] += 1
         connection.phase = .events(mount: path)
+        untime(connection)  // it lasts; its places are the station's
         let now = monotonicNow()
         var events = EventStream(now: now)
         connection.output = head + events.output(title: mount.title, now: now)

@@ -22,22 +22,19 @@ extension HTTPFrontLoop {
         case .done(let result):
             connection.proxyHeader = nil
             if case .proxied(let source, _, _) = result { connection.peer = source.socketAddress }
-            connection.deadline = monotonicNow() + headerTimeout  // now the request's own allowance
+            let now = monotonicNow()
+            guard hasPendingRoom(connection.hostKey) else {
+                refuseOverAddressLimit(connection.fd, peer: connection.peer, now: now)
+                close(connection)
+                return false
+            }
+            countPending(connection)
+            setDeadline(connection, now + headerTimeout)  // now the request's own allowance
             return true
         }
     }
 
-    /// Closes, counted and logged, the connections whose PROXY header is late (before `closeExpired` would close
-    /// them without a word).
-    func closeLateProxyHeaders(now: Double) {
-        guard front.proxyProtocol.load(ordering: .relaxed) else { return }
-        for connection in connections.values where connection.proxyHeader != nil && now >= connection.deadline {
-            connection.proxyHeader = nil
-            refuseProxied(connection, "no PROXY header in time")
-        }
-    }
-
-    private func refuseProxied(_ connection: HTTPConnection, _ reason: String) {
+    func refuseProxied(_ connection: HTTPConnection, _ reason: String) {
         front.proxyRejected.add(1, ordering: .relaxed)
         logLimited(.proxyHeader, now: monotonicNow(), "http: connection from \(connection.peer) closed: \(reason)")
         close(connection)

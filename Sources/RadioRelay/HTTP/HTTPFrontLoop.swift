@@ -14,14 +14,14 @@ final class HTTPFrontLoop: HTTPConnectionLoop {
     /// Event subscribers by mount path and by (mount, address), for the limits.
     var subscribers: [String: Int] = [:]
     var subscribersPerHost: [String: [HostKey: Int]] = [:]
-    var logLimit = LogRateLimit<LogTopic>(limit: 10, window: 10)
 
     init(front: HTTPFront) throws(SystemError) {
         self.front = front
         limits = front.limits
         try super.init(
             label: "http", listenFD: front.listenSocket.rawValue, wakeFD: front.wakeEvent.rawValue, epollCapacity: 256,
-            headerTimeout: front.limits.headerTimeout, maxRequestBytes: front.limits.maxRequestBytes)
+            headerTimeout: front.limits.headerTimeout, maxRequestBytes: front.limits.maxRequestBytes,
+            maxOpen: front.limits.maxPending, maxPendingPerAddress: front.limits.maxPendingPerAddress)
     }
 
     /// Serves until `thread` is asked to stop. A failing `epoll_wait` is thrown: the loop cannot go on.
@@ -32,15 +32,10 @@ final class HTTPFrontLoop: HTTPConnectionLoop {
         while !thread.isStopping {
             thread.beat()
             let now = monotonicNow()
-            closeLateProxyHeaders(now: now)
             closeExpired(now: now)
             if !subscribers.isEmpty { sendEvents(now: now) }
             if backoff.resumes(now: now) { watchListenSocket(true) }
-            if let due = logLimit.nextSummary, now >= due {
-                while let (topic, count) = logLimit.summary(now: now) {
-                    Log.notice("http: … \(topic.rawValue) repeated \(count) more times (not logged)")
-                }
-            }
+            logSummaries(now: now)
             let until = [backoff.resumeAt, earliestDeadline()].compactMap { $0 }.min()
             let wait = ListenerSchedule.waitMilliseconds(until: until, now: now, cap: Self.tick)
             let count = try epoll.wait(timeoutMilliseconds: wait)
@@ -104,7 +99,7 @@ final class HTTPFrontLoop: HTTPConnectionLoop {
             Log.warning("http: \(connection.peer): \(error)")
             return close(connection)
         }
-        connections[connection.fd] = nil
+        close(connection)  // forgotten here; the socket leaves with the arrival
         guard let socket = connection.takeSocket() else { return }
         let arrival = ArrivingListener(socket: socket, peer: connection.peer, responseHead: head)
         if !broadcaster.handOver(arrival) {
@@ -124,14 +119,13 @@ final class HTTPFrontLoop: HTTPConnectionLoop {
         if case .events(let mount) = connection.phase { unsubscribe(connection, from: mount) }
     }
 
-    func logLimited(_ topic: LogTopic, now: Double, _ message: @autoclosure () -> String) {
-        guard Log.isEnabled(.notice) else { return }
-        switch logLimit.admit(topic, now: now) {
-        case .suppress: return
-        case .writeAfter(let suppressed):
-            Log.notice("http: … \(topic.rawValue) repeated \(suppressed) more times (not logged)")
-            Log.notice(message())
-        case .write: Log.notice(message())
+    /// A late PROXY header is counted and logged before the close; any other late phase just closes.
+    override func expired(_ connection: HTTPConnection) {
+        if connection.proxyHeader != nil {
+            connection.proxyHeader = nil
+            refuseProxied(connection, "no PROXY header in time")
+        } else {
+            close(connection)
         }
     }
 }

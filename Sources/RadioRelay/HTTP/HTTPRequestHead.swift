@@ -73,7 +73,7 @@ enum HTTPRequestHead {
     private static let lf = UInt8(ascii: "\n")
     private static let space = UInt8(ascii: " ")
 
-    private static func trimmed(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    static func trimmed(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         line.last == cr ? line.dropLast() : line
     }
 
@@ -100,7 +100,7 @@ enum HTTPRequestHead {
     }
 
     /// Why a header line is malformed, or nil.
-    private static func fieldProblem(_ line: ArraySlice<UInt8>) -> String? {
+    static func fieldProblem(_ line: ArraySlice<UInt8>) -> String? {
         if line.first == space || line.first == UInt8(ascii: "\t") { return "obsolete line folding" }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else {
             return "header line without a name and colon"
@@ -135,4 +135,49 @@ enum HTTPRequestHead {
             return "!#$%&'*+-.^_`|~".utf8.contains(byte)
         }
     }
+}
+
+/// Where a request head received in pieces stands, so that `HTTPRequestHead.parse` runs only when it can decide:
+/// once when the request line ends (a malformed one is refused at once), when a header line ends malformed (the
+/// same), once when the head's empty line comes, or at the size limit. Each byte is looked at once here, so the work for a head is linear in its bytes however it is
+/// cut into reads — re-parsing from the start on every read would be quadratic in the number of header lines.
+struct HTTPHeadScan: Sendable {
+    private var scanned = 0
+    private var lineStart = 0
+    private var sawRequestLine = false
+
+    init() {}
+
+    /// Looks at the bytes of `bytes` after those seen before (up to `limit`); true when a parse can decide now.
+    mutating func shouldParse(_ bytes: [UInt8], limit: Int) -> Bool {
+        let end = min(bytes.count, max(0, limit))
+        var decide = false
+        var index = scanned
+        while index < end {
+            let byte = bytes[index]
+            if !sawRequestLine && index == lineStart && (byte == Self.cr || byte == Self.lf) {
+                lineStart = index + 1  // empty lines before the request line, skipped as `parse` skips them
+            } else if byte == Self.lf {
+                let hasCR = index > lineStart && bytes[index - 1] == Self.cr
+                if sawRequestLine && index - lineStart - (hasCR ? 1 : 0) == 0 {
+                    scanned = index + 1
+                    return true  // the end of the head
+                }
+                if !sawRequestLine {
+                    sawRequestLine = true
+                    decide = true  // the request line, checked at once
+                } else if HTTPRequestHead.fieldProblem(HTTPRequestHead.trimmed(bytes[lineStart..<index])) != nil {
+                    scanned = index + 1
+                    return true  // a malformed header line: refused at once, as a whole head would be
+                }
+                lineStart = index + 1
+            }
+            index += 1
+        }
+        scanned = end
+        return decide || bytes.count >= limit
+    }
+
+    private static let cr = UInt8(ascii: "\r")
+    private static let lf = UInt8(ascii: "\n")
 }

@@ -33,6 +33,10 @@ extension Server {
             Log.notice(
                 "reload: http_proxy_protocol = \(file.server.httpProxyProtocol ? "yes" : "no") for new connections")
         }
+        if let status, status.access != file.server.statusAccess {
+            status.setAccess(file.server.statusAccess)
+            Log.notice("reload: status_token and status_hosts for new requests")
+        }
         if let http, http.trustedProxies != file.server.httpProxyFrom ?? .loopback {
             http.setTrustedProxies(file.server.httpProxyFrom ?? .loopback)
             Log.notice("reload: http_proxy_from = \(file.server.httpProxyFrom ?? .loopback) for new connections")

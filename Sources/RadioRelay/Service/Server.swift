@@ -47,12 +47,15 @@ package final class Server {
     /// - Parameter httpProxyFrom: the balancers whose header is believed; nil: loopback only.
     package convenience init(
         stations: [Station], status: SocketAddress?, statusLimits: StatusServer.Limits = StatusServer.Limits(),
-        statusSocket: Int32? = nil, http: SocketAddress? = nil, httpSocket: Int32? = nil,
+        statusSocket: Int32? = nil, statusAccess: StatusAccess = StatusAccess(), http: SocketAddress? = nil,
+        httpSocket: Int32? = nil,
         httpProxyProtocol: Bool = false, httpProxyFrom: TrustedProxies? = nil, reload: (() throws -> ConfigFile)? = nil,
         logLevelOverride: Log.Priority? = nil
     ) throws {
         let endpoint = try status.map {
-            try StatusServer(address: $0, stations: stations, limits: statusLimits, adoptedSocket: statusSocket)
+            try StatusServer(
+                address: $0, stations: stations, limits: statusLimits, adoptedSocket: statusSocket,
+                access: statusAccess)
         }
         let front = try http.map {
             try HTTPFront(

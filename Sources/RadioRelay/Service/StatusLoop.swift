@@ -12,14 +12,12 @@ final class StatusLoop: HTTPConnectionLoop {
     /// The longest sleep, in milliseconds.
     private static let tick: Int32 = 250
     /// Connections accepted per wake-up at most.
-    private static let acceptBatch = 16
+    private static let acceptBatch = 64
 
     private let server: StatusServer
     private let limits: StatusServer.Limits
     private var watchdogs: [Watchdog]
     private var alive: [Bool]
-    /// Sent to a client over `maxConnections` before it is closed.
-    private let busy = HTTPResponse.text(503, "too many status connections\n").encoded
 
     init(server: StatusServer) throws(SystemError) {
         self.server = server
@@ -31,7 +29,8 @@ final class StatusLoop: HTTPConnectionLoop {
         try super.init(
             label: "status", listenFD: server.listenSocket.rawValue, wakeFD: server.wakeEvent.rawValue,
             epollCapacity: 64, headerTimeout: server.limits.headerTimeout,
-            maxRequestBytes: server.limits.maxRequestBytes)
+            maxRequestBytes: server.limits.maxRequestBytes, maxOpen: server.limits.maxConnections,
+            maxPendingPerAddress: server.limits.maxPendingPerAddress)
     }
 
     /// Serves until `thread` is asked to stop. A failing `epoll_wait` is thrown: the loop cannot go on.
@@ -43,6 +42,7 @@ final class StatusLoop: HTTPConnectionLoop {
             checkStations(now: now)
             closeExpired(now: now)
             if backoff.resumes(now: now) { watchListenSocket(true) }
+            logSummaries(now: now)
             let until = [backoff.resumeAt, earliestDeadline()].compactMap { $0 }.min()
             let wait = ListenerSchedule.waitMilliseconds(until: until, now: now, cap: Self.tick)
             let count = try epoll.wait(timeoutMilliseconds: wait)
@@ -89,12 +89,7 @@ final class StatusLoop: HTTPConnectionLoop {
     private func acceptBatch() {
         for _ in 0..<Self.acceptBatch {
             guard let (fd, peer) = acceptOne() else { return }
-            let socket = FileDescriptor(owning: fd)
-            if connections.count >= limits.maxConnections {
-                Self.sendBestEffort(busy, on: fd)
-                continue  // the socket closes here
-            }
-            _ = register(socket, peer: peer)
+            _ = register(FileDescriptor(owning: fd), peer: peer)
         }
     }
 
@@ -103,7 +98,7 @@ final class StatusLoop: HTTPConnectionLoop {
     private func serve(_ connection: HTTPConnection, mask: UInt32) {
         guard connection.phase == .reading else { return serveAnswer(connection, mask: mask) }
         guard let head = readHead(connection, mask: mask) else { return }
-        let response = StatusRouter.respond(to: head) {
+        let response = StatusRouter.respond(to: head, access: server.access) {
             server.snapshot(alive: alive, now: monotonicNow())
         }
         respond(connection, response.encoded)

@@ -10,10 +10,14 @@
 /// | another path | 404 |
 /// | another method | 405 with `Allow: GET, HEAD` |
 /// | a malformed head | 400; too long: 414 (request line) or 431 (head) |
+/// | `Host` not this server's (`StatusAccess`), but for `/health` and `/` | 421 |
+/// | no or a wrong bearer token where `status_token` is set, for `/status.json` and `/metrics` | 401 |
 enum StatusRouter {
     static let paths = ["/status.json", "/metrics", "/health"]
 
-    static func respond(to head: HTTPRequestHead.Result, snapshot: () -> StatusSnapshot) -> HTTPResponse {
+    static func respond(
+        to head: HTTPRequestHead.Result, access: StatusAccess = StatusAccess(), snapshot: () -> StatusSnapshot
+    ) -> HTTPResponse {
         let request: HTTPRequestHead.Request
         switch head {
         case .incomplete, .malformed: return .text(400, "bad request\n")
@@ -27,6 +31,18 @@ enum StatusRouter {
             return response
         }
         var response: HTTPResponse
+        switch access.decide(request) {
+        case .allowed: break
+        case .wrongHost:
+            response = .text(421, "this server does not answer for that Host\n")
+            response.omitsBody = request.method == "HEAD"
+            return response
+        case .unauthorized:
+            response = .text(401, "a bearer token is required\n")
+            response.headers.append(("WWW-Authenticate", "Bearer realm=\"radio-relay\""))
+            response.omitsBody = request.method == "HEAD"
+            return response
+        }
         switch request.path {
         case "/status.json":
             response = HTTPResponse(status: 200, contentType: "application/json", body: StatusReport.json(snapshot()))

@@ -16,7 +16,10 @@ package final class StatusServer: Service {
         package var headerTimeout = 5.0
         /// Bytes of request head at most (request line and header fields).
         package var maxRequestBytes = 8192
-        package var maxConnections = 32
+        /// Connections at once; beyond, the oldest is closed for each new one, so a health check always gets in.
+        package var maxConnections = 128
+        /// Connections still sending their request from one address at once; beyond, 503 at once.
+        package var maxPendingPerAddress = 16
         /// Seconds a station's thread may go without a heartbeat before `/health` says 503.
         package var healthAllowance = 3.0
 
@@ -29,6 +32,9 @@ package final class StatusServer: Service {
     /// The stations it reports on: replaced after a reload (`setStations`).
     private let current: LockedBox<[Station]>
     var stations: [Station] { current.snapshot }
+    /// Who may read what (`status_token`, `status_hosts`): replaced by a reload.
+    private let currentAccess: LockedBox<StatusAccess>
+    var access: StatusAccess { currentAccess.snapshot }
     let limits: Limits
     /// When the server started (monotonic seconds): uptime counts from here.
     let startedAt: Double
@@ -40,11 +46,12 @@ package final class StatusServer: Service {
     /// Binds and listens on `address` now (or adopts `adoptedSocket`, already listening); `start()` begins serving.
     package init(
         address: SocketAddress, stations: [Station], limits: Limits = Limits(), startedAt: Double = monotonicNow(),
-        adoptedSocket: Int32? = nil,
+        adoptedSocket: Int32? = nil, access: StatusAccess = StatusAccess(),
         onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
     ) throws {
         guard limits.headerTimeout.isFinite, limits.headerTimeout > 0, limits.maxRequestBytes >= 256,
-            limits.maxConnections >= 1, limits.healthAllowance.isFinite, limits.healthAllowance > 0
+            limits.maxConnections >= 1, limits.maxPendingPerAddress >= 0, limits.healthAllowance.isFinite,
+            limits.healthAllowance > 0
         else { throw ConfigurationError("status endpoint: limits out of range (\(limits))") }
         let socket: FileDescriptor
         if let adoptedSocket {
@@ -56,6 +63,7 @@ package final class StatusServer: Service {
         }
         self.address = try SocketAddress.local(of: socket.rawValue)
         self.current = LockedBox(stations)
+        self.currentAccess = LockedBox(access)
         self.limits = limits
         self.startedAt = startedAt
         self.onUnexpectedExit = onUnexpectedExit
@@ -64,11 +72,14 @@ package final class StatusServer: Service {
     }
 
     private static func listen(on address: SocketAddress) throws -> FileDescriptor {
-        try listeningSocket(on: address, backlog: 64, purpose: " (status)")
+        try listeningSocket(on: address, backlog: 256, purpose: " (status)")
     }
 
     /// The stations after a reload.
     package func setStations(_ stations: [Station]) { current.withLock { $0 = stations } }
+
+    /// The token and names after a reload.
+    package func setAccess(_ access: StatusAccess) { currentAccess.withLock { $0 = access } }
 
     /// The snapshot the reports are made from, with each station's liveness as the loop last judged it.
     func snapshot(alive: [Bool], now: Double) -> StatusSnapshot {
