@@ -86,12 +86,13 @@ import Testing
     /// exactly as long as the input, and the tones run through each boundary: no gap, no repeat, no click.
     @Test(arguments: [100, 20])
     func playersDecodeAcrossLinksWithoutAGapOrAClick(pageDuration: Int) throws {
-        let cuts = [48_000: "A", 97_000: "B", 120_013: "C"]
-        let (pages, _) = try Self.encode(links: cuts, pageDuration: pageDuration)
+        // Each link at least a second long (`Encoder.minLinkPackets`).
+        let cuts = [48_000: "A", 97_000: "B", 146_013: "C"]
+        let (pages, _) = try Self.encode(links: cuts, seconds: 4, pageDuration: pageDuration)
         let capture = try ChainedCapture(pages.flatMap(\.bytes))
         #expect(capture.problems.isEmpty, "\(capture.problems)")
         #expect(capture.links.count == 4)
-        #expect(capture.left.count == 144_000)
+        #expect(capture.left.count == 192_000)
         // The error against the input tones around each boundary is as small as elsewhere.
         func error(_ range: Range<Int>) -> Double {
             let reference = EncoderTests.sine(440, frames: range.count, offset: range.lowerBound)
@@ -111,11 +112,25 @@ import Testing
         .enabled(if: tool("ffmpeg") != nil && tool("ffprobe") != nil, "needs ffmpeg and ffprobe")
     )
     func referenceToolsAcceptAChainedFile() throws {
-        let (pages, _) = try Self.encode(links: [48_000: "A", 97_000: "B", 120_013: "C"])
+        let (pages, _) = try Self.encode(links: [48_000: "A", 97_000: "B", 146_013: "C"], seconds: 4)
         let path = temporaryPath("chained.opus")
         try Data(pages.flatMap(\.bytes)).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        try checkChainedFile(path, titles: ["configured", "A", "B", "C"], duration: 3.0)
+        try checkChainedFile(path, titles: ["configured", "A", "B", "C"], duration: 4.0)
+    }
+
+    /// Titles faster than one a second: a link lasts at least a second, and the title waiting for its turn is the
+    /// newest (B never becomes a link; C starts one a second after A).
+    @Test func titlesFasterThanASecondWaitAndTheNewestWins() throws {
+        let (pages, encoder) = try Self.encode(links: [48_000: "A", 60_000: "B", 70_000: "C"])
+        #expect(encoder.linksStarted == 2)
+        let capture = try ChainedCapture(pages.flatMap(\.bytes))
+        #expect(capture.problems.isEmpty, "\(capture.problems)")
+        #expect(capture.links.map(\.title) == ["configured", "A", "C"])
+        #expect(capture.left.count == 144_000)
+        // C's link starts 50 packets (a second) after A's first packet.
+        let starts = pages.filter(\.isBeginning).map(\.timeline)
+        #expect(starts.count == 3 && starts[2] - starts[1] == 50 * 960, "\(starts)")
     }
 
     @Test func aSecondRequestBeforeTheCutOnlyReplacesTheTitleAndFinishStartsNoLink() throws {

@@ -30,7 +30,9 @@ package final class SharedPage: @unchecked Sendable {
 }
 
 /// The shared ring of recent pages: the pipeline thread publishes, the network loop reads. It holds a bounded
-/// number of pages (enough for the burst and the lag allowance), so memory stays flat whatever the listeners do.
+/// number of pages (enough for the burst and the lag allowance) and a bounded number of bytes (`maxBytes`: an
+/// upstream whose packets are as large as their duration allows cannot make a few pages hold megabytes), the
+/// oldest pages going first, so memory stays flat whatever the listeners and the upstream do.
 ///
 /// Chained links: a BOS page starts a link, and its header pages go out in sequence like any page. They become the
 /// `headers` a new listener gets first once the link's first audio page is published, so that the headers always
@@ -40,6 +42,9 @@ package final class PageRing: Sendable {
     private struct State {
         var pages: [SharedPage?]
         var next: Int64 = 0
+        /// The oldest page held, and the bytes of the pages held.
+        var oldest: Int64 = 0
+        var bytes = 0
         var headers: [SharedPage] = []
         /// The link `headers` belong to, and the link of the newest page published.
         var headerLink: Int64 = -1
@@ -49,11 +54,14 @@ package final class PageRing: Sendable {
     }
 
     package let capacity: Int
+    /// Bytes of pages held at most (the newest page is always kept).
+    package let maxBytes: Int
     private let state: LockedBox<State>
 
-    package init(capacity: Int) {
+    package init(capacity: Int, maxBytes: Int = .max) {
         precondition(capacity > 1)
         self.capacity = capacity
+        self.maxBytes = max(1, maxBytes)
         state = LockedBox(State(pages: Array(repeating: nil, count: capacity)))
     }
 
@@ -76,8 +84,18 @@ package final class PageRing: Sendable {
                     s.pendingHeaders.removeAll()
                 }
                 let shared = SharedPage(page, index: s.next, link: s.link)
-                s.pages[Int(s.next % Int64(capacity))] = shared
+                let slot = Int(s.next % Int64(capacity))
+                if let replaced = s.pages[slot] { s.bytes -= replaced.bytes.count }
+                s.pages[slot] = shared
+                s.bytes += shared.bytes.count
                 s.next += 1
+                s.oldest = max(s.oldest, s.next - Int64(capacity))
+                while s.bytes > maxBytes && s.oldest < s.next - 1 {
+                    let old = Int(s.oldest % Int64(capacity))
+                    s.bytes -= s.pages[old]?.bytes.count ?? 0
+                    s.pages[old] = nil
+                    s.oldest += 1
+                }
                 if page.isHeader {
                     s.pendingHeaders.append(shared)
                 } else if s.link != s.headerLink && !s.pendingHeaders.isEmpty {
@@ -89,6 +107,9 @@ package final class PageRing: Sendable {
         }
     }
 
+    /// Bytes of the pages held.
+    package var bytesHeld: Int { state.withLock { $0.bytes } }
+
     /// Index the next published page will get.
     package var nextIndex: Int64 { state.withLock { $0.next } }
 
@@ -98,8 +119,16 @@ package final class PageRing: Sendable {
     {
         out.removeAll(keepingCapacity: true)
         return state.withLock { s in
-            let oldest = max(0, s.next - Int64(capacity))
-            for i in oldest..<s.next { out.append(s.pages[Int(i % Int64(capacity))]!) }
+            var oldest = s.oldest
+            for i in s.oldest..<s.next {
+                guard let page = s.pages[Int(i % Int64(capacity))] else {
+                    // Cannot be (every index from `oldest` on is held); a view that starts after it stays whole.
+                    out.removeAll(keepingCapacity: true)
+                    oldest = i + 1
+                    continue
+                }
+                out.append(page)
+            }
             headers = s.headers
             return (oldest, s.headerLink)
         }

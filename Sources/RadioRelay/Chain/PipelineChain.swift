@@ -26,6 +26,12 @@ protocol PipelineChain: AnyObject {
     func report(into state: inout StationState)
     /// New bitrate, complexity and constrained VBR for each output's encoder (`Encoder.retune`), from a reload.
     func retune(_ encoders: [EncoderConfiguration]) throws
+    /// Why the upstream's stream cannot be relayed (once per connection): the pipeline drops the connection with it.
+    func takeRefusal() -> String?
+}
+
+extension PipelineChain {
+    func takeRefusal() -> String? { nil }
 }
 
 extension StageChain: PipelineChain {

@@ -40,7 +40,11 @@ public final class Encoder {
     private var pages: [OggPage] = []
     /// Packets made before the current link's first packet: the link's granules count from there.
     private var linkOrigin: Int64 = 0
-    /// The title of the link that starts once the frame being filled is encoded (as a keyframe).
+    /// Packets a link has at least before a title starts the next (a second): an upstream that changes its title
+    /// at every metadata block costs one link (header pages to every listener) a second, not one a block.
+    static let minLinkPackets: Int64 = 50
+    /// The title of the link that starts once the frame being filled is encoded (as a keyframe), or once the link
+    /// in force is `minLinkPackets` long.
     private var pendingTitle: String?
     /// The timeline of the last page written (see `OggPage.timeline`).
     private var lastTimeline: Int64 = 0
@@ -165,8 +169,11 @@ public final class Encoder {
         let length = try opus.encode(frame, into: packet)
         frameFill = 0
         packetsOut += 1
-        let title = pendingTitle
-        if title != nil {
+        var title = pendingTitle
+        if title != nil && !end && packetsOut - 1 - linkOrigin < Self.minLinkPackets {
+            title = nil  // the link in force is younger than a second: the title waits (a newer one replacing it)
+        }
+        if title != nil || end, pendingTitle != nil {
             pendingTitle = nil
             try opus.setPredictionDisabled(false)
         }

@@ -98,10 +98,17 @@ public struct OggPageReader {
 
     /// The Ogg CRC of a whole page, taking its CRC field (bytes 22–25) as zero.
     public static func crc(_ page: [UInt8]) -> UInt32 {
+        crc(page[...])
+    }
+
+    /// The same over a page in place (a slice of a larger buffer).
+    static func crc(_ page: ArraySlice<UInt8>) -> UInt32 {
         var crc: UInt32 = 0
-        for (i, byte) in page.enumerated() {
-            let b = (22...25).contains(i) ? 0 : byte
+        var i = 0
+        for byte in page {
+            let b = i >= 22 && i <= 25 ? 0 : byte
             crc = (crc << 8) ^ table[Int((crc >> 24) ^ UInt32(b))]
+            i += 1
         }
         return crc
     }

@@ -24,6 +24,8 @@ package struct OggDemuxer {
         package var badPages = 0
         /// Packets dropped: malformed, too long, or cut by a lost page.
         package var droppedPackets = 0
+        /// Bytes of candidate pages checksummed (the work resynchronisation costs).
+        package var crcBytes = 0
     }
 
     /// The longest Opus packet kept (RFC 6716 allows 1275 bytes per frame, 48 frames).
@@ -31,7 +33,15 @@ package struct OggDemuxer {
     /// Bytes kept unparsed at most before a search gives up on them (a page is at most 65 307 bytes).
     static let maxBuffer = 2 * 65_536
 
+    /// CRC bytes the demuxer may still compute: every byte appended adds `crcPerByte`, up to `maxCRCCredit`, and
+    /// each candidate page's check costs its length. Real pages need one CRC byte per byte; false capture patterns
+    /// (each could cost a CRC over 64 KB, ~1 800 CRC bytes per input byte at one every 36 bytes) wait for more input
+    /// instead, and are dropped with the buffer's bound. Work per input byte stays a small constant.
+    static let crcPerByte = 2
+    static let maxCRCCredit = 4 * 65_536
+
     package private(set) var statistics = Statistics()
+    private var crcCredit = maxCRCCredit
     private var buffer: [UInt8] = []
     private var offset = 0
     /// The followed stream: its serial, how many of its packets were seen (0: OpusHead, 1: OpusTags), the next
@@ -51,6 +61,7 @@ package struct OggDemuxer {
         buffer.removeAll(keepingCapacity: true)
         offset = 0
         serial = nil
+        crcCredit = Self.maxCRCCredit
         packetCount = 0
         nextSequence = nil
         partial = nil
@@ -60,6 +71,8 @@ package struct OggDemuxer {
     /// Parses what `bytes` completes; `handle` gets each event in order.
     package mutating func demux(_ bytes: UnsafeRawBufferPointer, _ handle: (Event) throws -> Void) rethrows {
         buffer.append(contentsOf: bytes)
+        let (earned, overflow) = bytes.count.multipliedReportingOverflow(by: Self.crcPerByte)
+        crcCredit = overflow ? Self.maxCRCCredit : min(Self.maxCRCCredit, crcCredit + earned)
         while let page = nextPage() { try accept(page, handle) }
         if offset > 0 {
             buffer.removeFirst(offset)
@@ -88,7 +101,8 @@ package struct OggDemuxer {
             }
             let available = buffer.count - offset
             guard available >= 27 else { return nil }
-            guard buffer[offset + 4] == 0 else {
+            // Cheap checks first: version 0, no header-type bits beyond the three defined.
+            guard buffer[offset + 4] == 0, buffer[offset + 5] & 0xF8 == 0 else {
                 skip(1)
                 continue
             }
@@ -98,13 +112,25 @@ package struct OggDemuxer {
             for index in 0..<segments { body += Int(buffer[offset + 27 + index]) }
             let length = 27 + segments + body
             guard available >= length else { return nil }
-            let page = Array(buffer[offset..<offset + length])
-            let stored = UInt32(page[22]) | UInt32(page[23]) << 8 | UInt32(page[24]) << 16 | UInt32(page[25]) << 24
-            guard OggPageReader.crc(page) == stored else {
+            if available >= length + 4 && !isCapturePattern(at: offset + length) {
+                // Pages follow one another: a candidate whose end is not the next page's start is garbage, told
+                // without a CRC (a page followed by garbage is lost with it).
+                skip(1)
+                continue
+            }
+            guard crcCredit >= length else { return nil }  // more input first (see `crcPerByte`)
+            crcCredit -= length
+            statistics.crcBytes += length
+            let candidate = buffer[offset..<offset + length]
+            let stored =
+                UInt32(buffer[offset + 22]) | UInt32(buffer[offset + 23]) << 8 | UInt32(buffer[offset + 24]) << 16
+                | UInt32(buffer[offset + 25]) << 24
+            guard OggPageReader.crc(candidate) == stored else {
                 statistics.badPages += 1
                 skip(1)  // a false capture pattern, or a damaged page: look further
                 continue
             }
+            let page = Array(candidate)
             offset += length
             statistics.pages += 1
             return page
@@ -115,6 +141,10 @@ package struct OggDemuxer {
     private mutating func skip(_ count: Int) {
         statistics.bytesSkipped += count
         offset += count
+    }
+
+    private func isCapturePattern(at index: Int) -> Bool {
+        buffer[index] == 0x4F && buffer[index + 1] == 0x67 && buffer[index + 2] == 0x67 && buffer[index + 3] == 0x53
     }
 
     /// Where the next "OggS" starts, or nil (then all but the last three bytes are garbage, counted and dropped).

@@ -7,6 +7,11 @@
 /// upstream that restarted (a new serial) simply goes on, unless its OpusHead cannot carry on in the same link (a
 /// new channel count or mapping), which starts a new chained link. Titles from the upstream's OpusTags (`TITLE=`)
 /// become metadata events, and with `chainTitles` new links of the station's own.
+///
+/// Mono and stereo (channel mapping family 0) only: a multichannel upstream (family 1 or 255) is refused at its
+/// OpusHead (`takeRefusal`: the pipeline drops the connection with a clear error and retries), and none of its
+/// packets is relayed — the station's own silence, stereo Opus, would be a packet its listeners' multistream
+/// decoder cannot read.
 package final class OpusRelayChain {
     package struct Settings: Sendable {
         package var pageDuration = 100
@@ -34,7 +39,15 @@ package final class OpusRelayChain {
         /// than a day; a packet larger than its duration allows): each counted, the packet or the granule dropped,
         /// and the timeline taken up again from the next page that says where it is.
         package var streamErrors = 0
+        /// Link changes the upstream asked for faster than `minLinkSeconds` apart: a held one is replaced by the
+        /// newer (the newest wins), and the packets its head cannot carry are dropped meanwhile.
+        package var linksHeld = 0
     }
+
+    /// The shortest a link of the station's own lasts: new heads and new titles (`chainTitles`) faster than this
+    /// wait, the newest replacing the one waiting, so a flood of them costs one link (two header pages to every
+    /// listener) and one log line a second, not one each.
+    static let minLinkSeconds = 1.0
 
     /// The largest forward jump of the upstream's granule position that is still one stream going on: a day.
     static let maxGranuleJump = Int64(OpusClock.rate) * 86_400
@@ -62,6 +75,15 @@ package final class OpusRelayChain {
     private var queuedHead: OpusPacketInfo.Head
     private var queuedHeadPacket: [UInt8]
     private var title: String?
+    /// When the last link was queued (the clock's seconds), and the link waiting for its turn.
+    private var lastLinkAt: Double?
+    private var heldLink: (headPacket: [UInt8], head: OpusPacketInfo.Head)?
+    /// The upstream's head the queued link cannot carry while a head change is held: its packets are dropped.
+    private var mismatched = false
+    private var linkLog = LogRateLimit<Int>(limit: 1, window: 1)
+    /// The serial of a multichannel stream refused, and the reason not yet taken by the pipeline.
+    private var refusedSerial: UInt32?
+    private var refusal: String?
     package private(set) var statistics = Statistics()
     /// Stream errors are logged at most once a second, with the count of those left out.
     private var errorLog = LogRateLimit<Int>(limit: 1, window: 1)
@@ -90,6 +112,14 @@ package final class OpusRelayChain {
     /// A new connection: it starts with its header pages.
     package func restart() {
         demuxer.reset()
+        refusedSerial = nil
+        refusal = nil
+    }
+
+    /// Why the upstream's stream is not relayed (a multichannel one), once.
+    package func takeRefusal() -> String? {
+        defer { refusal = nil }
+        return refusal
     }
 
     package func feed(_ bytes: UnsafeRawBufferPointer) throws {
@@ -99,6 +129,16 @@ package final class OpusRelayChain {
     private func handle(_ event: OggDemuxer.Event) {
         switch event {
         case .head(let serial, let head):
+            guard head.mappingFamily == 0, head.channels <= 2 else {
+                if refusedSerial != serial {
+                    refusal =
+                        "the upstream's Opus stream has \(head.channels) channels (channel mapping family "
+                        + "\(head.mappingFamily)): an edge relays mono and stereo streams (family 0) only"
+                }
+                refusedSerial = serial
+                return
+            }
+            refusedSerial = nil
             if serial == upstreamSerial {
                 skipping = upstreamGranule != nil  // the same stream again: what was relayed is skipped
                 return
@@ -106,12 +146,21 @@ package final class OpusRelayChain {
             upstreamSerial = serial
             upstreamGranule = nil
             skipping = false
-            if !head.carriesPackets(of: queuedHead) {
-                Log.notice(
+            if head.carriesPackets(of: queuedHead) {
+                if mismatched {
+                    heldLink = nil  // the newest head fits the link in force: no new head waits
+                    mismatched = false
+                }
+            } else {
+                linkLogLine(
                     "relay: the upstream's stream now has \(head.channels) channel(s), mapping family "
                         + "\(head.mappingFamily): a new link")
-                queueLink(headPacket: Self.headPacket(for: head), head: head, comments: titleComments)
+                requestLink(headPacket: Self.headPacket(for: head), head: head)
             }
+        case .tags(let serial, _) where serial == refusedSerial:
+            return
+        case .audio(let serial, _, _) where serial == refusedSerial:
+            return
         case .tags(_, let comments):
             let newTitle = OpusPacketInfo.title(in: comments).map { Sanitized.text($0, limit: Sanitized.titleLimit) }
             guard let newTitle, newTitle != title else { return }
@@ -120,10 +169,15 @@ package final class OpusRelayChain {
             // A link needs audio before it to end: a title before any (the first connection's tags) only names
             // the later links, as the transcoding path's first link has no title either.
             if chainsTitles && statistics.packets > 0 {
-                queueLink(headPacket: queuedHeadPacket, head: queuedHead, comments: titleComments)
+                requestLink(headPacket: heldLink?.headPacket ?? queuedHeadPacket, head: heldLink?.head ?? queuedHead)
             }
         case .audio(_, let packet, let endGranule):
             guard let samples = OpusPacketInfo.samples(packet) else { return }
+            queueHeldLinkIfDue()
+            if mismatched {
+                statistics.linksHeld += 1
+                return  // its head waits for its link: the queued one cannot carry it
+            }
             guard OpusPacketInfo.sizeFits(packet, streams: queuedHead.streams) else {
                 return streamError("a packet of \(packet.count) bytes claims only \(samples) samples")
             }
@@ -136,6 +190,34 @@ package final class OpusRelayChain {
             statistics.packets += 1
             queue.append(.packet(packet, samples: samples))
             queuedSamples += samples
+        }
+    }
+
+    /// A new link, now if the last one is at least `minLinkSeconds` old, else held until then (checked at each
+    /// packet) — a later request replacing it.
+    private func requestLink(headPacket: [UInt8], head: OpusPacketInfo.Head) {
+        heldLink = (headPacket, head)
+        mismatched = !head.carriesPackets(of: queuedHead)
+        queueHeldLinkIfDue()
+        if heldLink != nil { statistics.linksHeld += 1 }
+    }
+
+    private func queueHeldLinkIfDue() {
+        guard let held = heldLink else { return }
+        let now = clock()
+        if let last = lastLinkAt, now - last < Self.minLinkSeconds { return }
+        heldLink = nil
+        mismatched = false
+        lastLinkAt = now
+        queueLink(headPacket: held.headPacket, head: held.head, comments: titleComments)
+    }
+
+    /// At most one line a second about link changes, with the count of those left out.
+    private func linkLogLine(_ line: String) {
+        switch linkLog.admit(0, now: clock()) {
+        case .write: Log.notice(line)
+        case .writeAfter(let suppressed): Log.notice(line + " (and \(suppressed) more changes since the last line)")
+        case .suppress: break
         }
     }
 
@@ -169,6 +251,9 @@ package final class OpusRelayChain {
     private var titleComments: [String] { title.map { ["TITLE=\($0)"] } ?? [] }
 
     private func queueLink(headPacket: [UInt8], head: OpusPacketInfo.Head, comments: [String]) {
+        if queueHead < queue.count, case .link = queue[queue.count - 1] {
+            queue.removeLast()  // a link with no audio yet: the new one replaces it
+        }
         queue.append(.link(headPacket: headPacket, comments: comments))
         queuedHead = head
         queuedHeadPacket = headPacket

@@ -54,7 +54,9 @@ extension Pipeline {
         fail(
             DownloadError(
                 .transfer, url: configuration.upstream,
-                "no MPEG audio in \(Int(configuration.noAudioTimeout)) s (\(received) bytes on this connection\(type))"),
+
+                "no \(configuration.relaysOggOpus ? "Opus" : "MPEG") audio in \(Int(configuration.noAudioTimeout)) s (\(received) bytes on this connection\(type))"
+            ),
             now: now)
     }
 

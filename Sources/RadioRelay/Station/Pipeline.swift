@@ -13,6 +13,8 @@ final class Pipeline {
     let broadcasters: [Broadcaster]
     let shared: LockedBox<StationState>
     var local = StationState()
+    /// New titles at most once a second, the newest winning.
+    var titles = TitleThrottle()
     let chain: any PipelineChain
     var clock: StreamClock
     var reconnect: ReconnectSchedule
@@ -195,6 +197,11 @@ final class Pipeline {
             while !backlog.isEmpty && clock.mayFeed(now: monotonicNow(), queued: queued) {
                 try backlog.consume(upTo: 1024) { try chain.feed($0) }
                 takeEvents()
+                if let refusal = chain.takeRefusal() {
+                    backlog.clear()  // nothing more of this connection is read
+                    fail(DownloadError(.transfer, url: configuration.upstream, refusal), now: monotonicNow())
+                    return
+                }
             }
         } catch {
             // A stage failed on this piece: it is dropped, the next goes on (the upstream connection is fine).
@@ -214,18 +221,28 @@ final class Pipeline {
                 Log.info("\(configuration.name): upstream format\(now) \(format)")
                 local.format = format
             case .metadata(let fields):
-                guard let title = Sanitized.title(in: fields), title != local.title else { continue }
-                local.title = title
-                Log.info("\(configuration.name): now playing: \(title)")
-                publishState()
+                guard let title = Sanitized.title(in: fields), title != local.title || titles.held != nil else {
+                    continue
+                }
+                if let shown = titles.offer(title, now: monotonicNow()) { show(shown) }
             }
         }
     }
 
     /// Carries out one step of the stream clock: drops what runs too far ahead, encodes what is due (with the
     /// clock's rate correction), fills silence while the upstream is away or late.
+    /// A title the throttle let through: the station's state, and the access log's line.
+    func show(_ shown: (title: String, skipped: Int)) {
+        guard shown.title != local.title else { return }
+        local.title = shown.title
+        let skipped = shown.skipped > 0 ? " (\(shown.skipped) titles in between not shown)" : ""
+        Log.info("\(configuration.name): now playing: \(shown.title)\(skipped)")
+        publishState()
+    }
+
     func advanceClock(paced: Bool) {
         let now = monotonicNow()
+        if let shown = titles.due(now: now) { show(shown) }
         let waiting = queued
         let step = clock.step(now: now, queued: waiting, finite: paced)
         if step.drop > 0 {

@@ -61,7 +61,9 @@ public final class Station: Service {
             ([adoptedSocket] + configuration.renditions.map { renditionSockets[$0.name] }).compactMap { $0 })
         defer { for fd in unowned { _ = Glibc.close(fd) } }
         for output in configuration.outputSettings {
-            let ring = PageRing(capacity: max(16, Self.ringPages(output.encoder, output.broadcaster)))
+            let ring = PageRing(
+                capacity: max(16, Self.ringPages(output.encoder, output.broadcaster)),
+                maxBytes: Self.ringBytes(output.broadcaster))
             let label = output.name.map { "\(configuration.name)/\($0)" } ?? configuration.name
             let socket = output.name == nil ? adoptedSocket : output.name.flatMap { renditionSockets[$0] }
             if let socket { unowned.remove(socket) }
@@ -106,6 +108,13 @@ public final class Station: Service {
     deinit { Log.debug("\(name): released") }
 
     /// Pages an output's ring needs for its lag allowance and burst.
+    /// Bytes an output's ring holds at most: its seconds at twice Opus's highest stereo rate (510 kb/s), plus 1 MB
+    /// — about 7 MB with the default lag and burst, where 96 kb/s needs 0.3 MB.
+    static func ringBytes(_ broadcaster: BroadcasterConfiguration) -> Int {
+        let keep = broadcaster.maxLag * 2 + broadcaster.burst + 2
+        return Int(min(keep, 3_600) * 2 * 510_000 / 8) + (1 << 20)
+    }
+
     private static func ringPages(_ encoder: EncoderConfiguration, _ broadcaster: BroadcasterConfiguration) -> Int {
         let pageSeconds = Double(encoder.pageDuration) / 1000
         let keep = broadcaster.maxLag * 2 + broadcaster.burst + 2

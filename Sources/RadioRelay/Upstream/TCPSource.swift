@@ -4,12 +4,17 @@ import Glibc
 /// A raw TCP upstream (`tcp://HOST:PORT`: another relay's raw port), read with the relay's own socket code: a
 /// non-blocking socket, connected within `connectTimeout`, read in bounded chunks, and failed when nothing arrives
 /// for `stallTimeout`. It never blocks the pipeline longer than the caller's poll timeout. HOST is an IP literal or
-/// a name resolved once per connection (`getaddrinfo`, which may block for the resolver's own timeout).
+/// a name resolved once per connection on a thread of its own (`NameResolution`), within the same `connectTimeout`:
+/// a DNS server that never answers fails the connection in time, and never stops the pipeline's heartbeat.
 final class TCPSource {
     let url: String
-    private let descriptor: FileDescriptor
+    private let port: UInt16
+    /// The socket once the address is known.
+    private var descriptor: FileDescriptor?
+    private var resolution: NameResolution?
     private var buffer: [UInt8]
     private var connected = false
+    private let connectTimeout: Double
     private let connectDeadline: Double
     private let stallTimeout: Double
     private var lastData: Double
@@ -32,9 +37,26 @@ final class TCPSource {
         guard let (host, port) = Self.endpoint(url) else {
             throw DownloadError(.badURL, url: url, "not tcp://HOST:PORT")
         }
-        guard let address = SocketAddress(host: host, port: port) ?? Self.resolve(host, port: port) else {
-            throw DownloadError(.transfer, url: url, "cannot resolve \(host)")
+        self.port = port
+        buffer = [UInt8](repeating: 0, count: max(1, chunkSize))
+        let now = monotonicNow()
+        self.connectTimeout = Double(max(1, connectTimeout))
+        connectDeadline = now + self.connectTimeout
+        self.stallTimeout = Double(max(1, stallTimeout))
+        lastData = now
+        if let address = SocketAddress(host: host, port: port) {
+            try connect(to: address)
+        } else {
+            guard let started = NameResolution.start(host, port: port) else {
+                throw DownloadError(
+                    .transfer, url: url,
+                    "cannot resolve \(host): \(NameResolution.maxInFlight) name resolutions are running already")
+            }
+            resolution = started
         }
+    }
+
+    private func connect(to address: SocketAddress) throws(DownloadError) {
         let socket = try Self.socket(family: address.family, url: url)
         let result = address.withSockaddr { Glibc.connect(socket.rawValue, $0, $1) }
         if result == 0 {
@@ -42,12 +64,7 @@ final class TCPSource {
         } else if errno != EINPROGRESS {
             throw DownloadError(.transfer, url: url, "connect to \(address): \(String(cString: strerror(errno)))")
         }
-        descriptor = socket
-        buffer = [UInt8](repeating: 0, count: max(1, chunkSize))
-        let now = monotonicNow()
-        connectDeadline = now + Double(max(1, connectTimeout))
-        self.stallTimeout = Double(max(1, stallTimeout))
-        lastData = now
+        descriptor = consume socket
     }
 
     private static func socket(family: Int32, url: String) throws(DownloadError) -> FileDescriptor {
@@ -57,25 +74,33 @@ final class TCPSource {
         return FileDescriptor(owning: fd)
     }
 
-    /// The first address `getaddrinfo` gives for a name.
-    private static func resolve(_ host: String, port: UInt16) -> SocketAddress? {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else { return nil }
-        defer { freeaddrinfo(list) }
-        guard let address = first.pointee.ai_addr else { return nil }
-        var storage = sockaddr_storage()
-        let length = min(Int(first.pointee.ai_addrlen), MemoryLayout<sockaddr_storage>.size)
-        withUnsafeMutableBytes(of: &storage) {
-            $0.copyMemory(from: UnsafeRawBufferPointer(start: address, count: length))
+    /// The socket, once the name is resolved (connecting to its address then); nil while the resolution runs, after
+    /// waiting up to `timeout` ms for it.
+    private func socketReady(timeout: Int) throws(DownloadError) -> Int32? {
+        if let fd = descriptor?.rawValue { return fd }
+        guard let resolution else { throw DownloadError(.transfer, url: url, "no address") }
+        switch resolution.result {
+        case nil:
+            if monotonicNow() >= connectDeadline {
+                self.resolution = nil  // its thread ends on its own; its answer is no longer wanted
+                throw DownloadError(
+                    .transfer, url: url, "resolving \(resolution.host) timed out after \(Int(connectTimeout)) s")
+            }
+            _ = Glibc.poll(nil, 0, Int32(clamping: min(max(0, timeout), 20)))
+            return nil
+        case .failed(let reason):
+            self.resolution = nil
+            throw DownloadError(.transfer, url: url, reason)
+        case .address(let address):
+            self.resolution = nil
+            try connect(to: address)
+            return descriptor?.rawValue
         }
-        return SocketAddress(storage: storage, length: socklen_t(length))
     }
 
     /// Reads what is there, waiting up to `timeout` ms; nil when the peer closed, an empty slice when nothing came.
     func read(timeout: Int) throws(DownloadError) -> ArraySlice<UInt8>? {
-        let fd = descriptor.rawValue
+        guard let fd = try socketReady(timeout: timeout) else { return [] }
         let now = monotonicNow()
         if !connected {
             var waiting = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
