@@ -1,3 +1,5 @@
+import Foundation
+import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
@@ -121,5 +123,34 @@ import Testing
         #expect(shown?.title == "C" && shown?.skipped == 1)
         #expect(throttle.due(now: 5) == nil)
         #expect(throttle.offer("D", now: 5)?.title == "D")
+    }
+}
+
+/// The refusal carried out by a running station: a six-channel Ogg Opus file as an edge's upstream ends each
+/// connection with the reason (as its last error), and listeners keep the station's own valid stereo stream.
+@Suite(.timeLimit(.minutes(1))) struct MultichannelStationTests {
+    @Test func aSixChannelUpstreamIsRefusedWithItsReason() throws {
+        var bytes = try BoundedWorkTests.headers(
+            serial: 5, channels: 6, family: 1, mapping: [4, 2, 0, 4, 1, 2, 3, 5])
+        let ogg = try OggStream(serial: 5)
+        for index in 2..<100 {
+            ogg.append(OpusRelayHostileTests.packet, granule: Int64(index) * 960)
+            bytes += ogg.flush().flatMap(\.bytes)
+        }
+        let path = temporaryPath("six.opus")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let station = try StationTests.station(upstream: path)
+        try station.start()
+        defer { station.stop() }
+        let deadline = monotonicNow() + 10
+        while station.state.lastError == nil && monotonicNow() < deadline { usleep(20_000) }
+        let error = try #require(station.state.lastError)
+        #expect(error.contains("6 channels") && error.contains("mapping family 1"), "\(error)")
+        let listener = try ListenerClient(port: station.port)
+        defer { listener.close() }
+        let (received, closed) = listener.read(for: 0.5)
+        let capture = try LiveCapture(received)
+        #expect(!closed && capture.headerOK && capture.sequenceGaps == 0)
     }
 }

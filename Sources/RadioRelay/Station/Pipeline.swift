@@ -148,6 +148,7 @@ final class Pipeline {
                 } else {
                     try chain.feed(chunk)
                     takeEvents()
+                    try checkRefusal()
                 }
             }
             if !more {
@@ -197,12 +198,10 @@ final class Pipeline {
             while !backlog.isEmpty && clock.mayFeed(now: monotonicNow(), queued: queued) {
                 try backlog.consume(upTo: 1024) { try chain.feed($0) }
                 takeEvents()
-                if let refusal = chain.takeRefusal() {
-                    backlog.clear()  // nothing more of this connection is read
-                    fail(DownloadError(.transfer, url: configuration.upstream, refusal), now: monotonicNow())
-                    return
-                }
+                try checkRefusal()
             }
+        } catch let refusal as DownloadError {
+            fail(refusal, now: monotonicNow())  // the stream cannot be relayed: this connection ends
         } catch {
             // A stage failed on this piece: it is dropped, the next goes on (the upstream connection is fine).
             takeEvents()
@@ -212,6 +211,13 @@ final class Pipeline {
     }
 
     // MARK: Stages
+
+    /// The chain refused the upstream's stream (a multichannel edge upstream): the connection ends with the reason.
+    func checkRefusal() throws(DownloadError) {
+        guard let refusal = chain.takeRefusal() else { return }
+        backlog.clear()  // nothing more of this connection is played
+        throw DownloadError(.transfer, url: configuration.upstream, refusal)
+    }
 
     func takeEvents() {
         for event in chain.takeEvents() {
