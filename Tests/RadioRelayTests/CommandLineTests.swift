@@ -67,7 +67,7 @@ import Testing
             ("chain-titles", "yes"), ("log-level", "debug"), ("channels", "1"), ("mount", "/live.opus"),
             ("rendition", "low:9001:32k:mono"), ("display-name", "Jazz FM"), ("description", "All jazz"),
             ("genre", "jazz"), ("url", "https://jazz.example.org/"), ("http", "8001"), ("status", "[::1]:8080"),
-            ("proxy-protocol", "yes"),
+            ("proxy-protocol", "yes"), ("proxy-from", "10.0.0.0/8, ::1"),
             ("push", "icecast://source:hackme@icecast.example:8000/jazz.opus"),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
@@ -94,6 +94,8 @@ import Testing
         #expect(station.pushes == [IcecastTarget(password: "hackme", host: "icecast.example", mount: "/jazz.opus")])
         #expect(serve.logLevel == .debug)
         #expect(station.broadcaster.proxyProtocol && serve.httpProxyProtocol)
+        #expect(station.broadcaster.trustedProxies.description == "10.0.0.0/8, ::1")
+        #expect(serve.httpProxyFrom?.description == "10.0.0.0/8, ::1")
         let plain = try Self.serve(["serve"])
         #expect(!plain.station.broadcaster.proxyProtocol && !plain.httpProxyProtocol)
         #expect(throws: UsageError.self) { try Self.serve(["serve", "--proxy-protocol", "on"]) }
