@@ -136,7 +136,8 @@ import Testing
         #expect(
             keys == [
                 "upstream", "port", "bind", "bitrate", "channels", "page_ms", "flush_ms", "burst", "max_lag",
-                "max_lead", "max_listeners", "max_per_ip", "proxy_protocol", "proxy_from", "complexity", "pace", "reconnect_max",
+                "max_lead", "max_listeners", "max_per_ip", "proxy_protocol", "proxy_from", "complexity", "pace",
+                "reconnect_max",
                 "chain_titles", "mount", "display_name", "description", "genre", "url", "push",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
