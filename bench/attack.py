@@ -89,25 +89,9 @@ class RowTimeout(Exception):
 
 # ---------------------------------------------------------------- Ogg
 
-def _crc_table():
-    t = []
-    for i in range(256):
-        r = i << 24
-        for _ in range(8):
-            r = ((r << 1) ^ 0x04C11DB7) if r & 0x80000000 else (r << 1)
-        t.append(r & 0xFFFFFFFF)
-    return t
-
-
-CRC_TABLE = _crc_table()
-
-
-def ogg_crc(b):
-    c = 0
-    t = CRC_TABLE
-    for x in b:
-        c = ((c << 8) & 0xFFFFFFFF) ^ t[(c >> 24) ^ x]
-    return c
+# The Ogg CRC is edge_restart.py's (one copy in bench/).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from edge_restart import ogg_crc  # noqa: E402
 
 
 class _OggPage(ctypes.Structure):
@@ -1161,6 +1145,27 @@ def attack_http_head_lines(ctx, row, scene):
     row.expect_ok = True
 
 
+def play_valid_first(conn, up, timeline, pages, valid_s):
+    """An edge upstream's start: the valid stream until `valid_s` after its first connection; returns when the
+    attack begins."""
+    if "t0" not in timeline:
+        timeline["t0"] = time.monotonic()
+    t_attack = timeline["t0"] + valid_s
+    if time.monotonic() < t_attack:
+        send_realtime(conn, up, pages, t_attack)
+    return t_attack
+
+
+def start_edge_attack(ctx, row, scene, handler, timeline, valid_s):
+    """An edge whose upstream is `handler`, its honest listener, and the meter started once the upstream's valid
+    part is over; returns the upstream, the server, the listener, the meter and where the log stood."""
+    up, srv = edge_attack_setup(ctx, row, scene, handler)
+    time.sleep(1.0)
+    honest = scene.add(Honest(ctx, srv.http_port, "/edge.opus", row.name).start())
+    wait_for(lambda: "t0" in timeline and time.monotonic() >= timeline["t0"] + valid_s, 5)
+    return up, srv, honest, Meter(srv.pid).start(), srv.log_size()
+
+
 def edge_attack_setup(ctx, row, scene, handler, wait_connect=5.0):
     up = scene.add(Upstream(ctx, handler))
     port = ctx.free_port()
@@ -1179,12 +1184,7 @@ def attack_oggs_flood(ctx, row, scene):
     timeline = {}
 
     def handler(conn, up, n):
-        if "t0" not in timeline:
-            timeline["t0"] = time.monotonic()
-        t_garbage = timeline["t0"] + valid_s
-        t_end = t_garbage + garbage_s + 2
-        if time.monotonic() < t_garbage:
-            send_realtime(conn, up, fx.pages, t_garbage)
+        t_end = play_valid_first(conn, up, timeline, fx.pages, valid_s) + garbage_s + 2
         pos, sent, t1 = 0, 0, time.monotonic()
         while not up.stop_event.is_set() and time.monotonic() < t_end:
             due = (time.monotonic() - t1) * rate
@@ -1198,12 +1198,7 @@ def attack_oggs_flood(ctx, row, scene):
             with up.lock:
                 up.counters["garbage"] += len(chunk)
 
-    up, srv = edge_attack_setup(ctx, row, scene, handler)
-    time.sleep(1.0)
-    honest = scene.add(Honest(ctx, srv.http_port, "/edge.opus", row.name).start())
-    wait_for(lambda: "t0" in timeline and time.monotonic() >= timeline["t0"] + valid_s, 5)
-    meter = Meter(srv.pid).start()
-    log0 = srv.log_size()
+    up, srv, honest, meter, log0 = start_edge_attack(ctx, row, scene, handler, timeline, valid_s)
     time.sleep(garbage_s)
     row.measure(meter)
     st = srv.station("edge")
@@ -1227,12 +1222,7 @@ def attack_link_flood(ctx, row, scene):
     timeline = {}
 
     def handler(conn, up, n):
-        if "t0" not in timeline:
-            timeline["t0"] = time.monotonic()
-        t_flood = timeline["t0"] + valid_s
-        t_end = t_flood + flood_s + 1
-        if time.monotonic() < t_flood:
-            send_realtime(conn, up, st_fx.pages, t_flood)
+        t_end = play_valid_first(conn, up, timeline, st_fx.pages, valid_s) + flood_s + 1
         k = 0
         t1 = time.monotonic()
         while not up.stop_event.is_set() and time.monotonic() < t_end:
@@ -1250,17 +1240,24 @@ def attack_link_flood(ctx, row, scene):
             with up.lock:
                 up.counters["links"] += 1
 
-    up, srv = edge_attack_setup(ctx, row, scene, handler)
-    time.sleep(1.0)
-    honest = scene.add(Honest(ctx, srv.http_port, "/edge.opus", row.name).start())
-    wait_for(lambda: "t0" in timeline and time.monotonic() >= timeline["t0"] + valid_s, 5)
-    meter = Meter(srv.pid).start()
-    log0 = srv.log_size()
+    up, srv, honest, meter, log0 = start_edge_attack(ctx, row, scene, handler, timeline, valid_s)
     time.sleep(flood_s)
+    lines, top, st, links = end_flood(row, meter, srv, log0, honest, up, "edge")
+    row.sent = (f"edge upstream tcp://: {up.counters['links']} chained links in {flood_s:.0f} s ({per_s}/s: new "
+                f"serial, OpusHead alternating 2/1 channels, OpusTags, one 20 ms packet, EOS)")
+    row.did = (f"{lines} log lines in the window (most: {top}); the honest listener got {links} links; state "
+               f"{st.get('upstream_state', '?')}, reconnects {st.get('reconnects', '?')}")
+    row.expect_ok = lines <= LOG_LINES_MAX
+    row.expect = f"{lines} log lines > {LOG_LINES_MAX}"
+
+
+def end_flood(row, meter, srv, log0, honest, up, station):
+    """Ends a flood row: CPU and RSS measured, the log lines of the window counted, the honest listener judged, the
+    server stopped; returns the lines, the most common kind, the station's status and the links the listener got."""
     row.measure(meter)
     time.sleep(0.3)   # the log writer's queue
     lines, top = log_summary(srv.log_text(log0))
-    st = srv.station("edge")
+    st = srv.station(station)
     honest.stop()
     up.stop()
     row.honest_ok, row.honest = honest.verdict()
@@ -1269,12 +1266,7 @@ def attack_link_flood(ctx, row, scene):
     if os.path.exists(honest.out):
         with open(honest.out, "rb") as f:
             links = len(ogg_links(f.read()))
-    row.sent = (f"edge upstream tcp://: {up.counters['links']} chained links in {flood_s:.0f} s ({per_s}/s: new "
-                f"serial, OpusHead alternating 2/1 channels, OpusTags, one 20 ms packet, EOS)")
-    row.did = (f"{lines} log lines in the window (most: {top}); the honest listener got {links} links; state "
-               f"{st.get('upstream_state', '?')}, reconnects {st.get('reconnects', '?')}")
-    row.expect_ok = lines <= LOG_LINES_MAX
-    row.expect = f"{lines} log lines > {LOG_LINES_MAX}"
+    return lines, top, st, links
 
 
 # 8
@@ -1322,19 +1314,7 @@ def attack_title_flood(ctx, row, scene):
     log0 = srv.log_size()
     titles0 = up.counters["titles"]
     time.sleep(flood_s)
-    row.measure(meter)
-    time.sleep(0.3)
-    text = srv.log_text(log0)
-    lines, top = log_summary(text)
-    st = srv.station("main")
-    honest.stop()
-    up.stop()
-    row.honest_ok, row.honest = honest.verdict()
-    finish_server(row, srv)
-    links = 0
-    if os.path.exists(honest.out):
-        with open(honest.out, "rb") as f:
-            links = len(ogg_links(f.read()))
+    lines, top, st, links = end_flood(row, meter, srv, log0, honest, up, "main")
     row.sent = (f"MP3 upstream (ICY 200 OK, icy-metaint {metaint}, 128 kb/s real time), a new StreamTitle every block: "
                 f"{up.counters['titles'] - titles0} titles in {flood_s:.0f} s; station chain_titles = yes")
     row.did = (f"{lines} log lines in the window (most: {top}); title now "
@@ -1358,12 +1338,7 @@ def attack_big_packets(ctx, row, scene):
         raise RuntimeError("libogg not found (ctypes): needed for the CRC of 24 MB/s of pages")
 
     def handler(conn, up, n):
-        if "t0" not in timeline:
-            timeline["t0"] = time.monotonic()
-        t_flood = timeline["t0"] + valid_s
-        t_end = t_flood + flood_s + 1
-        if time.monotonic() < t_flood:
-            send_realtime(conn, up, fx.pages, t_flood)
+        t_end = play_valid_first(conn, up, timeline, fx.pages, valid_s) + flood_s + 1
         serial = random.getrandbits(32)
         conn.sendall(build_page([fx.head], 0, serial, 0, htype=2) + build_page([fx.tags], 0, serial, 1))
         k, granule, t1 = 0, 0, time.monotonic()
@@ -1386,12 +1361,7 @@ def attack_big_packets(ctx, row, scene):
                 up.counters["pages"] += 1
                 up.counters["bytes"] += len(page)
 
-    up, srv = edge_attack_setup(ctx, row, scene, handler)
-    time.sleep(1.0)
-    honest = scene.add(Honest(ctx, srv.http_port, "/edge.opus", row.name).start())
-    wait_for(lambda: "t0" in timeline and time.monotonic() >= timeline["t0"] + valid_s, 5)
-    meter = Meter(srv.pid).start()
-    log0 = srv.log_size()
+    up, srv, honest, meter, log0 = start_edge_attack(ctx, row, scene, handler, timeline, valid_s)
     time.sleep(flood_s)
     row.measure(meter)
     time.sleep(0.3)

@@ -82,7 +82,9 @@ package struct ProxyHeaderWait<Key: Hashable, Entry> {
 
     package let capacity: Int
     package let timeout: Double
-    private var entries: [Key: (entry: Entry, deadline: Double)] = [:]
+    private var entries: [Key: Entry] = [:]
+    /// Their deadlines: expiring looks only at the due ones.
+    private var deadlines = DeadlineHeap<Key>()
 
     package init(capacity: Int = 1024, timeout: Double = ProxyHeaderReader.allowance) {
         self.capacity = capacity
@@ -92,28 +94,30 @@ package struct ProxyHeaderWait<Key: Hashable, Entry> {
     package var count: Int { entries.count }
     package var isEmpty: Bool { entries.isEmpty }
 
-    package subscript(key: Key) -> Entry? { entries[key]?.entry }
+    package subscript(key: Key) -> Entry? { entries[key] }
 
     /// Lets a fresh connection wait until `now + timeout`; false (nothing kept) when `capacity` are waiting already.
     package mutating func enter(_ key: Key, _ entry: Entry, now: Double) -> Bool {
         guard entries.count < capacity || entries[key] != nil else { return false }
-        entries[key] = (entry, now + timeout)
+        entries[key] = entry
+        deadlines.set(key, now + timeout)
         return true
     }
 
     /// Ends a connection's wait (its header came, or it failed); the entry, if it was waiting.
     @discardableResult
     package mutating func leave(_ key: Key) -> Entry? {
-        entries.removeValue(forKey: key)?.entry
+        deadlines.remove(key)
+        return entries.removeValue(forKey: key)
     }
 
     /// Ends the wait of every connection whose deadline is `now` or earlier, and returns them.
     package mutating func expire(now: Double) -> [Entry] {
-        let late = entries.filter { now >= $0.value.deadline }
-        for key in late.keys { entries[key] = nil }
-        return late.values.map(\.entry)
+        deadlines.popExpired(now: now).compactMap { entries.removeValue(forKey: $0) }
     }
 
     /// The earliest deadline (nil when nobody waits): the owning loop wakes up by then.
-    package var nextDeadline: Double? { entries.values.lazy.map(\.deadline).min() }
+    package var nextDeadline: Double? {
+        mutating get { deadlines.first()?.deadline }
+    }
 }

@@ -34,6 +34,7 @@ extension HTTPFrontLoop {
             return close(connection)
         }
         subscribers[path] = count + 1
+        eventConnections[connection.fd] = connection
         subscribersPerHost[path, default: [:]][connection.hostKey, default: 0] += 1
         connection.phase = .events(mount: path)
         untime(connection)  // it lasts; its places are the station's
@@ -48,6 +49,7 @@ extension HTTPFrontLoop {
     /// Forgets a subscriber's counts and place (its connection is already gone from the table).
     func unsubscribe(_ connection: HTTPConnection, from path: String) {
         front.budget.release()
+        eventConnections[connection.fd] = nil
         subscribers[path, default: 1] -= 1
         if subscribers[path] == 0 { subscribers[path] = nil }
         subscribersPerHost[path, default: [:]][connection.hostKey, default: 1] -= 1
@@ -62,7 +64,7 @@ extension HTTPFrontLoop {
         let (directory, _) = front.directory()
         var titles: [String: String?] = [:]
         for mount in directory.mounts { titles[mount.path] = .some(mount.title) }
-        for connection in Array(connections.values) {
+        for connection in Array(eventConnections.values) {
             guard case .events(let path) = connection.phase, var events = connection.events else { continue }
             guard let title = titles[path] else {
                 close(connection)

@@ -14,6 +14,8 @@ final class HTTPFrontLoop: HTTPConnectionLoop {
     /// Event subscribers by mount path and by (mount, address), for the limits.
     var subscribers: [String: Int] = [:]
     var subscribersPerHost: [String: [HostKey: Int]] = [:]
+    /// The subscribers' connections: the only ones `sendEvents` looks at (not every pending request's).
+    var eventConnections: [Int32: HTTPConnection] = [:]
 
     init(front: HTTPFront) throws(SystemError) {
         self.front = front
