@@ -40,7 +40,7 @@ to read the table):
                      code 0), 400 a second (real time by the TOC) for 8 s: RSS growth shows an unbounded page ring
   dns-blackhole      a station with upstream tcp://blackhole.test:9, the server under `unshare -m` with a bind-mounted
                      resolv.conf (nameserver 127.0.0.2, timeout:30 attempts:5) and a UDP socket on 127.0.0.2:53 that
-                     never answers; /health every 0.5 s for 10 s: all 200
+                     never answers; /health every 0.5 s for 12 s: all 200
   multichannel       an edge upstream serving 6-channel Ogg Opus (mapping family 1) for 5 s, then closing and
                      refusing; refused with a clear error or relayed, and what the listener got decodes
 
@@ -1399,7 +1399,8 @@ def attack_dns_blackhole(ctx, row, scene):
                                                     ("bind", HOST)])], resolv=resolv).start())
     honest = scene.add(Honest(ctx, srv.http_port, "/dns.opus", row.name).start())
     meter = Meter(srv.pid).start()
-    polls = poll_health(srv.status_port, 0.5, 10)
+    # 12 s: past the station's 10 s connect timeout, so the resolution's timing out is seen too.
+    polls = poll_health(srv.status_port, 0.5, 12)
     row.measure(meter)
     st = srv.station("dns")
     honest.stop()
@@ -1410,7 +1411,7 @@ def attack_dns_blackhole(ctx, row, scene):
     row.sent = ("station upstream tcp://blackhole.test:9; server under unshare -m, resolv.conf: nameserver "
                 "127.0.0.2, timeout:30 attempts:5; a UDP sink on 127.0.0.2:53 never answers")
     row.did = (f"{text}; DNS queries seen {sink.queries}; state {st.get('upstream_state', '?')}, alive "
-               f"{st.get('alive', '?')}")
+               f"{st.get('alive', '?')}, last error: {st.get('last_error', '-')}")
     row.expect_ok = bad == 0 and bool(polls)
     row.expect = f"{bad}/{len(polls)} /health not 200"
 
