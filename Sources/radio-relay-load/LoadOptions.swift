@@ -23,6 +23,8 @@ struct LoadOptions {
     var stuckAfter = 5.0
     var jsonPath: String?
     var checkStart = true
+    /// IPv4 source addresses the connections are spread over (127.0.0.1 … 127.0.0.K).
+    var sources = 16
 
     static let maxConnectRate = 2000.0
 
@@ -44,6 +46,10 @@ struct LoadOptions {
           --connect-timeout SECONDS   a connect not done by then fails (default 10)
           --stuck-after SECONDS       an open listener with no data for this long at the end is stuck (default 5)
           --no-start-check            do not require OpusHead/OpusTags first (e.g. a non-Opus stream)
+          --sources K                 spread IPv4 connections over the source addresses 127.0.0.1 to 127.0.0.K
+                                      (default 16; 1: all from 127.0.0.1). From one address, connect()'s search
+                                      for a free port to one destination costs milliseconds past ~14 000
+                                      connections, and the tool would take the CPU the server is measured on
           --json FILE                 also write the figures as JSON
         Times (connect, TTFB, first audio page) run from the connect() call; TTFB counts any byte, HTTP headers
         included; the longest stall is the largest gap between reads with data after the first audio page (the
@@ -112,6 +118,7 @@ struct LoadOptions {
             case "--connect-timeout": connectTimeout = try number(0.01...600)
             case "--stuck-after": stuckAfter = try number(0.1...3600)
             case "--no-start-check": checkStart = false
+            case "--sources": sources = try integer(1...255)
             case "--json": jsonPath = try value()
             case "--help", "-h": throw Problem.usage(Self.usage)
             default: throw Problem.usage("unknown option \(name)\n\n\(Self.usage)")

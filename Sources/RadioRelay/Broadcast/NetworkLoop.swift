@@ -38,6 +38,9 @@ final class NetworkLoop {
     var ring = RingSnapshot()
     /// When the earliest deferred flush is due (monotonic seconds), if any listener has pages waiting.
     private var nextDue: Double?
+    /// The ring head the last flush of every listener saw: pages past it are new to the schedule, whoever refreshed
+    /// the view (an accept batch earlier in the same wake-up refreshes it before the eventfd is looked at).
+    private var scheduledHead: Int64 = 0
     private var iov: UnsafeMutablePointer<iovec>
     var scratch = [UInt8](repeating: 0, count: 4096)
 
@@ -115,8 +118,12 @@ final class NetworkLoop {
                     if mask & EPOLLOUT.rawValue != 0 { flush(listener, now: monotonicNow()) }
                 }
             }
-            if published {
+            if published || ring.head != scheduledHead {
+                // Without the second test, pages published while an accept batch ran were seen by the batch's
+                // refresh only, and the listeners already there waited for their fallback deadline (up to twice
+                // the flush interval: stalls of ~500 ms during every connect ramp).
                 refresh()
+                scheduledHead = ring.head
                 flushDue()
             } else if let due = nextDue, monotonicNow() >= due {
                 flushDue()

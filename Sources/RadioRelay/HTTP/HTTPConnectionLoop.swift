@@ -37,9 +37,6 @@ class HTTPConnectionLoop {
     var deadlines = DeadlineHeap<Int32>()
     /// Connections still sending their head, by address.
     var pendingPerHost: [HostKey: Int] = [:]
-    /// Connections closed to make room for a new one, and refused for their address's pending limit.
-    var evicted = 0
-    var refusedPerAddress = 0
     var logLimit = LogRateLimit<LogTopic>(limit: 10, window: 10)
     var backoff = AcceptBackoff()
     var listenWatched = true
@@ -147,7 +144,6 @@ class HTTPConnectionLoop {
 
     /// 503 and close for a connection whose address has `maxPendingPerAddress` requests pending.
     func refuseOverAddressLimit(_ fd: Int32, peer: SocketAddress, now: Double) {
-        refusedPerAddress += 1
         Self.sendBestEffort(HTTPResponse.text(503, "too many pending requests from your address\n").encoded, on: fd)
         logLimited(
             .refused, now: now,
@@ -157,7 +153,6 @@ class HTTPConnectionLoop {
     /// Closes the connection due soonest (the oldest in its phase) to make room: every place is taken.
     private func evictOldest(now: Double) {
         guard let (fd, _) = deadlines.first(), let connection = connections[fd] else { return }
-        evicted += 1
         logLimited(
             .refused, now: now,
             "\(label): \(connection.peer) closed early: \(maxOpen) connections open (the oldest goes)")
