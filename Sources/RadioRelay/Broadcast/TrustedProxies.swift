@@ -111,9 +111,7 @@ package struct TrustedProxies: Sendable, Equatable, CustomStringConvertible {
 
     /// A comma-separated list of `ADDR[/BITS]`; nil if any item is not one, or the list is empty.
     package init?(parsing text: String) {
-        let items = text.split(separator: ",", omittingEmptySubsequences: false).map {
-            $0.trimmingCharacters(in: " \t")
-        }
+        let items = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingBlanks() }
         guard !items.isEmpty, items.count <= 256 else { return nil }
         var ranges: [AddressRange] = []
         for item in items {
@@ -147,13 +145,4 @@ package struct TrustedProxies: Sendable, Equatable, CustomStringConvertible {
 
     /// What the setting accepts, for messages.
     package static let accepts = "IP addresses or networks, comma-separated, e.g. 127.0.0.1, 10.0.0.0/8, ::1"
-}
-
-extension Substring {
-    fileprivate func trimmingCharacters(in blanks: String) -> String {
-        var text = self
-        while let first = text.first, blanks.contains(first) { text = text.dropFirst() }
-        while let last = text.last, blanks.contains(last) { text = text.dropLast() }
-        return String(text)
-    }
 }

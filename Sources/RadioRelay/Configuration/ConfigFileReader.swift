@@ -137,15 +137,7 @@ struct ConfigFileReader {
                     problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(httpProxy.accepts)")
                 }
             case Self.statusTokenKey:
-                var text = value
-                if let name = Credentials.reference(in: value) {
-                    switch Credentials.read(name, directory: credentialsDirectory) {
-                    case .success(let secret): text = secret
-                    case .failure(let problem):
-                        problems.add(entry.line, problem.message)
-                        continue
-                    }
-                }
+                guard let text = credential(value, line: entry.line) else { continue }
                 guard hasValue(entry.key, value, line: entry.line, accepts: StatusToken.accepts) else { continue }
                 if let token = StatusToken(text) {
                     server.statusAccess.token = token
@@ -235,25 +227,29 @@ struct ConfigFileReader {
         return (clean, seen)
     }
 
+    /// `value`, or the secret it names (`@credential:NAME`, from the credentials directory); nil, with a problem at
+    /// `line`, when the credential cannot be read.
+    private mutating func credential(_ value: String, line: Int) -> String? {
+        guard let name = Credentials.reference(in: value) else { return value }
+        switch Credentials.read(name, directory: credentialsDirectory) {
+        case .success(let secret): return secret
+        case .failure(let problem):
+            problems.add(line, problem.message)
+            return nil
+        }
+    }
+
     /// Sets one station key, reading `@credential:NAME` first where the key allows it.
     private mutating func apply(
         _ key: String, _ value: String, line: Int, _ option: OptionSpecification,
         to station: inout StationConfiguration
     ) -> Bool {
-        var text = value
-        if let name = Credentials.reference(in: text) {
-            guard option.acceptsCredential else {
-                let keys = OptionSpecification.stationSettings.filter(\.acceptsCredential).map(\.key)
-                problems.add(line, "\(key) cannot come from a credential: only \(Self.list(keys)) can")
-                return false
-            }
-            switch Credentials.read(name, directory: credentialsDirectory) {
-            case .success(let secret): text = secret
-            case .failure(let problem):
-                problems.add(line, problem.message)
-                return false
-            }
+        if Credentials.reference(in: value) != nil && !option.acceptsCredential {
+            let keys = OptionSpecification.stationSettings.filter(\.acceptsCredential).map(\.key)
+            problems.add(line, "\(key) cannot come from a credential: only \(Self.list(keys)) can")
+            return false
         }
+        guard let text = credential(value, line: line) else { return false }
         // Messages quote the file (`@credential:NAME`) or the value redacted (`Redaction`), never a secret.
         guard hasValue(key, value, line: line, accepts: option.accepts), let setting = option.setting,
             setting(text, &station)

@@ -34,6 +34,16 @@ package enum Units {
     }
 }
 
+extension StringProtocol {
+    /// Without the spaces and tabs around it: one item of a comma-separated config value.
+    func trimmingBlanks() -> String {
+        var text = self[...]
+        while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
+        while let last = text.last, last == " " || last == "\t" { text = text.dropLast() }
+        return String(text)
+    }
+}
+
 extension String {
     func trimmingWhitespace() -> String {
         var s = Substring(self)

@@ -275,8 +275,7 @@ class HTTPConnectionLoop {
     /// Forgets the connection: its socket (if it still has it) closes and leaves the epoll set with it.
     func close(_ connection: HTTPConnection) {
         guard connections[connection.fd] === connection else { return }
-        endPending(connection)
-        deadlines.remove(connection.fd)
+        untime(connection)
         connections[connection.fd] = nil
     }
 

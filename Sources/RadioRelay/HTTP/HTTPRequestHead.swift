@@ -69,8 +69,8 @@ enum HTTPRequestHead {
         var reason: String
     }
 
-    private static let cr = UInt8(ascii: "\r")
-    private static let lf = UInt8(ascii: "\n")
+    static let cr = UInt8(ascii: "\r")
+    static let lf = UInt8(ascii: "\n")
     private static let space = UInt8(ascii: " ")
 
     static func trimmed(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
@@ -139,8 +139,9 @@ enum HTTPRequestHead {
 
 /// Where a request head received in pieces stands, so that `HTTPRequestHead.parse` runs only when it can decide:
 /// once when the request line ends (a malformed one is refused at once), when a header line ends malformed (the
-/// same), once when the head's empty line comes, or at the size limit. Each byte is looked at once here, so the work for a head is linear in its bytes however it is
-/// cut into reads — re-parsing from the start on every read would be quadratic in the number of header lines.
+/// same), once when the head's empty line comes, or at the size limit. Each byte is looked at once here, so the work
+/// for a head is linear in its bytes however it is cut into reads — re-parsing from the start on every read would be
+/// quadratic in the number of header lines.
 struct HTTPHeadScan: Sendable {
     private var scanned = 0
     private var lineStart = 0
@@ -155,20 +156,17 @@ struct HTTPHeadScan: Sendable {
         var index = scanned
         while index < end {
             let byte = bytes[index]
-            if !sawRequestLine && index == lineStart && (byte == Self.cr || byte == Self.lf) {
+            if !sawRequestLine && index == lineStart && (byte == HTTPRequestHead.cr || byte == HTTPRequestHead.lf) {
                 lineStart = index + 1  // empty lines before the request line, skipped as `parse` skips them
-            } else if byte == Self.lf {
-                let hasCR = index > lineStart && bytes[index - 1] == Self.cr
-                if sawRequestLine && index - lineStart - (hasCR ? 1 : 0) == 0 {
-                    scanned = index + 1
-                    return true  // the end of the head
-                }
+            } else if byte == HTTPRequestHead.lf {
+                let line = HTTPRequestHead.trimmed(bytes[lineStart..<index])
                 if !sawRequestLine {
                     sawRequestLine = true
                     decide = true  // the request line, checked at once
-                } else if HTTPRequestHead.fieldProblem(HTTPRequestHead.trimmed(bytes[lineStart..<index])) != nil {
+                } else if line.isEmpty || HTTPRequestHead.fieldProblem(line) != nil {
+                    // The end of the head, or a malformed header line, refused at once as a whole head would be.
                     scanned = index + 1
-                    return true  // a malformed header line: refused at once, as a whole head would be
+                    return true
                 }
                 lineStart = index + 1
             }
@@ -178,6 +176,4 @@ struct HTTPHeadScan: Sendable {
         return decide || bytes.count >= limit
     }
 
-    private static let cr = UInt8(ascii: "\r")
-    private static let lf = UInt8(ascii: "\n")
 }

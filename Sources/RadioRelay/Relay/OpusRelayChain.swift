@@ -152,9 +152,10 @@ package final class OpusRelayChain {
                     mismatched = false
                 }
             } else {
-                linkLogLine(
+                logOncePerSecond(
+                    &linkLog, .notice,
                     "relay: the upstream's stream now has \(head.channels) channel(s), mapping family "
-                        + "\(head.mappingFamily): a new link")
+                        + "\(head.mappingFamily): a new link", more: "changes since the last line")
                 requestLink(headPacket: Self.headPacket(for: head), head: head)
             }
         case .tags(let serial, _) where serial == refusedSerial:
@@ -212,15 +213,6 @@ package final class OpusRelayChain {
         queueLink(headPacket: held.headPacket, head: held.head, comments: titleComments)
     }
 
-    /// At most one line a second about link changes, with the count of those left out.
-    private func linkLogLine(_ line: String) {
-        switch linkLog.admit(0, now: clock()) {
-        case .write: Log.notice(line)
-        case .writeAfter(let suppressed): Log.notice(line + " (and \(suppressed) more changes since the last line)")
-        case .suppress: break
-        }
-    }
-
     /// The upstream's granule after a packet of `samples` ending at `end` (nil: the page did not say): checked,
     /// since it comes from the wire. One that overflows, goes backwards or leaps more than `maxGranuleJump` is a
     /// stream error; the timeline is then taken up again from the page's own granule, or from the next that has one.
@@ -240,10 +232,17 @@ package final class OpusRelayChain {
 
     private func streamError(_ what: String) {
         statistics.streamErrors += 1
-        switch errorLog.admit(0, now: clock()) {
-        case .write: Log.warning("relay: \(what): a stream error, resynchronised")
-        case .writeAfter(let suppressed):
-            Log.warning("relay: \(what): a stream error, resynchronised (and \(suppressed) more since the last line)")
+        logOncePerSecond(
+            &errorLog, .warning, "relay: \(what): a stream error, resynchronised", more: "since the last line")
+    }
+
+    /// Writes `line` at most once a second through `limit`, saying how many were left out since.
+    private func logOncePerSecond(
+        _ limit: inout LogRateLimit<Int>, _ priority: Log.Priority, _ line: String, more: String
+    ) {
+        switch limit.admit(0, now: clock()) {
+        case .write: Log.write(priority, line)
+        case .writeAfter(let suppressed): Log.write(priority, line + " (and \(suppressed) more \(more))")
         case .suppress: break
         }
     }

@@ -51,11 +51,11 @@ extension Pipeline {
         guard silentFor >= configuration.noAudioTimeout else { return }
         let received = local.bytesIn - connection.bytesAtOpen
         let type = downloader?.responseHeaders["content-type"].map { ", Content-Type \(Sanitized.text($0))" } ?? ""
+        let audio = configuration.relaysOggOpus ? "Opus" : "MPEG"
         fail(
             DownloadError(
                 .transfer, url: configuration.upstream,
-
-                "no \(configuration.relaysOggOpus ? "Opus" : "MPEG") audio in \(Int(configuration.noAudioTimeout)) s (\(received) bytes on this connection\(type))"
+                "no \(audio) audio in \(Int(configuration.noAudioTimeout)) s (\(received) bytes on this connection\(type))"
             ),
             now: now)
     }

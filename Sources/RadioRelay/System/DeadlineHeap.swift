@@ -24,8 +24,6 @@ package struct DeadlineHeap<Key: Hashable> {
     /// Entries held, stale ones included (for tests of the bound).
     package var storage: Int { heap.count }
 
-    package func deadline(of key: Key) -> Double? { live[key]?.deadline }
-
     /// Gives `key` the deadline `deadline` (replacing the one it had).
     package mutating func set(_ key: Key, _ deadline: Double) {
         nextStamp &+= 1
