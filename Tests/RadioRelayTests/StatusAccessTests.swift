@@ -79,5 +79,8 @@ import Testing
         #expect(throws: ConfigFileError.self) {
             try ConfigFileTests.parse("[server]\nstatus_hosts = a_b\n[station a]\nupstream = http://e.org/a.mp3\n")
         }
+        #expect(throws: ConfigFileError.self) {
+            try ConfigFileTests.parse("[server]\nstatus_hosts = relay 1\n[station a]\nupstream = http://e.org/a.mp3\n")
+        }
     }
 }

@@ -146,9 +146,7 @@ struct ConfigFileReader {
                 }
             case Self.statusHostsKey:
                 guard hasValue(entry.key, value, line: entry.line, accepts: Self.statusHostsAccepts) else { continue }
-                let names = value.split(separator: ",", omittingEmptySubsequences: false).map {
-                    $0.filter { $0 != " " && $0 != "\t" }
-                }
+                let names = value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingBlanks() }
                 if names.allSatisfy(Self.isHostName) {
                     server.statusAccess = StatusAccess(token: server.statusAccess.token, names: names)
                 } else {
