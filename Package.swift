@@ -83,9 +83,19 @@ let package = Package(
             dependencies: ["RadioRelay", "RadioRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
+        // Unit, virtual-time and in-process tests (loopback sockets allowed), in debug; the threaded suites also run
+        // under ThreadSanitizer.
         .testTarget(
             name: "RadioRelayTests",
             dependencies: ["RadioRelay", "RadioRelayTestSupport", "COpus", "CLinux"],
+            swiftSettings: swiftSettings
+        ),
+        // End-to-end tests: the binary as shipped (RADIO_RELAY_BINARY, CI's static release build) run as a process
+        // with its real peers. No @testable import: they see the server only from outside (the library's public Ogg
+        // reader checks what listeners receive).
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["RadioRelay", "RadioRelayTestSupport", "CLinux"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -4,9 +4,9 @@ import Testing
 
 @testable import RadioRelay
 
-/// In the serialized `ServerProcessTests` chain: its tests block threads on real time (sockets, players), and too many
+/// In the serialized `RealTimeTests` chain: its tests block threads on real time (sockets, players), and too many
 /// at once starve the rest of the suite on two cores.
-extension ServerProcessTests {
+extension RealTimeTests {
     /// A station with `chainTitles` on, relaying a real ICY upstream whose title changes, heard by real listeners and
     /// checked with the reference tools: every title change is a new chained link; a listener connected throughout gets
     /// each link's headers in sequence, one who joins later gets the current link's headers first.

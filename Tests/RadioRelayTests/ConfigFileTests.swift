@@ -1,4 +1,5 @@
 import Foundation
+import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay

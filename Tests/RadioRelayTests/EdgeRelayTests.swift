@@ -5,9 +5,9 @@ import Testing
 
 @testable import RadioRelay
 
-/// In the serialized `ServerProcessTests` chain: its tests block threads on real time (sockets, players), and too many
+/// In the serialized `RealTimeTests` chain: its tests block threads on real time (sockets, players), and too many
 /// at once starve the rest of the suite on two cores.
-extension ServerProcessTests {
+extension RealTimeTests {
     /// An edge station relaying a root station over `tcp://` with real sockets: the root transcodes the stereo fixture
     /// (440 Hz left, 1 kHz right); the edge passes its Opus packets on without decoding, re-paged into its own stream.
     @Suite(.serialized) struct EdgeRelayTests {
@@ -55,7 +55,7 @@ extension ServerProcessTests {
             .enabled(if: tool("oggz-validate") != nil, "needs oggz-validate (Debian: oggz-tools; `.ci/deps --test`)"),
             .enabled(if: tool("opusinfo") != nil, "needs opusinfo (Debian: opus-tools; `.ci/deps --test`)"))
         func anEdgeRelaysTheRootPacketForPacketAcrossARootRestart() throws {
-            let rootPort = try ServerProcessTests.freePort()
+            let rootPort = try RealTimeTests.freePort()
             var root: Station? = try Self.root(port: rootPort)
             try root?.start()
             var edgeConfiguration = StationConfiguration()

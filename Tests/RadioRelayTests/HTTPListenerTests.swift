@@ -5,9 +5,9 @@ import Testing
 
 @testable import RadioRelay
 
-/// In the serialized `ServerProcessTests` chain: its tests block threads on real time (sockets, players), and too many
+/// In the serialized `RealTimeTests` chain: its tests block threads on real time (sockets, players), and too many
 /// at once starve the rest of the suite on two cores.
-extension ServerProcessTests {
+extension RealTimeTests {
     /// HTTP listeners over real sockets: a station relaying the stereo fixture (440 Hz left, 1 kHz right), the public
     /// HTTP front end in front of it, and clients that speak HTTP to it.
     @Suite struct HTTPListenerTests {
@@ -48,20 +48,9 @@ extension ServerProcessTests {
             }
         }
 
-        /// Sends `request`, reads for `seconds`; the response head (as text) and the body.
         static func exchange(_ port: UInt16, _ request: String, seconds: Double) throws -> (
             head: String, body: [UInt8], closed: Bool
-        ) {
-            let client = try ListenerClient(port: port)
-            defer { client.close() }
-            client.send(request)
-            let (bytes, closed) = client.read(for: seconds)
-            let separator = Array("\r\n\r\n".utf8)
-            guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }) else {
-                return (String(decoding: bytes, as: UTF8.self), [], closed)
-            }
-            return (String(decoding: bytes[..<end], as: UTF8.self), Array(bytes[(end + 4)...]), closed)
-        }
+        ) { try httpExchange(port, request, seconds: seconds) }
 
         @Test func anHTTPListenerGetsTheHeadThenTheStreamARawListenerGets() throws {
             let rig = try Rig()

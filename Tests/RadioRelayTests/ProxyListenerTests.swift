@@ -6,9 +6,9 @@ import Testing
 
 @testable import RadioRelay
 
-/// In the serialized `ServerProcessTests` chain: its tests block threads on real time (sockets, players), and too many
+/// In the serialized `RealTimeTests` chain: its tests block threads on real time (sockets, players), and too many
 /// at once starve the rest of the suite on two cores.
-extension ServerProcessTests {
+extension RealTimeTests {
     /// The PROXY protocol over real sockets on 127.0.0.1: a station's raw port and the public HTTP address with it on,
     /// and clients that send the header a load balancer would. Every client really comes from 127.0.0.1, so a per-address
     /// limit that tells them apart proves the header's source is what counts.

@@ -4,9 +4,9 @@ import Testing
 
 @testable import RadioRelay
 
-/// In the serialized `ServerProcessTests` chain: its tests block threads on real time (sockets, players), and too many
+/// In the serialized `RealTimeTests` chain: its tests block threads on real time (sockets, players), and too many
 /// at once starve the rest of the suite on two cores.
-extension ServerProcessTests {
+extension RealTimeTests {
     /// A station with several outputs from one decode: each output's listeners get a valid stream of the right
     /// encoding, the upstream is decoded once, one output's slow listener leaves the other's alone, and status shows
     /// every output.
@@ -220,7 +220,7 @@ extension ServerProcessTests {
 /// What a running station with renditions takes in place, and what needs a restart.
 @Suite struct RenditionUpdateTests {
     @Test func limitsApplyInPlaceAndTheRenditionSetNeedsARestart() throws {
-        let station = try ServerProcessTests.RenditionStationTests.station()
+        let station = try RealTimeTests.RenditionStationTests.station()
         let original = station.configuration
         var limits = original
         limits.renditions[0].broadcaster.maxListeners = 3

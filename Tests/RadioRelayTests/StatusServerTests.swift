@@ -7,30 +7,13 @@ import Testing
 /// The status endpoint end to end, with real sockets on 127.0.0.1: stations relaying a fixture file, the endpoint
 /// on port 0, requests written by hand.
 @Suite(.timeLimit(.minutes(1))) struct StatusServerTests {
-    struct Answer {
-        var status: Int
-        var head: String
-        var body: [UInt8]
-        var closed: Bool
-        var text: String { String(decoding: body, as: UTF8.self) }
-    }
+    typealias Answer = HTTPAnswer
 
-    /// Sends `request` raw and reads until the server closes (or `wait` seconds).
     static func fetch(_ port: UInt16, _ request: String, wait: Double = 5) throws -> Answer {
-        let client = try ListenerClient(port: port)
-        defer { client.close() }
-        client.send(request)
-        let (bytes, closed) = client.read(for: wait)
-        let separator = Array("\r\n\r\n".utf8)
-        let end = (0..<max(0, bytes.count - 3)).first { Array(bytes[$0..<$0 + 4]) == separator } ?? bytes.count
-        let head = String(decoding: bytes[..<end], as: UTF8.self)
-        let status = head.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
-        return Answer(status: status, head: head, body: Array(bytes[min(bytes.count, end + 4)...]), closed: closed)
+        try httpFetch(port, request, wait: wait)
     }
 
-    static func get(_ port: UInt16, _ path: String) throws -> Answer {
-        try fetch(port, "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-    }
+    static func get(_ port: UInt16, _ path: String) throws -> Answer { try httpGet(port, path) }
 
     /// `count` stations on port 0 relaying a fixture file, started and relaying (format known).
     static func stations(_ count: Int) throws -> [Station] {

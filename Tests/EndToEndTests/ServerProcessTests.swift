@@ -2,10 +2,10 @@ import Foundation
 import RadioRelayTestSupport
 import Testing
 
-@testable import RadioRelay
-
-/// The real binary as a process, under faults only a whole process can have: stopped with SIGSTOP for 30 s while
-/// listeners are connected, fed a title that tries to forge log lines.
+/// The real binary as a process, under faults only a whole process can have: stopped with SIGSTOP while listeners are
+/// connected, fed a title that tries to forge log lines, out of descriptors, bursted by its upstream.
+///
+/// The first of the two lanes of end-to-end tests (the other is `PeerTests`): one test at a time.
 @Suite(.timeLimit(.minutes(2)), .serialized) struct ServerProcessTests {
     /// A running `radio-relay serve`, its stderr collected; stopped (by its PID) when the test ends.
     final class ServerProcess: @unchecked Sendable {
@@ -15,7 +15,10 @@ import Testing
         private(set) var port: UInt16 = 0
 
         init(arguments: [String], environment: [String: String] = [:]) throws {
-            let executable = try #require(radioRelayExecutable(), "the radio-relay binary is built with the tests")
+            let executable = try #require(
+                radioRelayExecutable(),
+                "no radio-relay binary: set RADIO_RELAY_BINARY, or build one (swift build -c release --product radio-relay)"
+            )
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
             if !environment.isEmpty {
@@ -33,6 +36,7 @@ import Testing
                     port = UInt16(log[range].dropFirst("on 127.0.0.1:".count).dropLast()) ?? 0
                     break
                 }
+                if !process.isRunning { break }
                 usleep(20_000)
             }
             try #require(port != 0, "no listening address in the log:\n\(log)")
@@ -78,6 +82,13 @@ import Testing
             }
         }
 
+        /// Bytes received so far.
+        var count: Int {
+            lock.lock()
+            defer { lock.unlock() }
+            return bytes.count
+        }
+
         func finish() -> (bytes: [UInt8], closed: Bool) {
             stopFlag.set()
             _ = finished.wait(timeout: .now() + 5)
@@ -93,16 +104,43 @@ import Testing
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         try #require(fd >= 0)
         defer { close(fd) }
-        let bound = try #require(SocketAddress(host: "127.0.0.1", port: 0)).withSockaddr { bind(fd, $0, $1) }
-        try #require(bound == 0)
-        return try SocketAddress.local(of: fd).port
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        try #require(bound)
+        return UInt16(bigEndian: address.sin_port)
     }
 
-    @Test func aThirtySecondStopCostsNoListenerAndLogTextStaysHarmless() throws {
+    /// A blocking TCP socket connected (or trying to) to 127.0.0.1:`port`; -1 when no socket could be made.
+    static func rawConnect(_ port: UInt16) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return -1 }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        return fd
+    }
+
+    /// SIGSTOP with three listeners connected, as a debugger or an overloaded host would pause the process. The rule
+    /// (a pause moves the stream clock on; no listener is moved or dropped for it) is proven on virtual time for 30
+    /// and 60 s stops (StreamClockTests, ListenerScheduleTests); here 6 s show it holds in the real process.
+    @Test func aStopCostsNoListenerAndLogTextStaysHarmless() throws {
         let audio = try Fixture.bytes("stereo-44k-128k.mp3")
         let title = "Artist – Title\n<0>forged\u{1B}[31mred\u{202E}"
-        // One ICY stream of 72 s (metadata positions count from the start of the response, so no repeats).
-        let body = icyStream(Array([[UInt8]](repeating: audio, count: 24).joined()), interval: 4096, title: title)
+        // One ICY stream of 36 s (metadata positions count from the start of the response, so no repeats).
+        let body = icyStream(Array([[UInt8]](repeating: audio, count: 12).joined()), interval: 4096, title: title)
         let upstream = try HTTPTestServer { _ in
             .init(
                 headers: ["icy-metaint": "4096", "icy-name": "Name\u{1B}[2J\u{202E}"], body: body, pace: 16_400)
@@ -114,13 +152,14 @@ import Testing
             "--name", "e2e", "--max-lag", "10", "--log-level", "debug",
         ])
         defer { server.stop() }
-        usleep(1_500_000)
+        try #require(waitUntil(10) { server.log.contains("now playing:") }, "no title:\n\(server.log)")
         let readers = try (0..<3).map { _ in try Reader(port: server.port) }
-        usleep(3_000_000)
+        usleep(2_000_000)  // 2 s of live listening before the stop
         server.signal(SIGSTOP)
-        sleep(30)
+        sleep(6)
         server.signal(SIGCONT)
-        usleep(10_000_000)
+        #expect(waitUntil(10) { server.log.contains("did not run for") }, "the pause was not reported:\n\(server.log)")
+        usleep(4_000_000)  // 4 s of listening after it
         #expect(server.process.isRunning, "the server died:\n\(server.log)")
         for (index, reader) in readers.enumerated() {
             let (bytes, closed) = reader.finish()
@@ -128,15 +167,14 @@ import Testing
             let capture = try LiveCapture(bytes)
             #expect(capture.headerOK, "listener \(index)")
             #expect(capture.sequenceGaps == 0 && capture.granuleRegressions == 0, "listener \(index)")
-            // 3 s before the stop, 10 s after it, the 2 s burst: at least 12 s of audio, and the tones.
-            #expect(Double(capture.left.count) / 48_000 > 12, "listener \(index): \(capture.left.count) samples")
+            // The 2 s burst, 2 s before the stop, at least 4 s after it: more than 7 s of audio, and the tones.
+            #expect(Double(capture.left.count) / 48_000 > 7, "listener \(index): \(capture.left.count) samples")
             #expect(
                 abs(capture.medianAmplitude(left: true, frequency: 440) - 0.475) < 0.05,
                 "listener \(index): \(capture.amplitudes(left: true, frequency: 440))")
         }
         let log = server.log
         #expect(!log.contains("moved to the live edge") && !log.contains("too slow"), "\(log)")
-        #expect(log.contains("did not run for"), "the pause was not reported:\n\(log)")
         #expect(log.contains("now playing: Artist – Title<0>forged[31mred"), "\(log)")
         #expect(log.contains("\"Name[2J\""), "\(log)")
         // No line of the log was started by upstream text, and no escape character reached it.
@@ -175,7 +213,8 @@ import Testing
         defer { server.stop() }
         let pid = server.process.processIdentifier
         let existing = try Reader(port: server.port)
-        usleep(500_000)
+        let connected = Date()
+        try #require(waitUntil(5) { existing.count > 4096 }, "the first listener got nothing")
         // The soft limit only (raising a hard limit again needs a privilege the test may not have).
         let hard = try #require(Self.hardDescriptorLimit(pid))
         let limit = try run(try #require(tool("prlimit")), ["--pid", "\(pid)", "--nofile=40:\(hard)"])
@@ -184,14 +223,12 @@ import Testing
         // 200 connections against a limit of 40: most wait in the backlog or fail to be accepted.
         var crowd: [Int32] = []
         for _ in 0..<200 {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = Self.rawConnect(server.port)
             guard fd >= 0 else { break }
-            let address = try #require(SocketAddress(host: "127.0.0.1", port: server.port))
-            _ = address.withSockaddr { connect(fd, $0, $1) }
             crowd.append(fd)
         }
         let cpuBefore = Self.cpuSeconds(pid)
-        sleep(4)
+        sleep(4)  // the window the CPU time is measured over
         let cpu = (Self.cpuSeconds(pid) - cpuBefore) / 4
         #expect(cpu < 0.05, "the server used \(Int(cpu * 100)) % of a core while out of descriptors")
         let lines = server.log.split(separator: "\n")
@@ -204,35 +241,43 @@ import Testing
         for fd in crowd { close(fd) }
         let raised = try run(try #require(tool("prlimit")), ["--pid", "\(pid)", "--nofile=\(hard):\(hard)"])
         try #require(raised.status == 0)
-        usleep(1_500_000)
-        let late = try ListenerClient(port: server.port)
-        let (lateBytes, lateClosed) = late.read(for: 2)
-        late.close()
-        #expect(!lateClosed)
-        #expect(try LiveCapture(lateBytes).headerOK)
+        // A new listener is served again once the back-off lets the server accept (poll, at most 10 s).
+        var served = false
+        let deadline = Date().addingTimeInterval(10)
+        while !served && Date() < deadline {
+            let late = try ListenerClient(port: server.port)
+            let (lateBytes, lateClosed) = late.read(for: 1)
+            late.close()
+            served = !lateClosed && (try? LiveCapture(lateBytes))?.headerOK == true
+        }
+        #expect(served, "no listener served after the descriptors came back")
         let (bytes, closed) = existing.finish()
+        let listened = Date().timeIntervalSince(connected)
         #expect(!closed, "the existing listener was disconnected")
         let capture = try LiveCapture(bytes)
         #expect(capture.sequenceGaps == 0 && capture.granuleRegressions == 0)
-        #expect(Double(capture.left.count) / 48_000 > 7, "\(capture.left.count) samples")
+        // Served all along: the 2 s burst plus real time, less the flush interval and the reads' own lag.
+        #expect(Double(capture.left.count) / 48_000 > listened, "\(capture.left.count) samples in \(listened) s")
     }
 
-    /// An upstream that sends 20 s at once on every connection (Icecast's burst on connect after each reconnect),
-    /// then real time for 15 s, then drops the connection. A listener that reads as the audio comes stays connected,
-    /// is never moved, and the stream's position against its wall clock stays where it was after 5 s (the lead
-    /// bounds it; the bursts' excess is dropped).
+    /// An upstream that sends 6 s at once on every connection (Icecast's burst on connect after each reconnect), then
+    /// real time for 6 s, then drops the connection. A listener that reads as the audio comes stays connected, is
+    /// never moved, and the stream's position against its wall clock stays where it was after 5 s (the lead bounds
+    /// it; the bursts' excess is dropped). The rule is proven on virtual time for 20 s bursts (StreamClockTests); here
+    /// three reconnects in 25 s show the real process keeps it.
     @Test func aBurstOnEveryReconnectCostsAListenerNothing() throws {
-        // The fixture's first frame is its LAME Info tag, which carries no audio: repeated as it is, 12 copies would
-        // carry 12 frames less audio than their bytes' pace (0.85 % slow), and the stream would drift that way
+        // The fixture's first frame is its LAME Info tag, which carries no audio: repeated as it is, the copies would
+        // carry a frame less audio each than their bytes' pace (0.85 % slow), and the stream would drift that way
         // between the bursts. A live upstream sends audio at real time, so the tag goes.
         let fixture = try Fixture.bytes("stereo-44k-128k.mp3")
-        let tag = try #require(MP3FrameHeader(fixture[0], fixture[1], fixture[2], fixture[3])).frameLength
         #expect(String(decoding: fixture[36..<40], as: UTF8.self) == "Info")
+        // The tag's frame length: 144 × 128 000 / 44 100 (MPEG-1 layer III), padding bit from the header.
+        let tag = 144 * 128_000 / 44_100 + Int((fixture[2] >> 1) & 1)
         let audio = Array(fixture[tag...])
-        let body = Array([[UInt8]](repeating: audio, count: 12).joined())  // 36 s
+        let body = Array([[UInt8]](repeating: audio, count: 4).joined())  // 12 s
         let upstream = try HTTPTestServer { _ in
             var response = HTTPTestServer.Response(body: body, pace: 16_000)
-            response.burst = 20 * 16_000
+            response.burst = 6 * 16_000
             return response
         }
         defer { upstream.stop() }
@@ -241,17 +286,17 @@ import Testing
             "\(try Self.freePort())", "--name", "bursty", "--burst", "0",
         ])
         defer { server.stop() }
-        usleep(2_000_000)
+        try #require(waitUntil(10) { server.log.contains("bursty: upstream") }, "\(server.log)")
         let client = try ListenerClient(port: server.port)
         defer { client.close() }
         var received: [UInt8] = []
         var offsets: [(at: Double, offset: Double)] = []
         let start = Date()
         var firstGranule: Int64?
-        while Date().timeIntervalSince(start) < 62 {
+        while Date().timeIntervalSince(start) < 26 {
             let (chunk, closed) = client.read(for: 0.5)
             // When the bytes came, not after decoding everything received so far (which takes longer as the capture
-            // grows: up to ~0.7 s at 60 s in a debug build, which showed as a drift of the stream).
+            // grows), which would show as a drift of the stream.
             let elapsed = Date().timeIntervalSince(start)
             received += chunk
             #expect(!closed, "disconnected after \(Date().timeIntervalSince(start)) s")
@@ -266,10 +311,11 @@ import Testing
         #expect(capture.sequenceGaps == 0 && capture.granuleRegressions == 0)
         // The highest offset over a few seconds: reads, 300 ms flushes and 100 ms pages each add their own jitter.
         let early = try #require(offsets.filter { (2...5).contains($0.at) }.map(\.offset).max())
-        let late = try #require(offsets.filter { $0.at >= 57 }.map(\.offset).max())
-        print("bursts on reconnect: stream ahead of the listener's clock \(early) s after 5 s, \(late) s after 60 s")
-        #expect(abs(late - early) < 0.5, "after 5 s \(early) s, after 60 s \(late) s\n\(server.log)")
+        let late = try #require(offsets.filter { $0.at >= 22 }.map(\.offset).max())
+        print("bursts on reconnect: stream ahead of the listener's clock \(early) s after 5 s, \(late) s after 25 s")
+        #expect(abs(late - early) < 0.5, "after 5 s \(early) s, after 25 s \(late) s\n\(server.log)")
         let log = server.log
+        #expect(log.components(separatedBy: "bursty: upstream connected").count - 1 >= 3, "\(log)")
         #expect(log.contains("dropped"), "no burst was dropped:\n\(log)")
         #expect(!log.contains("moved to the live edge") && !log.contains("too slow"), "\(log)")
     }

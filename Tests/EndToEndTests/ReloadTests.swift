@@ -1,9 +1,8 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
-
-@testable import RadioRelay
 
 /// SIGHUP with the real binary: the config file edited under a running server.
 extension ServerProcessTests {
@@ -66,7 +65,7 @@ extension ServerProcessTests {
                     .write(toFile: path, atomically: true, encoding: .utf8)
                 server.signal(SIGHUP)
                 try Self.waitFor("reload: restarted beta\n", in: server, count: round)
-                let capture = try LiveCapture(try SystemdTests.listen(port: ports[0], seconds: 0.5))
+                let capture = try LiveCapture(try PeerTests.SystemdTests.listen(port: ports[0], seconds: 0.5))
                 #expect(capture.headerOK, "round \(round): beta does not serve:\n\(server.log)")
                 // The old station's sockets go with it (polled: its last reference goes with its threads).
                 let deadline = Date().addingTimeInterval(5)
@@ -87,7 +86,7 @@ extension ServerProcessTests {
                 ("kept", ports[0], ""), ("tuned", ports[1], ""), ("gone", ports[2], ""), ("recoded", ports[4], ""),
                 ("remixed", ports[5], ""),
             ]).write(toFile: path, atomically: true, encoding: .utf8)
-            let notify = try SystemdTests.NotifySocket()
+            let notify = try PeerTests.SystemdTests.NotifySocket()
             let server = try ServerProcessTests.ServerProcess(
                 arguments: ["--config", path], environment: ["NOTIFY_SOCKET": notify.path])
             defer { server.stop() }
@@ -106,7 +105,7 @@ extension ServerProcessTests {
             server.signal(SIGHUP)
             // The reload is done when it says what it did (on a loaded machine that takes longer than on an idle one).
             try Self.waitFor("reload: started", in: server)
-            let added = try LiveCapture(try SystemdTests.listen(port: ports[3], seconds: 1.5))
+            let added = try LiveCapture(try PeerTests.SystemdTests.listen(port: ports[3], seconds: 1.5))
             #expect(added.headerOK, "the added station does not serve")
             let (goneBytes, goneClosed) = gone.finish()
             #expect(goneClosed, "the removed station's listener was not closed")
@@ -114,14 +113,14 @@ extension ServerProcessTests {
             #expect(remixedClosed, "the restarted station's listener was not closed")
             // The restarted station serves at once: its successor took over the listening socket (no bind, no
             // EADDRINUSE, no connection left waiting in a socket nobody accepts).
-            let restarted = try LiveCapture(try SystemdTests.listen(port: ports[5], seconds: 1))
+            let restarted = try LiveCapture(try PeerTests.SystemdTests.listen(port: ports[5], seconds: 1))
             #expect(restarted.headerOK, "the restarted station does not serve:\n\(server.log)")
             #expect(try LiveCapture(goneBytes).headerOK)
             // A broken file: logged, and everything goes on.
             try "[station broken\n".write(toFile: path, atomically: true, encoding: .utf8)
             server.signal(SIGHUP)
             try Self.waitFor("reload: the configuration has errors", in: server)
-            let stillAdded = try LiveCapture(try SystemdTests.listen(port: ports[3], seconds: 1))
+            let stillAdded = try LiveCapture(try PeerTests.SystemdTests.listen(port: ports[3], seconds: 1))
             #expect(stillAdded.headerOK, "a broken reload stopped a station")
             // The new bitrate went in without a restart: the listener stayed, on one logical stream.
             let (recodedBytes, recodedClosed) = recoded.finish()

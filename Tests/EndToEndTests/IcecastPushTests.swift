@@ -3,11 +3,8 @@ import Glibc
 import RadioRelayTestSupport
 import Testing
 
-@testable import RadioRelay
-
-/// In the serialized `ServerProcessTests` chain: its tests block threads on real time (sockets, players), and too many
-/// at once starve the rest of the suite on two cores.
-extension ServerProcessTests {
+/// In the `PeerTests` lane: one real peer at a time.
+extension PeerTests {
     /// A station pushing to a real Icecast (Debian's `icecast2`, 2.4.4), started by the test on a free port: Icecast's
     /// listeners hear the station's audio, the push survives an Icecast restart by itself, a refused push says why, and
     /// none of it touches the station's own listeners.
@@ -107,12 +104,20 @@ extension ServerProcessTests {
             return condition()
         }
 
-        static func station(pushingTo target: IcecastTarget) throws -> Station {
-            try StationTests.station(upstream: Fixture.path("stereo-44k-128k.mp3")) { configuration in
-                configuration.pushes = [target]
-                configuration.info.displayName = "Push FM"
-                configuration.info.genre = "test tones"
-            }
+        /// The push URL of `mount` on `icecast` (with `password`, by default the right one).
+        static func target(_ icecast: IcecastServer, _ mount: String, password: String? = nil) -> String {
+            "icecast://source:\(password ?? icecast.password)@127.0.0.1:\(icecast.port)\(mount)"
+        }
+
+        /// The binary serving the stereo fixture and pushing it to `targets`.
+        static func station(pushingTo targets: [String]) throws -> ServedStation {
+            try ServedStation(
+                ["--display-name", "Push FM", "--genre", "test tones"] + targets.flatMap { ["--push", $0] })
+        }
+
+        /// The state of the station's first push, as `/status.json` says.
+        static func state(_ station: ServedStation) -> String? {
+            (try? station.pushes().first?["state"]) as? String
         }
 
         /// The audio Icecast serves is the station's (440 Hz left, 1 kHz right, amplitude 0.475), as one valid Ogg
@@ -130,15 +135,12 @@ extension ServerProcessTests {
         @Test func aStationPushesToIcecastAndSurvivesItsRestart() throws {
             let icecast = try IcecastServer(port: try ServerProcessTests.freePort())
             defer { icecast.remove() }
-            let target = IcecastTarget(
-                password: icecast.password, host: "127.0.0.1", port: Int(icecast.port), mount: "/push.opus")
-            let station = try Self.station(pushingTo: target)
-            try station.start()
+            let station = try Self.station(pushingTo: [Self.target(icecast, "/push.opus")])
             defer { station.stop() }
             // The station's own listener, from before the push connects until after Icecast came back.
             let own = try ServerProcessTests.Reader(port: station.port)
 
-            #expect(Self.waitFor(10) { station.pushStatuses.first?.state == .connected }, "\(station.pushStatuses)")
+            #expect(Self.waitFor(10) { Self.state(station) == "connected" }, "\((try? station.pushes()) ?? [])")
             let (head, body) = try icecast.listen("/push.opus", seconds: 4)
             #expect(head.hasPrefix("HTTP/1.0 200"), "\(head)")
             #expect(
@@ -157,17 +159,19 @@ extension ServerProcessTests {
 
             // Icecast goes away and comes back on the same port: the push notices, retries and reconnects by itself.
             icecast.stop()
-            #expect(Self.waitFor(5) { station.pushStatuses.first?.state == .retrying }, "\(station.pushStatuses)")
+            #expect(Self.waitFor(5) { Self.state(station) == "retrying" }, "\((try? station.pushes()) ?? [])")
             usleep(500_000)
             try icecast.start()
             let restarted = Date()
-            #expect(Self.waitFor(20) { station.pushStatuses.first?.state == .connected }, "\(station.pushStatuses)")
+            #expect(Self.waitFor(20) { Self.state(station) == "connected" }, "\((try? station.pushes()) ?? [])")
             let back = Date().timeIntervalSince(restarted)
             let (_, again) = try icecast.listen("/push.opus", seconds: 3)
             try Self.expectStationAudio(again, "Icecast listener after the restart")
-            let status = try #require(station.pushStatuses.first)
-            #expect(status.reconnects >= 1 && status.lastError != nil && status.bytesSent > 50_000, "\(status)")
-            #expect(status.target == "icecast://***@127.0.0.1:\(icecast.port)/push.opus")
+            let status = try #require(try station.pushes().first)
+            #expect(
+                (status["reconnects"] as? Int ?? 0) >= 1 && status["last_error"] is String
+                    && (status["bytes_sent"] as? Int ?? 0) > 50_000, "\(status)")
+            #expect(status["target"] as? String == "icecast://***@127.0.0.1:\(icecast.port)/push.opus")
             print("push: connected again \(String(format: "%.2f", back)) s after Icecast restarted; \(status)")
 
             // The station's own listener never noticed.
@@ -182,44 +186,59 @@ extension ServerProcessTests {
         @Test func aReloadChangesOnlyThePushesThatChanged() throws {
             let icecast = try IcecastServer(port: try ServerProcessTests.freePort())
             defer { icecast.remove() }
-            let first = IcecastTarget(
-                password: icecast.password, host: "127.0.0.1", port: Int(icecast.port), mount: "/a.opus")
-            var second = first
-            second.mount = "/b.opus"
-            let station = try Self.station(pushingTo: first)
-            try station.start()
-            defer { station.stop() }
-            #expect(Self.waitFor(10) { station.pushStatuses.first?.state == .connected }, "\(station.pushStatuses)")
-            var configuration = station.configuration
-            configuration.pushes = [first, second]
-            #expect(station.canUpdate(to: configuration))
-            try station.update(configuration)
-            #expect(Self.waitFor(10) { station.pushStatuses.map(\.state) == [.connected, .connected] })
-            #expect(station.pushStatuses.map(\.reconnects) == [0, 0], "the first push kept its connection")
-            configuration.pushes = [second]
-            try station.update(configuration)
-            #expect(station.pushStatuses.map(\.target) == [second.description])
-            #expect(station.pushStatuses.first?.state == .connected && station.pushStatuses.first?.reconnects == 0)
+            let (first, second) = (Self.target(icecast, "/a.opus"), Self.target(icecast, "/b.opus"))
+            let status = try ServerProcessTests.freePort()
+            let path = temporaryPath("push-reload.conf")
+            defer { unlink(path) }
+            func write(_ pushes: [String]) throws {
+                try """
+                [server]
+                status = 127.0.0.1:\(status)
+                [station test]
+                upstream = \(Fixture.path("stereo-44k-128k.mp3"))
+                bind = 127.0.0.1
+                port = \(try ServerProcessTests.freePort())
+                display_name = Push FM
+                \(pushes.map { "push = \($0)" }.joined(separator: "\n"))
+
+                """.write(toFile: path, atomically: true, encoding: .utf8)
+            }
+            try write([first])
+            let server = try ServerProcessTests.ServerProcess(arguments: ["--config", path])
+            defer { server.stop() }
+            func pushes() -> [[String: Any]] {
+                ((try? statusStations(status).first?["pushes"]) as? [[String: Any]]) ?? []
+            }
+            func states() -> [String] { pushes().compactMap { $0["state"] as? String } }
+            #expect(Self.waitFor(10) { states() == ["connected"] }, "\(pushes())")
+            try write([first, second])
+            server.signal(SIGHUP)
+            #expect(Self.waitFor(10) { states() == ["connected", "connected"] }, "\(pushes())")
+            #expect(pushes().map { $0["reconnects"] as? Int } == [0, 0], "the first push kept its connection")
+            try write([second])
+            server.signal(SIGHUP)
+            #expect(Self.waitFor(10) { pushes().count == 1 }, "\(pushes())")
+            #expect(pushes().first?["target"] as? String == "icecast://***@127.0.0.1:\(icecast.port)/b.opus")
+            #expect(states() == ["connected"] && pushes().first?["reconnects"] as? Int == 0, "\(pushes())")
             try Self.expectStationAudio(try icecast.listen("/b.opus", seconds: 3).body, "the pushed mount")
             #expect(
                 try icecast.listen("/a.opus", seconds: 0.5).head.hasPrefix("HTTP/1.0 404"), "the removed push ended")
+            #expect(!server.log.contains(icecast.password), "a password in the log")
         }
 
         @Test func aRefusedPushSaysWhyAndKeepsTrying() throws {
             let icecast = try IcecastServer(port: try ServerProcessTests.freePort())
             defer { icecast.remove() }
-            let target = IcecastTarget(
-                password: "wrong", host: "127.0.0.1", port: Int(icecast.port), mount: "/refused.opus")
-            let station = try Self.station(pushingTo: target)
-            try station.start()
+            let station = try Self.station(pushingTo: [Self.target(icecast, "/refused.opus", password: "wrong")])
             defer { station.stop() }
-            #expect(Self.waitFor(10) { (station.pushStatuses.first?.reconnects ?? 0) >= 2 }, "\(station.pushStatuses)")
-            let status = try #require(station.pushStatuses.first)
-            #expect(status.state == .retrying || status.state == .connecting)
+            func reconnects() -> Int { ((try? station.pushes().first?["reconnects"]) as? Int) ?? 0 }
+            #expect(Self.waitFor(10) { reconnects() >= 2 }, "\((try? station.pushes()) ?? [])")
+            let status = try #require(try station.pushes().first)
+            #expect(status["state"] as? String == "retrying" || status["state"] as? String == "connecting")
             #expect(
-                status.lastError
+                status["last_error"] as? String
                     == "Icecast answered HTTP 401: You need to authenticate (check the user and source password)")
-            #expect(status.bytesSent == 0, "Expect: 100-continue: no audio before the password is accepted")
+            #expect(status["bytes_sent"] as? Int == 0, "Expect: 100-continue: no audio before the password is accepted")
             let (bytes, _) = try ListenerClient(port: station.port).read(for: 1.5)
             #expect(try LiveCapture(bytes).headerOK, "the station's own listeners are served")
         }

@@ -2,8 +2,6 @@ import Foundation
 import RadioRelayTestSupport
 import Testing
 
-@testable import RadioRelay
-
 /// The real binary against upstreams that lie, one station each in one process (a config file): a SHOUTcast v1
 /// server, a redirect to a 404, an HTML page answered with 200, and a static MP3 served as fast as the socket takes
 /// it with a Content-Length. Every station keeps its listener on a valid stream, and the log says what each upstream

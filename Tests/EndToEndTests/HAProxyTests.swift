@@ -4,11 +4,8 @@ import Glibc
 import RadioRelayTestSupport
 import Testing
 
-@testable import RadioRelay
-
-/// In the serialized `ServerProcessTests` chain: its tests block threads on real time (sockets, players), and too many
-/// at once starve the rest of the suite on two cores.
-extension ServerProcessTests {
+/// In the `PeerTests` lane: one real peer at a time.
+extension PeerTests {
     /// Behind a real HAProxy (Debian's `haproxy`), as `deploy/haproxy.cfg` sets it up: TCP mode, `send-proxy-v2`,
     /// health checks against the status address's `/health`. Listeners connect through HAProxy from distinct loopback
     /// addresses (Linux routes all of 127/8 to lo), and the station must tell them apart by the header's source.
@@ -94,14 +91,8 @@ extension ServerProcessTests {
 
         @Test(.enabled(if: tool("haproxy") != nil))
         func listenersThroughHAProxyKeepTheirAddressesAndHealthChecksPass() throws {
-            let station = try StationTests.station(upstream: Fixture.path("stereo-44k-128k.mp3")) {
-                $0.broadcaster.proxyProtocol = true
-                $0.broadcaster.maxPerIP = 1
-            }
-            try station.start()
+            let station = try ServedStation(["--proxy-protocol", "yes", "--max-per-ip", "1"])
             defer { station.stop() }
-            let status = try StatusServerTests.endpoint([station])
-            defer { status.stop(timeout: 5) }
             let front = try ServerProcessTests.freePort()
             let nowhere = try ServerProcessTests.freePort()  // edge2: nothing listens, its checks fail
             // deploy/haproxy.cfg's choices, with faster checks and short timeouts for the test.
@@ -124,16 +115,16 @@ extension ServerProcessTests {
                         option httpchk GET /health
                         http-check expect status 200
                         default-server inter 200ms fall 2 rise 2
-                        server edge1 127.0.0.1:\(station.port) send-proxy-v2 check port \(status.address.port)
+                        server edge1 127.0.0.1:\(station.port) send-proxy-v2 check port \(station.status)
                         server edge2 127.0.0.1:\(nowhere) send-proxy-v2 check port \(nowhere)
 
                     """)
             defer { haproxy.stop() }
 
             // The health checks: edge1's /health answers 200 (L7OK), edge2 is down.
-            let deadline = monotonicNow() + 8
+            let deadline = Date().addingTimeInterval(8)
             var servers = haproxy.servers(of: "edges")
-            while monotonicNow() < deadline
+            while Date() < deadline
                 && !(servers["edge1"]?.check == "L7OK" && servers["edge2"]?.status.hasPrefix("DOWN") == true)
             {
                 usleep(100_000)
@@ -163,9 +154,11 @@ extension ServerProcessTests {
             let served = third.read(for: 0.5)
             let servedCapture = try LiveCapture(served.bytes)
             #expect(!served.closed && servedCapture.headerOK)
-            let counters = station.broadcaster.counters.snapshot
-            #expect(counters.connections == 3 && counters.rejected == 1 && counters.listeners == 2)
-            #expect(counters.proxyRejected == 0)
+            let counters = try station.station()
+            #expect(
+                counters["connections"] as? Int == 3 && counters["refusals"] as? Int == 1
+                    && counters["listeners"] as? Int == 2, "\(counters)")
+            #expect(counters["proxy_header_failures"] as? Int == 0)
         }
 
         /// The shipped example passes HAProxy's own check.

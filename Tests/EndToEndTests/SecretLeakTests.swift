@@ -1,8 +1,7 @@
 import Foundation
 import Glibc
+import RadioRelayTestSupport
 import Testing
-
-@testable import RadioRelay
 
 /// The real binary with a planted password and token in its upstream and push URLs, failing, retrying, reloading and
 /// pushing: none of what it says anywhere (its log, `/status.json`, `/metrics`, `check-config`, a usage error) holds
@@ -52,8 +51,8 @@ extension ServerProcessTests {
             .write(toFile: path, atomically: true, encoding: .utf8)
             server.signal(SIGHUP)
             try ServerProcessTests.ReloadTests.waitFor("reload: updated leaky", in: server)
-            let status = try StatusServerTests.get(ports[2], "/status.json")
-            let metrics = try StatusServerTests.get(ports[2], "/metrics")
+            let status = try httpGet(ports[2], "/status.json")
+            let metrics = try httpGet(ports[2], "/metrics")
             #expect(status.status == 200 && metrics.status == 200)
             let json = String(decoding: status.body, as: UTF8.self)
             #expect(json.contains("upstream_reason") && json.contains("***"), "\(json)")

@@ -3,11 +3,8 @@ import Glibc
 import RadioRelayTestSupport
 import Testing
 
-@testable import RadioRelay
-
-/// In the serialized `ServerProcessTests` chain: its tests block threads on real time (sockets, players), and too many
-/// at once starve the rest of the suite on two cores.
-extension ServerProcessTests {
+/// In the `PeerTests` lane: one real peer at a time.
+extension PeerTests {
     /// Real players over HTTP: ffmpeg, mpv and a headless Chromium each play a station's mount from the front end and
     /// must get the right audio (the stereo fixture: 440 Hz left, 1 kHz right) without an error.
     @Suite struct HTTPPlayerTests {
@@ -48,12 +45,12 @@ extension ServerProcessTests {
 
         @Test(.enabled(if: tool("ffmpeg") != nil, "needs ffmpeg (Debian: ffmpeg; `.ci/deps --test`)"))
         func ffmpegDecodesTenSecondsOfTheMount() throws {
-            let rig = try HTTPListenerTests.Rig()
+            let rig = try ServedStation()
             defer { rig.stop() }
             let directory = try Self.temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let output = directory.appendingPathComponent("ffmpeg.f32").path
-            let url = "http://127.0.0.1:\(rig.port)/test.opus"
+            let url = "http://127.0.0.1:\(rig.http)/test.opus"
             let result = try run(
                 try #require(tool("ffmpeg")),
                 ["-nostdin", "-v", "error", "-t", "10", "-i", url, "-f", "f32le", "-ac", "2", "-ar", "48000", output])
@@ -66,7 +63,7 @@ extension ServerProcessTests {
 
         @Test(.enabled(if: tool("mpv") != nil, "needs mpv (Debian: mpv; `.ci/deps --test`)"))
         func mpvPlaysTenSecondsOfTheMount() throws {
-            let rig = try HTTPListenerTests.Rig()
+            let rig = try ServedStation()
             defer { rig.stop() }
             let directory = try Self.temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
@@ -76,7 +73,7 @@ extension ServerProcessTests {
                 [
                     "--no-config", "--really-quiet", "--vo=null", "--ao=pcm", "--ao-pcm-file=\(output)",
                     "--ao-pcm-waveheader=no", "--audio-format=float", "--audio-samplerate=48000",
-                    "--audio-channels=stereo", "--length=10", "http://127.0.0.1:\(rig.port)/test.opus",
+                    "--audio-channels=stereo", "--length=10", "http://127.0.0.1:\(rig.http)/test.opus",
                 ])
             #expect(result.status == 0, "mpv: \(result.stderr)")
             let tones = Self.tones(interleaved: Self.floats(try Data(contentsOf: URL(fileURLWithPath: output))))
@@ -88,14 +85,14 @@ extension ServerProcessTests {
         /// reports how far `currentTime` advanced and any error to the test's own HTTP server.
         @Test(.enabled(if: tool("chromium") != nil, "needs chromium (Debian: chromium; `.ci/deps --test`)"))
         func chromiumPlaysTheMount() throws {
-            let rig = try HTTPListenerTests.Rig()
+            let rig = try ServedStation()
             defer { rig.stop() }
             final class Reports: @unchecked Sendable {
                 let lock = NSLock()
                 var lines: [String] = []
             }
             let reports = Reports()
-            let stream = "http://127.0.0.1:\(rig.port)/test.opus"
+            let stream = "http://127.0.0.1:\(rig.http)/test.opus"
             let page = """
                 <!doctype html><html><body><audio id="a" src="\(stream)" autoplay></audio><script>
                 const a = document.getElementById("a"); const errors = []; let start = null; let began = null;
@@ -160,11 +157,10 @@ extension ServerProcessTests {
             #expect((json["wall"] as? Double ?? 0) <= 10.5)
             #expect(json["paused"] as? Bool == false)
             // Still playing: the status endpoint counts it as an HTTP listener.
-            let station = StationStatus(rig.station, alive: true)
-            let status = try #require(station.outputs.first)
-            #expect(
-                status.httpListeners >= 1 && status.listeners >= status.httpListeners && status.mount == "test.opus")
-            #expect(StatusReport.json(StatusSnapshot(stations: [station])).contains("\"listeners_http\":"))
+            let station = try rig.station()
+            let output = try #require((station["outputs"] as? [[String: Any]])?.first)
+            #expect((station["listeners_http"] as? Int ?? 0) >= 1, "\(station)")
+            #expect(output["mount"] as? String == "test.opus" && (output["listeners_http"] as? Int ?? 0) >= 1)
         }
     }
 }

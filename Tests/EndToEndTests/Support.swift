@@ -1,0 +1,70 @@
+import Foundation
+import RadioRelayTestSupport
+import Testing
+
+/// The radio-relay binary the end-to-end tests run: `RADIO_RELAY_BINARY` when set (CI sets it to the static release
+/// build that deploy/build-deb.sh packages), otherwise the first of `.build-static/release`, `.build/release` and
+/// `.build/debug` that holds one, for a local run.
+func radioRelayExecutable() -> String? {
+    if let path = ProcessInfo.processInfo.environment["RADIO_RELAY_BINARY"], !path.isEmpty {
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    for folder in [".build-static/release", ".build/release", ".build/debug"] {
+        let candidate = root.appendingPathComponent(folder + "/radio-relay").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+    }
+    return nil
+}
+
+/// Polls `condition` every 50 ms until it holds or `seconds` have passed; whether it held.
+@discardableResult
+func waitUntil(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while true {
+        if try condition() { return true }
+        if Date() >= deadline { return false }
+        usleep(50_000)
+    }
+}
+
+/// The second of the two lanes the end-to-end tests run in (the first is `ServerProcessTests`): each lane runs one
+/// test at a time, so at most two run at once, and the real peers (Chromium, Icecast, HAProxy, systemd's tools)
+/// never share the machine with one another.
+@Suite(.timeLimit(.minutes(2)), .serialized) struct PeerTests {}
+
+/// The stations of a running server's `/status.json` (its status endpoint on 127.0.0.1:`port`).
+func statusStations(_ port: UInt16) throws -> [[String: Any]] {
+    let answer = try httpGet(port, "/status.json")
+    let json = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
+    return json?["stations"] as? [[String: Any]] ?? []
+}
+
+/// One station of the binary's (`serve` with these flags), named `test`, relaying the stereo fixture (440 Hz left,
+/// 1 kHz right) on a free port, with the HTTP front end and the status endpoint on free ports of their own.
+final class ServedStation: @unchecked Sendable {
+    let server: ServerProcessTests.ServerProcess
+    let http: UInt16
+    let status: UInt16
+    var port: UInt16 { server.port }
+
+    init(upstream: String = Fixture.path("stereo-44k-128k.mp3"), _ flags: [String] = []) throws {
+        http = try ServerProcessTests.freePort()
+        status = try ServerProcessTests.freePort()
+        server = try ServerProcessTests.ServerProcess(
+            arguments: [
+                "serve", "--upstream", upstream, "--name", "test", "--bind", "127.0.0.1", "--port",
+                "\(try ServerProcessTests.freePort())", "--http", "127.0.0.1:\(http)", "--status",
+                "127.0.0.1:\(status)",
+            ] + flags)
+    }
+
+    /// The station's entry in `/status.json`.
+    func station() throws -> [String: Any] { try #require(try statusStations(status).first) }
+
+    /// Its pushes in `/status.json`.
+    func pushes() throws -> [[String: Any]] { try station()["pushes"] as? [[String: Any]] ?? [] }
+
+    func stop() { server.stop() }
+}
