@@ -27,9 +27,21 @@ let package = Package(
         systemLibrary("COgg", pkgConfig: "ogg", apt: "libogg-dev"),
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
+        // The layers, each importing only those below it (docs/ARCHITECTURE.md, "Layers"). System: descriptors,
+        // syscalls, epoll, threads, logging, addresses, time, redaction, the process's exit statuses.
+        .target(name: "RadioRelaySystem", dependencies: ["CSystemd", "CLinux"], swiftSettings: swiftSettings),
+        // Media: pure transforms, no sockets and no threads: ICY demuxing, Parser, Reader, resampler, Encoder, Ogg
+        // pages and demuxer, the Opus relay chain, the stage chain.
+        .target(
+            name: "RadioRelayMedia",
+            dependencies: ["RadioRelaySystem", "CMPG123", "CSoxr", "COpus", "COgg"],
+            swiftSettings: swiftSettings
+        ),
+        // Network and service: upstream transports, the network loops, the HTTP front end, the status endpoint;
+        // stations and pipelines, the server and reload, configuration, pushes, the command line, transcode.
         .target(
             name: "RadioRelay",
-            dependencies: ["CCurl", "CMPG123", "CSoxr", "COpus", "COgg", "CSystemd", "CLinux"],
+            dependencies: ["RadioRelaySystem", "RadioRelayMedia", "CCurl", "CSystemd", "CLinux"],
             exclude: ["Resources/make-demo.sh"],
             resources: [.copy("Resources/demo.mp3")],
             swiftSettings: swiftSettings
@@ -91,11 +103,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // End-to-end tests: the binary as shipped (RADIO_RELAY_BINARY, CI's static release build) run as a process
-        // with its real peers. No @testable import: they see the server only from outside (the library's public Ogg
+        // with its real peers. No @testable import: they see the server only from outside (the media layer's Ogg
         // reader checks what listeners receive).
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["RadioRelay", "RadioRelayTestSupport", "CLinux"],
+            dependencies: ["RadioRelayMedia", "RadioRelayTestSupport", "CLinux"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -19,6 +19,8 @@
 //      characters of it.
 
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 import RadioRelayTestSupport
 
 #if !FUZZING

@@ -1,4 +1,6 @@
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 import RadioRelayTestSupport
 
 // The checks behind the ICY fuzz target (ICYFuzz.swift lists the invariants).

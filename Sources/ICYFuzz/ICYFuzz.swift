@@ -16,6 +16,8 @@
 //      character and respects its length cap (values: `titleLimit`, keys: `headerLimit`).
 
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 import RadioRelayTestSupport
 
 #if !FUZZING

@@ -12,6 +12,8 @@
 //      channel count of at least 1; tags and audio come only after a head of the same serial.
 
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 import RadioRelayTestSupport
 
 #if !FUZZING

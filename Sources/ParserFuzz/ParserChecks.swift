@@ -1,4 +1,6 @@
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 import RadioRelayTestSupport
 
 // The checks behind the Parser fuzz target (ParserFuzz.swift lists the invariants): one run's record, the checker

@@ -26,6 +26,8 @@
 //      carry-over the reset dropped is counted.
 
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 import RadioRelayTestSupport
 
 #if !FUZZING

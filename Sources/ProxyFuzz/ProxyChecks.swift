@@ -1,5 +1,7 @@
 import Glibc
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 import RadioRelayTestSupport
 
 // The checks behind the PROXY header fuzz target (ProxyFuzz.swift lists the invariants).

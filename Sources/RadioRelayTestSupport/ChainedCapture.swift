@@ -1,4 +1,6 @@
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// What a listener received from a station that chains a link per title, checked and decoded as a player does it:
 /// each BOS page starts a link with a fresh serial, OpusHead and OpusTags first; a new libopus decoder per link, its

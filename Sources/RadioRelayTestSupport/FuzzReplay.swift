@@ -1,5 +1,7 @@
 import Foundation
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// The corpus replay every fuzz target runs when it is built without libFuzzer (`.ci/run` does): each file of the
 /// directories given (or the files themselves) through the target's checks, one line per failing input, and the

@@ -2,6 +2,8 @@ import CLinux
 import Foundation
 import Glibc
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// A real HTTP/1.0 server on 127.0.0.1 for the tests: one thread, one response per connection, chosen by a route
 /// function of the request path. Bodies can be sent at a limited pace (bytes per second) to act as a live upstream.

@@ -2,6 +2,8 @@ import CLinux
 import Foundation
 import Glibc
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// A raw-TCP listener for the tests: connects to 127.0.0.1, reads what the server sends for a while.
 ///

@@ -1,5 +1,7 @@
 import COpus
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// Owns one libopus `OpusDecoder` (`opus_decoder_create`/`opus_decoder_destroy`), 48 kHz stereo. It checks our own
 /// output in the tests and the benches: what listeners receive is decoded by the reference decoder.

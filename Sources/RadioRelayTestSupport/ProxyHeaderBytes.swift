@@ -1,5 +1,7 @@
 import Glibc
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// PROXY protocol headers as a load balancer sends them (HAProxy's `doc/proxy-protocol.txt`), for the tests and the
 /// fuzz target: an independent writer to check `ProxyHeader.parse` against.

@@ -16,6 +16,8 @@
 //      nothing is left queued after the final release.
 
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 import RadioRelayTestSupport
 
 #if !FUZZING

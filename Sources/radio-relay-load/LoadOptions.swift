@@ -1,5 +1,7 @@
 import Glibc
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// What one run of the load tool does, from the command line.
 struct LoadOptions {

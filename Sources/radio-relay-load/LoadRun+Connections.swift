@@ -1,6 +1,8 @@
 import CLinux
 import Glibc
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// The HTTP response check of HTTP-mode listeners, the slow listeners' token bucket, and closing connections.
 extension LoadRun {

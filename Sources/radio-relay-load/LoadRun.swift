@@ -1,6 +1,8 @@
 import CLinux
 import Glibc
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// The load loop: opens the connections on a ramp, reads and checks everything they receive, throttles the slow
 /// ones, and stops after the duration. One thread, one epoll set, level-triggered; connection i's epoll tag is i.

@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
 import RadioRelay
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// radio-relay-load: argument parsing and wiring; the loop is `LoadRun`, the checks `OggStreamCheck`, the figures
 /// `LoadSummary`.

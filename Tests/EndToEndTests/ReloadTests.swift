@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import RadioRelay
+import RadioRelayMedia
 import RadioRelayTestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 import CLinux
 import Foundation
 import Glibc
-import RadioRelay
+import RadioRelayMedia
 import RadioRelayTestSupport
 import Testing
 

@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// Who counts as one client for `--max-per-ip`, and how many listeners the open-files limit leaves.
 @Suite struct AdmissionTests {

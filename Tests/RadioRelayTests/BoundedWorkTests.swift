@@ -3,6 +3,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// What a hostile upstream costs, on virtual time and without sockets: resynchronisation work per input byte, the
 /// page ring's bytes, link and title floods, and a multichannel stream refused.

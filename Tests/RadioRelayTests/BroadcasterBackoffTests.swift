@@ -2,6 +2,8 @@ import Glibc
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// `AcceptBackoff` on virtual time: accept failures pause the listening socket instead of spinning, and are reported
 /// once per interval with a count.

@@ -6,6 +6,8 @@ import Synchronization
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The Broadcaster under odd clients and crowds, with real sockets on 127.0.0.1 and ::1: dual-stack `::`, per-/64
 /// counting, half-closed listeners, the shared listener budget, and a connection storm.

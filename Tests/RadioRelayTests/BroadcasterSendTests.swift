@@ -5,6 +5,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// Writing to a listener that is gone gives EPIPE, never SIGPIPE, whatever the process does with that signal, so
 /// the library is safe to embed in a process that keeps SIGPIPE's default (death).

@@ -4,6 +4,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// A connection storm while a listener is being served at real time: the newcomers are admitted in batches
 /// between which the loop keeps serving, so the listener already there keeps its cadence.

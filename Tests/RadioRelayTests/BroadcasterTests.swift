@@ -4,6 +4,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The Broadcaster alone: a ring fed with real Opus pages, real sockets on 127.0.0.1.
 @Suite(.timeLimit(.minutes(1))) struct BroadcasterTests {

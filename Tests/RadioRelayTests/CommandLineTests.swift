@@ -4,6 +4,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The command line as a value: every flag in both forms, every usage error's message, help per command, and the
 /// exit status for each kind of error; then the real binary once for each status the parser and main produce.

@@ -3,6 +3,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// `--config FILE` and `check-config FILE` on the command line, then with the real binary: exit statuses 0 and 78,
 /// and two stations from one file served by one process.

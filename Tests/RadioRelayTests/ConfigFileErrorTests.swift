@@ -3,6 +3,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// Every way a config file can be wrong: the exact message, with its file and line, and that all problems come out
 /// at once, in line order.

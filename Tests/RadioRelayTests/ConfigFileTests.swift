@@ -3,6 +3,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// Good config files: what they parse to (stations, inherited `[server]` defaults, credentials, the syntax's
 /// allowances), that the station keys are the `serve` flags, and that the shipped example is valid.

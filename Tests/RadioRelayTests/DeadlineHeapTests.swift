@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// `DeadlineHeap` on virtual time: the earliest deadline without a scan, moves and removals, and stale entries kept
 /// bounded however often deadlines move.

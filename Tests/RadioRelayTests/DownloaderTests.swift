@@ -3,6 +3,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The Downloader against a real HTTP server on 127.0.0.1 (libcurl's multi interface).
 @Suite(.timeLimit(.minutes(1))) struct DownloaderTests {

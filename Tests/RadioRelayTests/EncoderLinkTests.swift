@@ -3,6 +3,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// Chained links (`Encoder.startLink`): where a link ends, how the next one starts, and that a player decodes
 /// across the boundary without losing, repeating or damaging audio.

@@ -3,6 +3,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 @Suite struct EncoderTests {
     static func sine(_ frequency: Double, frames: Int, rate: Int = 48_000, offset: Int = 0) -> [Float] {

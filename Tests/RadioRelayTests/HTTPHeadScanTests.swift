@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// `HTTPHeadScan`: a head received in pieces is parsed only when it can be decided, with the same result as parsing
 /// it whole, and each byte is looked at once.

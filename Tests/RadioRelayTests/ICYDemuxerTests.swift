@@ -2,6 +2,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 @Suite struct ICYDemuxerTests {
     static func run(_ stream: [UInt8], interval: Int, chunk: Int) -> (audio: [UInt8], titles: [String]) {

@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// Push URLs: what they parse to, the defaults, escapes, and every refusal in words, never quoting the password.
 @Suite struct IcecastTargetTests {

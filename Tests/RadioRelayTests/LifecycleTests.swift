@@ -4,6 +4,8 @@ import Synchronization
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// Threads that are joined, groups that start in order and stop in reverse, and the watchdog's verdict on
 /// heartbeats (on virtual time).

@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The listener rules with chained links (a title per link), on virtual time: a listener only ever gets audio pages
 /// of the link whose headers it was given last, and lag and burst are read on the stream-wide timeline, since

@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The listener rules on virtual time: a fake ring of page metadata, a fake clock, no sockets, no sleeping.
 @Suite struct ListenerScheduleTests {

@@ -2,6 +2,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// What the live path (unconfirmed frames, decoded audio held for the stream clock) does with damaged frames and
 /// format changes mid-stream, measured on the decoded signal.

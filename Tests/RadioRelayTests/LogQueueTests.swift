@@ -4,6 +4,8 @@ import Glibc
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The log's bounded queue: a caller never waits for output, what does not fit is counted and reported.
 @Suite(.timeLimit(.minutes(1))) struct LogQueueTests {

@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// `LogRateLimit` on virtual time: at most `limit` lines per key per window, then one count.
 @Suite struct LogRateLimitTests {

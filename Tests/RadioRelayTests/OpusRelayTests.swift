@@ -3,6 +3,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The edge relay's pieces without sockets: Opus packet durations and header fields, the resyncing Ogg demuxer, and
 /// the relay chain's rules for reconnects, restarts and new links.

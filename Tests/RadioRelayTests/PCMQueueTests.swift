@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The queue between Reader and Encoder on the live path: drops crossfade, rate corrections leave out or repeat
 /// single samples evenly.

@@ -3,6 +3,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 @Suite struct ParserTests {
     /// Audio packets per fixture. Where ffprobe is right it is checked live too (see `matchesFFprobe`); for the

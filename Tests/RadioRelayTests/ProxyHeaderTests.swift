@@ -2,6 +2,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// `ProxyHeader.parse`, `ProxyHeaderReader` and `ProxyHeaderWait` as pure values: every byte split of every kind of
 /// header, the refusals, consuming exactly the header, and the wait's bound and deadline on virtual time.

@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The public HTTP address's rules without sockets: the router's answers, the stream head, the index page's
 /// escaping, and the event stream's schedule on virtual time.

@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The page-forwarding rules of a push, on a fake ring of 100 ms pages (`ListenerScheduleTests.FakeRing`).
 @Suite struct PushCursorTests {

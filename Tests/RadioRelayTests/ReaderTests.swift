@@ -2,6 +2,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 @Suite struct ReaderTests {
     /// (fixture, left Hz, right Hz, source rate, expected level): tones come out at the right frequency and level

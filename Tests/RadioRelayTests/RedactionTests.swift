@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The one redaction of secrets in URLs (`Redaction`, `SecretURL`) and the places that must use it.
 @Suite struct RedactionTests {

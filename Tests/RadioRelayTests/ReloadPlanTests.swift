@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// What a reload does, from the old and new configurations alone.
 @Suite struct ReloadPlanTests {

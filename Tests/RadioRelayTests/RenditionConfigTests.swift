@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// `[rendition STATION/NAME]` sections: what they parse to (the station's settings inherited, their own over them),
 /// every way they can be wrong (with file and line), and what a reload does with them.

@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// `ResponseHeaders`: libcurl's header lines → the final response's headers, bounded (the HeaderFuzz target checks
 /// the same contract on random input).

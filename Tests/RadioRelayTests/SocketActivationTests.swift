@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// Which socket systemd passed goes to which station: by name, by address, or one to one.
 @Suite struct SocketActivationTests {

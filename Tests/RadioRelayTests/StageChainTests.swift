@@ -3,6 +3,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The one stage chain both paths use: the same bytes give the same pages whatever the chunking, errors come out of
 /// the call that caused them, and ICY framing is taken apart on the way in.

@@ -3,6 +3,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 @Suite(.timeLimit(.minutes(1))) struct StationTests {
     static func station(upstream: String, configure: (inout StationConfiguration) -> Void = { _ in }) throws -> Station

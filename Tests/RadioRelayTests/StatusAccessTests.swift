@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// Who may read the status endpoint (`StatusAccess`, through `StatusRouter`): DNS rebinding refused by `Host`, the
 /// bearer token, and `/health` open whatever comes.

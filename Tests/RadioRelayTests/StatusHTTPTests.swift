@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The status endpoint's request parser and router, without sockets.
 @Suite struct StatusHTTPTests {

@@ -3,6 +3,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The status reports as pure functions of a snapshot: JSON escaping and shape, Prometheus names, types and
 /// escaping, the health text, and credential removal.

@@ -3,6 +3,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The status endpoint end to end, with real sockets on 127.0.0.1: stations relaying a fixture file, the endpoint
 /// on port 0, requests written by hand.

@@ -2,6 +2,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 extension StreamClockTests {
     /// An edge whose root restarted: the root's pages come in its listeners' 300 ms flushes (or 0.1–1 s clumps while

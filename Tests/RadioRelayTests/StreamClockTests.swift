@@ -2,6 +2,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// A station's clock on virtual time: an upstream model delivers chunks of audio stamped with the source's own time,
 /// the loop steps the clock, and the queue follows its decisions. Latency is what a listener playing at real time
@@ -221,13 +223,13 @@ struct ClockSimulation {
     }
 
     @Test func framesAndEnvelopeNeverTrap() {
-        #expect(StreamClock.frames(0.5, rate: 48_000) == 24_000)
-        #expect(StreamClock.frames(0.5, rate: 44_100) == 22_050)
-        #expect(StreamClock.frames(1e-9, rate: 48_000) == 0)
-        #expect(StreamClock.frames(-3, rate: 48_000) == 0)
-        #expect(StreamClock.frames(.infinity, rate: 48_000) == 0)
-        #expect(StreamClock.frames(.nan, rate: 48_000) == 0)
-        #expect(StreamClock.frames(1e300, rate: 48_000) == Int(Int32.max))
+        #expect(PCMBuffer.frames(0.5, rate: 48_000) == 24_000)
+        #expect(PCMBuffer.frames(0.5, rate: 44_100) == 22_050)
+        #expect(PCMBuffer.frames(1e-9, rate: 48_000) == 0)
+        #expect(PCMBuffer.frames(-3, rate: 48_000) == 0)
+        #expect(PCMBuffer.frames(.infinity, rate: 48_000) == 0)
+        #expect(PCMBuffer.frames(.nan, rate: 48_000) == 0)
+        #expect(PCMBuffer.frames(1e300, rate: 48_000) == Int(Int32.max))
         var envelope = Envelope()
         #expect(envelope.minimum == nil)
         envelope.note(3, at: 0, window: 4)

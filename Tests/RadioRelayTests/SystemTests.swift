@@ -3,6 +3,8 @@ import Glibc
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// The descriptor and syscall layer: EINTR retried, would-block a value, descriptors closed exactly once.
 @Suite(.timeLimit(.minutes(1))) struct SystemTests {

@@ -3,6 +3,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// Runs the whole Parser over `bytes` in chunks of `chunk` bytes and collects what it emits.
 func parseAll(_ bytes: [UInt8], chunk: Int = 1 << 20, confirmsFrames: Bool = true)

@@ -3,6 +3,8 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 @Suite(.timeLimit(.minutes(1))) struct TranscodeTests {
     /// Seconds each fixture decodes to (ffmpeg decodes the same; it is asked live below when installed).

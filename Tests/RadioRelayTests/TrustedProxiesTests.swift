@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// `proxy_from`'s networks as pure values: parsing CIDR text of both families and matching socket addresses.
 @Suite struct TrustedProxiesTests {

@@ -1,6 +1,8 @@
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelaySystem
 
 /// Upstream URLs are judged before any connection, and upstream text is made harmless before anyone sees it.
 @Suite struct UpstreamTextTests {

@@ -1,4 +1,6 @@
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// What the network loop does when `accept4` fails for want of resources (EMFILE, ENFILE, ENOBUFS, ENOMEM), as a pure
 /// value on virtual time (tests: `BroadcasterBackoffTests`).

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// How a listener reached its station.
 package enum ListenerProtocol: String, Sendable {
     /// Raw TCP on the station's own port: the stream from the first byte.

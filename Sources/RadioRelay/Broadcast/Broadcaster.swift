@@ -1,4 +1,6 @@
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// Broadcaster: published pages → bytes on every listener's socket, over raw TCP.

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Settings of one station's listening side.
 public struct BroadcasterConfiguration: Sendable, Equatable {
     /// Address to listen on: an IPv4 or IPv6 literal ("0.0.0.0", "127.0.0.1", "::").

@@ -1,3 +1,5 @@
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// What the Broadcaster counts, readable from any thread (status, metrics, sd_notify STATUS, tests).

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// One listener's connection, confined to the network thread. It owns its socket: the descriptor closes when the
 /// last reference goes (right after `NetworkLoop.disconnect` drops it from the tables), so its number cannot be
 /// reused while anything here still refers to it.

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// The listener rules as a pure value: where a new listener starts, how far behind it is, when its next write is
 /// due, and what happens to one that falls behind. It takes `now` and a view of the ring and returns actions; the
 /// network loop only executes them (sendmsg, epoll, close), so every rule is tested on virtual time (see

@@ -1,5 +1,7 @@
 import CLinux
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// Accepting connections: in bounded batches, and with a pause instead of a spin when descriptors or memory run out.
 extension NetworkLoop {

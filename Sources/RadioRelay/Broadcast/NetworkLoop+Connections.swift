@@ -1,6 +1,8 @@
 import CLinux
 import Foundation
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// Kinds of log lines that a storm can repeat, each rate-limited on its own.

@@ -1,5 +1,7 @@
 import CLinux
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// A connection accepted on a port behind a load balancer (`proxy_protocol = yes`), waiting for its PROXY header

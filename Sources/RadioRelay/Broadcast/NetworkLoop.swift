@@ -1,5 +1,7 @@
 import CLinux
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// The epoll loop behind a Broadcaster. Everything here lives on the network thread. The rules — where a listener

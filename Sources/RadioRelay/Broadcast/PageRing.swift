@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// One published Ogg page, immutable and shared by every listener: its bytes live at a fixed address for the
 /// page's lifetime, so the network loop can hand them to `sendmsg` without copying.
 package final class SharedPage: @unchecked Sendable {

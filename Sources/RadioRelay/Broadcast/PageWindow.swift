@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// The pages a schedule looks at: the ring's indices `oldest..<head` with their metadata, and the header pages a new
 /// listener gets first (those of the current chained link). The loop's snapshot of the `PageRing` conforms; tests use
 /// a plain array.

@@ -1,4 +1,6 @@
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// The PROXY protocol header a load balancer (HAProxy's `send-proxy-v2`, `send-proxy`) puts before a relayed
 /// connection's first byte, read as a pure function of the bytes received so far (HAProxy's

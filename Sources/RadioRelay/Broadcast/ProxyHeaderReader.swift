@@ -1,4 +1,6 @@
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// Reads one connection's PROXY header off its socket, and never a byte past it: what follows the header (an HTTP
 /// request) stays in the socket for whoever reads next.

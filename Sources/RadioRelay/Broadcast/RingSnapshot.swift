@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// The network loop's view of the `PageRing`, refreshed once per wake-up (one lock for all listeners): references to
 /// the pages it holds, oldest first, and the header pages of the current link. It is the `PageWindow` the
 /// `ListenerSchedule` reads.

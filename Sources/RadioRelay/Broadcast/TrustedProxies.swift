@@ -1,4 +1,6 @@
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// An IPv4 or IPv6 network in CIDR notation (`10.0.0.0/8`, `::1`, `2001:db8::/32`; a bare address is one host).
 /// Kept as 128 bits, an IPv4 network as its IPv4-mapped IPv6 form (`::ffff:a.b.c.d`, 96 + its prefix bits), so

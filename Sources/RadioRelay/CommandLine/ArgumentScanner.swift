@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Splits one command's arguments into positional arguments and `--flag value` / `--flag=value` pairs, checking
 /// each flag against the command's options. The values are still text; the command reads them.
 struct ArgumentScanner {

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// What the command line asks for, parsed and checked, before anything runs.
 ///
 /// `parse` does no I/O and never exits: a wrong command line is a `UsageError`, which the caller prints and turns

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// What `radio-relay check-config FILE` reports: the file read exactly as `--config FILE` reads it, nothing run.
 package struct ConfigCheck: Sendable, Equatable {
     /// 0, or 78 (EX_CONFIG) when the file has any problem.

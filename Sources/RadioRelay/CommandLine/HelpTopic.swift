@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// What `--help` explains: the whole program, or one command with only its own options.
 package enum HelpTopic: Sendable, Equatable, CaseIterable {
     case overall

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// `serve`'s options: each station setting says how it reads its text (with `Values`, so that the command line and
 /// the config file accept the same values and word their errors alike) and where it stores the value.
 extension OptionSpecification {

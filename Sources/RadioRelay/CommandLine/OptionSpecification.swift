@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// One `--flag VALUE` a command accepts: the single list that the parser, the help text and the config file's keys
 /// are all made from, so that a flag and its key cannot drift apart.
 struct OptionSpecification: Sendable {

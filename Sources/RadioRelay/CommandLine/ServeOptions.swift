@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// `serve` as parsed: the station and the log level.
 package struct ServeOptions: Sendable, Equatable {
     /// The station; an empty `upstream` stands for the bundled demo sample (`resolvedStation`).

@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 extension Transcoder.Summary {
     /// The line `transcode` prints when it is done: what was written, from what, how fast, and what was skipped.

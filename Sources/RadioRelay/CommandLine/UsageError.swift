@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// A command line that cannot be run as typed: an unknown command or option, a missing or out-of-range value.
 ///
 /// `message` is one line that names the flag and what it accepts; `hint` points to the help of the command that was

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Readers of flag and config-file values: text to a value, or nil when the text is not one the flag accepts.
 enum Values {
     static func integer(_ range: ClosedRange<Int>) -> @Sendable (String) -> Int? {

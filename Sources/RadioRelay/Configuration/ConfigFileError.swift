@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Everything wrong with a config file, found in one pass: one message per problem, each starting with
 /// `FILE:LINE: ` (or `FILE: ` for the file as a whole) and saying what was expected, in the order of the file.
 /// `ExitCode(for:)` maps it to 78 (EX_CONFIG).

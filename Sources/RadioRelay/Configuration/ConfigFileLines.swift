@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// A config file's text cut into sections of `key = value` entries, before any key means anything.
 ///
 /// The syntax: one item a line. A line whose first non-blank character is `#` or `;` is a comment; blank lines are

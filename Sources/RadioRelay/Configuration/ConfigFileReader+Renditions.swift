@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// `[rendition STATION/NAME]`: another output of a station in the file, read over the station's own settings, so
 /// that every key it leaves out is the station's.
 extension ConfigFileReader {

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Gives a config file's sections their meaning and collects every problem on the way: keys are looked up in the
 /// command line's option table, values read with its readers (`OptionSpecification.setting`), so a key accepts
 /// what its flag accepts and is refused with the flag's own "use …" words.

@@ -1,4 +1,6 @@
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// Secrets kept out of the world-readable config file: a value written `@credential:NAME` is the content of
 /// `$CREDENTIALS_DIRECTORY/NAME`, which systemd fills from `LoadCredential=NAME:PATH` (readable by the service only).

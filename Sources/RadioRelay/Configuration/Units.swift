@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Parsing of the values people type in flags and config files.
 package enum Units {
     /// "96k", "96K", "96000" → 96 000 b/s; "1.5M" → 1 500 000. Nil for anything else.
@@ -31,24 +34,5 @@ package enum Units {
     package static func seconds(_ text: String, in range: ClosedRange<Double>) -> Double? {
         guard let value = Double(text.trimmingWhitespace()), value.isFinite, range.contains(value) else { return nil }
         return value
-    }
-}
-
-extension StringProtocol {
-    /// Without the spaces and tabs around it: one item of a comma-separated config value.
-    func trimmingBlanks() -> String {
-        var text = self[...]
-        while let first = text.first, first == " " || first == "\t" { text = text.dropFirst() }
-        while let last = text.last, last == " " || last == "\t" { text = text.dropLast() }
-        return String(text)
-    }
-}
-
-extension String {
-    func trimmingWhitespace() -> String {
-        var s = Substring(self)
-        while let c = s.first, c.isWhitespace { s.removeFirst() }
-        while let c = s.last, c.isWhitespace { s.removeLast() }
-        return String(s)
     }
 }

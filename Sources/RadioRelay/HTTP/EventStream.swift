@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Server-Sent Events for a mount's title (`GET /NAME/events`): the wire format, and when a subscriber is written,
 /// as pure values (tests: `PublicHTTPTests`).
 ///

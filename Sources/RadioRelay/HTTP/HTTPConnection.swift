@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// One client of an HTTP server loop (`HTTPConnectionLoop`), confined to its thread. Its life: `reading` the
 /// request head; then `writing` one answer and `draining` what the client still sends until it closes; or, on the
 /// public address, handed to a station (its socket leaves with it) or kept as an `events` subscriber until it

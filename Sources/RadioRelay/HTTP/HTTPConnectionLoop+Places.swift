@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// The places of an `HTTPConnectionLoop` (`register` applies them): unfinished heads counted per address, the oldest
 /// connection closed when every place is taken, and each connection's deadline kept in the loop's `DeadlineHeap`.
 extension HTTPConnectionLoop {

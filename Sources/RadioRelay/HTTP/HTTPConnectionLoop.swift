@@ -1,5 +1,7 @@
 import CLinux
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// What the two HTTP servers' loops share — the status endpoint's (`StatusLoop`) and the public front end's
 /// (`HTTPFrontLoop`): the epoll set with the listening socket and a wake eventfd, the table of connections, and a

@@ -1,4 +1,6 @@
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// The public HTTP address shared by every station (`--http`, `[server] http`): browsers, apps and players that

@@ -1,3 +1,5 @@
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// Accepting connections on the public HTTP address: in bounded batches; the places and per-address limits are

@@ -1,5 +1,7 @@
 import CLinux
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// Title event streams (`/NAME/events`): subscribers count against their station's listener limits and the

@@ -1,3 +1,5 @@
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// The PROXY protocol on the public HTTP address (`http_proxy_protocol = yes`): each connection's header is read

@@ -1,5 +1,7 @@
 import CLinux
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// The epoll loop behind an `HTTPFront`, confined to its thread. What it answers is `PublicRouter`'s decision and
 /// what an event subscriber is sent is `EventStream`'s; this type carries out the connections' lives (the shared

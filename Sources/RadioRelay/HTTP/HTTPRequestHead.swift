@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Reading an HTTP/1.x request head from the bytes received so far, as a pure function (the status endpoint's only
 /// parser of network input; tests: `StatusHTTPTests`).
 ///

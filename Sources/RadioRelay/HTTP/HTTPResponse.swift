@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// One HTTP/1.1 response, closing the connection.
 struct HTTPResponse: Equatable, Sendable {
     var status: Int

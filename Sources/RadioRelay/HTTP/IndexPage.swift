@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// The public address's `/`: a plain HTML page listing the mounts with their titles and an `<audio>` element each,
 /// so a person can open it and listen. Every string that came from the upstream or the configuration is escaped.
 enum IndexPage {

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// What the public HTTP address offers, as plain values: one entry per mount (a station's output), with what its
 /// response and the index page show. Built from the running stations for each request (`HTTPFront`), so a reload's
 /// stations are served at once; tests build it by hand.

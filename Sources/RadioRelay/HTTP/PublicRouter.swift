@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// What the public HTTP address answers, as a pure function of the request head and the directory: a response to
 /// send and close, a stream to hand to the mount's station, or an event stream to keep. Every answer allows any
 /// origin (web players fetch across origins) and closes the connection after it.

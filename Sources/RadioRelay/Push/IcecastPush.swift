@@ -1,4 +1,6 @@
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// One push of a station's stream to an Icecast mount, on its own thread (`push-NAME`), so that nothing Icecast or

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Where a station pushes its stream as an Icecast source client: `icecast://[USER]:PASSWORD@HOST[:PORT]/MOUNT`
 /// (`--push`, a station's `push = …` keys), parsed and checked once, before anything connects.
 ///

@@ -1,5 +1,7 @@
 import CCurl
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// One source connection to Icecast: an HTTP `PUT` of Ogg pages on libcurl's multi interface (`CURLOPT_UPLOAD` with
 /// a read callback). Owns the `CURL` easy and `CURLM` multi handles and the header list (freed in `deinit`, which

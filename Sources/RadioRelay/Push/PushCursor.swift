@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Which of the station's pages a push sends next, as a pure value over a `PageWindow` (tests: `PushCursorTests`).
 ///
 /// A push reads the ring as a listener would. A connection starts with the header pages, then the newest clean page

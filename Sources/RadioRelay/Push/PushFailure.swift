@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Why a push's connection to Icecast ended, in words an operator can act on. Every failure is retried (a wrong
 /// password too: it may be fixed on the Icecast side); `kind` groups them for the log, one line per kind with a count.
 struct PushFailure: Error, Equatable, CustomStringConvertible {

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// What one push shows the outside (`/status.json`, tests): written by its thread, read through `IcecastPush.status`.
 package struct PushStatus: Sendable, Equatable {
     package enum State: String, Sendable {

@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// The demo recording shipped with the package: what the default station plays when given nothing.
 package enum BundledSample {

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Building JSON text by hand, for the status report: strings escaped per RFC 8259 §7 (`"`, `\` and every control
 /// character below U+0020, plus U+007F and the line and paragraph separators, which some JavaScript consumers
 /// choke on), numbers that are always valid JSON (a non-finite double becomes `null`).

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// `/metrics`: the status snapshot in Prometheus text exposition format 0.0.4, as a pure function.
 ///
 /// Every family has the `radio_relay_` prefix and one `# HELP` and one `# TYPE` line, followed by all its samples,

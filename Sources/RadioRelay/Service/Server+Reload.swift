@@ -1,3 +1,5 @@
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// SIGHUP: the configuration file read again and applied to the running stations (see `ReloadPlan`). A file that

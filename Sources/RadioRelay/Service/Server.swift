@@ -1,5 +1,7 @@
 import CLinux
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// Runs stations until SIGTERM or SIGINT: starts them in order as one service group, reports to systemd (READY,

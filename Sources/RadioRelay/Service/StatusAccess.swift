@@ -1,4 +1,6 @@
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// A bearer token that protects `/status.json` and `/metrics` (`[server] status_token`, `@credential:NAME`
 /// allowed). A secret: it prints as `***`, never as itself.

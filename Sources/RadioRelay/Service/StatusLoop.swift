@@ -1,5 +1,7 @@
 import CLinux
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// The epoll loop behind a `StatusServer`, confined to the status thread. What it answers is `StatusRouter`'s
 /// decision; the connections' lives (accept, read, send, shutdown, close) and their limits are the shared

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// The status endpoint's human- and machine-readable reports, as pure functions of a `StatusSnapshot`:
 /// `/status.json` and the `/health` text. (`/metrics` is `MetricsReport`.)
 ///

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// What the status endpoint answers to a parsed request head, as a pure function: the snapshot is taken (through
 /// the closure) only for a request that reports it. Every response closes the connection (`Connection: close`).
 ///

@@ -1,4 +1,6 @@
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// The status endpoint (`/status.json`, `/metrics`, `/health`): a small HTTP/1.1 server for GET and HEAD on its own

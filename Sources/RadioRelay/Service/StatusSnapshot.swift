@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// One moment of the server as the status endpoint shows it: plain values, read once from the stations (their
 /// `StationState` through its lock, the Broadcaster's atomic counters), so that the reports made from it
 /// (`StatusReport`, `MetricsReport`) are pure functions, tested without threads or sockets.

@@ -1,6 +1,8 @@
 import CLinux
 import CSystemd
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// sd_notify messages to the service manager (`sd_notify`); does nothing when not started by systemd. A message

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Decides whether the server is alive from its threads' heartbeats: a pure value on virtual time.
 ///
 /// Every thread advances its heartbeat once per loop iteration (a pipeline every ≤ 20 ms, a network loop at least

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Read-ahead of a paced upstream: bytes read before the clock reaches them. Bounded: once `limit` bytes wait, the
 /// upstream is not read (TCP holds the rest back).
 struct Backlog {

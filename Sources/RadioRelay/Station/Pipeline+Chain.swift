@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Which chain a station's pipeline drives.
 extension Pipeline {
     /// The chain for `configuration`: an edge relay's for an Ogg Opus upstream (one output), else the transcoding

@@ -1,4 +1,6 @@
 import Foundation
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// The pipeline's supervision: settings taken after a reload, the upstream that sends no audio, and the log lines

@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// The station's pipeline thread: pulls the upstream, runs the stage chain, publishes pages, and carries out the
@@ -266,7 +268,7 @@ final class Pipeline {
         }
         do {
             try chain.release(seconds: step.release, nudge: step.nudge)
-            let frames = StreamClock.frames(step.silence, rate: configuration.commonRate)
+            let frames = PCMBuffer.frames(step.silence, rate: configuration.commonRate)
             if frames > 0 { try chain.encodeSilence(frames: frames) }
         } catch {
             Log.error("\(configuration.name): encoding failed: \(error)")

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// When the pipeline next tries its upstream: a pure value on virtual time.
 ///
 /// Delays use decorrelated jitter: each is drawn between the first delay and three times the previous one, capped

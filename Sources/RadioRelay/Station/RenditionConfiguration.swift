@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// One more output of a station: the same decoded audio encoded again with its own settings (a 32 kb/s mono stream
 /// beside the 128 kb/s stereo one), with its own page ring, listening port, mount and listener limits.
 ///

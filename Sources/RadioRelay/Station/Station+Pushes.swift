@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// A station's pushes to Icecast: started after the pipeline, stopped before it, and on a reload changed one by one —
 /// a push whose settings (`PushSettings`) are unchanged keeps its connection, a removed one is stopped, a new or
 /// changed one is started. The station itself goes on either way.

@@ -1,4 +1,6 @@
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// A station: one upstream, one pipeline thread (Downloader → stage chain → rings) and one output per encoding: the

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Everything one station needs: where its audio comes from, how it is encoded, and how listeners are served.
 public struct StationConfiguration: Sendable, Equatable {
     public var name = "main"

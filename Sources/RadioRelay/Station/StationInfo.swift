@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// How a station presents itself to HTTP listeners (the `icy-*` response headers, the index page). All optional:
 /// what is not configured is not sent.
 public struct StationInfo: Sendable, Equatable {

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// What a station shows the outside (status endpoint, logs, sd_notify STATUS, tests). Written by the pipeline
 /// thread, read from anywhere through `Station.state`.
 public struct StationState: Sendable, Equatable {

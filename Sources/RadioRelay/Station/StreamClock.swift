@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// The stream clock of a station: decides, on every iteration of the pipeline loop, how much decoded audio goes to
 /// the Encoder, how much is dropped, how much silence fills in, and whether the upstream may be read. A pure value:
 /// every decision takes `now` (monotonic seconds) and how much decoded audio waits, so tests drive it on virtual
@@ -192,13 +195,6 @@ struct StreamClock: Equatable {
         let early = encoded + queued - (now - origin) - settings.maxLead
         guard early > 0 else { return nil }
         return min(settings.longestNap, early) + 0.001
-    }
-
-    /// Frames at `rate` for `seconds`, never trapping (0 for anything not finite and positive).
-    static func frames(_ seconds: Double, rate: Int) -> Int {
-        let value = (seconds * Double(rate)).rounded(.down)
-        guard value.isFinite, value >= 1 else { return 0 }
-        return Int(min(value, Double(Int32.max)))
     }
 }
 

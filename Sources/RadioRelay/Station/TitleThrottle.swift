@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// How often a station takes a new title, as a pure value on virtual time: at most one every `interval` seconds.
 /// A title that comes sooner is held, a newer one replacing it (the newest wins), and shown when the interval is
 /// over, with the count of titles that were never shown. An upstream that changes its title with every metadata

@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// Where `transcode` writes: a temporary file beside the target, renamed into place by `commit`, removed by
 /// `discard`. "-" writes to standard output directly.

@@ -1,4 +1,6 @@
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// `transcode`: the same stages a station runs (Downloader → Parser → Reader → Encoder), wired to a file instead of a
 /// Broadcaster, reading as fast as the input allows.

@@ -1,4 +1,6 @@
 import CCurl
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// One HTTP(S) transfer on libcurl's multi interface: owns the `CURL` easy handle, the `CURLM` multi handle and the
 /// header list (`curl_easy_init`/`curl_multi_init`/`curl_slist_append`, freed in `deinit`).

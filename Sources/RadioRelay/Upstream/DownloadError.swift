@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// Why the upstream could not be read, in words an operator can act on: what, where, and the cause.
 public struct DownloadError: Error, CustomStringConvertible, Equatable {
     public enum Kind: Sendable, Equatable {

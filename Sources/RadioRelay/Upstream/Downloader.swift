@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// Downloader: a URL → byte chunks, or a typed failure.
 ///

@@ -1,4 +1,6 @@
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// A local upstream file (or a FIFO) read in bounded chunks without ever blocking the pipeline: opened
 /// `O_NONBLOCK`, and a FIFO that has nothing yet is waited on with `poll` for at most the caller's timeout.

@@ -1,5 +1,7 @@
 import CLinux
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 import Synchronization
 
 /// One host name resolved off the caller's thread: `getaddrinfo` runs on a detached thread of its own, so a DNS

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// An upstream's HTTP response headers, fed one line at a time as libcurl's header callback hands them over
 /// (`CURLOPT_HEADERFUNCTION`: one line per call, terminator included, for every response of a transfer in turn:
 /// redirects, a 100 Continue, then the final one).

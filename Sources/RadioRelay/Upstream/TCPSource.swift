@@ -1,5 +1,7 @@
 import CLinux
 import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
 
 /// A raw TCP upstream (`tcp://HOST:PORT`: another relay's raw port), read with the relay's own socket code: a
 /// non-blocking socket, connected within `connectTimeout`, read in bounded chunks, and failed when nothing arrives

@@ -1,3 +1,6 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
 /// What an upstream string names, decided once, before any connection: a station refuses a URL it could never
 /// read at start-up, instead of retrying it forever.
 public enum UpstreamURL: Equatable, Sendable {

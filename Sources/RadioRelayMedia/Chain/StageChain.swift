@@ -1,0 +1,236 @@
+import RadioRelaySystem
+
+/// The stage chain: ICY demux → Parser → Reader → Encoder, bytes in, Ogg pages out.
+///
+/// One value used by both the live station (`Pipeline`) and `transcode` (`Transcoder`). Every method is synchronous
+/// and throws what a stage threw; nothing is stashed for later. The two paths differ only in configuration (frame
+/// confirmation, gapless trimming, when the Encoder is made) and in what surrounds the chain: end of stream offline;
+/// pacing, silence fill and reconnects live.
+///
+/// The Reader is made at the first packet (so it can take the LAME tag the Parser found before it); the Encoders are
+/// either given (live: their header pages must exist before any audio) or one is made at the first format (offline:
+/// OpusHead then names the upstream's own rate). Live, a station gives one Encoder per output (its renditions): the
+/// upstream is parsed and decoded once, and every buffer the stream clock releases, silence included, goes to each
+/// Encoder in turn; their pages are collected per output (`takePagesPerOutput`).
+public final class StageChain {
+    public struct Configuration: Sendable {
+        public var encoder = EncoderConfiguration()
+        /// The common rate of the Reader's buffers (48 000 or 44 100 Hz).
+        public var commonRate = OpusClock.rate
+        /// See `Parser.init(confirmsFrames:)`: true for files, false for live relaying (one frame sooner).
+        public var confirmsFrames = true
+        /// Trim the encoder delay and padding a LAME tag announces (files; a live stream has no meaningful end).
+        public var gapless = true
+        /// Decoded audio waits in a queue until `release` hands it to the Encoder (live: the stream clock decides
+        /// how much, when); otherwise it is encoded at once (transcode).
+        public var holdsDecodedAudio = false
+        /// The longest ID3v2 tag the Parser skips (see `Parser.init(confirmsFrames:maxTagLength:)`).
+        public var maxTagLength = Int.max
+
+        public init() {}
+    }
+
+    /// What one call produced besides pages.
+    public enum Event: Equatable, Sendable {
+        /// The upstream's format: the first, and every change.
+        case format(DataFormat)
+        /// A complete ICY metadata block's fields (`StreamTitle`, …).
+        case metadata([String: String])
+    }
+
+    public let configuration: Configuration
+    public let parser: Parser
+    public private(set) var reader: Reader?
+    /// One per output, in order (the first is the main output).
+    public private(set) var encoders: [Encoder]
+    /// The first output's Encoder (the only one offline).
+    public var encoder: Encoder? { encoders.first }
+    /// Readers made over the chain's life: 1 once audio flowed, however many outputs (the proof that a station
+    /// decodes once).
+    public private(set) var readersMade = 0
+    private var icy: ICYDemuxer?
+    /// Decoded audio not yet encoded (only with `holdsDecodedAudio`).
+    private var queue: PCMQueue
+    /// Pages completed since the last `take`, in order, per Encoder.
+    private var pages: [[OggPage]]
+    private var events: [Event] = []
+    /// The title of the newest link asked for (`chainsTitles`), so that a repeated title starts none.
+    private var linkTitle: String?
+
+    /// Each new ICY title starts a chained Ogg link (`Encoder.startLink`) where its metadata block sat in the audio:
+    /// a mark in the queue of decoded audio, reached when `release` encodes the audio that followed the block (at
+    /// once when the audio is not held). Off, metadata never touches the Ogg stream. Turning it off forgets the
+    /// titles still waiting.
+    public var chainsTitles = false {
+        didSet {
+            guard !chainsTitles else { return }
+            queue.removeMarks()
+            linkTitle = nil
+        }
+    }
+
+    public convenience init(_ configuration: Configuration, encoder: Encoder? = nil) {
+        self.init(configuration, encoders: encoder.map { [$0] } ?? [])
+    }
+
+    /// - Parameter encoders: one per output, all at the common rate; empty: one is made at the first format.
+    public init(_ configuration: Configuration, encoders: [Encoder]) {
+        self.configuration = configuration
+        self.parser = Parser(confirmsFrames: configuration.confirmsFrames, maxTagLength: configuration.maxTagLength)
+        self.encoders = encoders
+        self.pages = Array(repeating: [], count: max(1, encoders.count))
+        self.queue = PCMQueue(sampleRate: configuration.commonRate)
+    }
+
+    /// Seconds of decoded audio waiting for `release`.
+    public var queuedSeconds: Double { queue.seconds }
+
+    /// Drops the oldest `seconds` of waiting audio (crossfaded into what follows).
+    public func drop(seconds: Double) {
+        queue.drop(frames: PCMBuffer.frames(seconds, rate: configuration.commonRate))
+    }
+
+    /// Encodes the oldest `seconds` of waiting audio; `nudge` > 0 leaves that fraction of samples out, < 0 repeats
+    /// as many (a rate correction for an upstream whose clock drifts).
+    public func release(seconds: Double, nudge: Double = 0) throws {
+        let frames = PCMBuffer.frames(seconds, rate: configuration.commonRate)
+        guard frames > 0, !encoders.isEmpty else { return }
+        // Taken up to each title mark in turn, so that its link starts at the mark (one pass without marks); every
+        // output starts its link at the same place.
+        var remaining = min(frames, queue.frameCount)
+        while remaining > 0 {
+            if let title = queue.takeReachedMark() {
+                for encoder in encoders { try encoder.startLink(title: title) }
+            }
+            let n = queue.framesBeforeMark(limit: remaining)
+            remaining -= n
+            let buffer = queue.take(frames: n, nudge: nudge)
+            if !buffer.isEmpty { try encode(buffer) }
+        }
+    }
+
+    /// One buffer to every Encoder, each output's pages kept apart.
+    private func encode(_ buffer: PCMBuffer) throws {
+        try eachEncoder { try $0.encode(buffer) }
+    }
+
+    /// Runs `step` on every Encoder, collecting each one's pages. One that throws does not keep the others from
+    /// their audio (their streams stay in step); the first error is thrown after all have run.
+    private func eachEncoder(_ step: (Encoder) throws -> [OggPage]) throws {
+        var failure: (any Error)?
+        for index in encoders.indices {
+            do {
+                pages[index] += try step(encoders[index])
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Samples (per channel, 48 kHz) the first Encoder has taken (all take the same): the stream's clock.
+    public var samplesEncoded: Int64 { encoder?.samplesIn ?? 0 }
+    public var secondsEncoded: Double { OpusClock.seconds(samplesEncoded) }
+
+    /// A new connection to the upstream: forgets sync and the carry-over; `metaInterval` is its `icy-metaint`.
+    public func restart(metaInterval: Int?) {
+        parser.reset()
+        icy = metaInterval.map { ICYDemuxer(interval: $0) }
+    }
+
+    /// Feeds upstream bytes (ICY-framed when the connection announced a metadata interval).
+    public func feed(_ bytes: UnsafeRawBufferPointer) throws {
+        if var demuxer = icy {
+            defer { icy = demuxer }
+            try demuxer.demux(bytes, audio: { try feedAudio($0) }, metadata: { try noteMetadata($0) })
+        } else {
+            try feedAudio(bytes)
+        }
+    }
+
+    /// Feeds MP3 bytes to the Parser and each packet through the Reader and the Encoder.
+    public func feedAudio(_ bytes: UnsafeRawBufferPointer) throws {
+        try parser.parse(bytes) { try handle($0) }
+    }
+
+    /// Encodes `frames` samples of silence at the common rate (an outage, live).
+    public func encodeSilence(frames: Int) throws {
+        guard frames > 0 else { return }
+        try eachEncoder { try $0.encodeSilence(frames: frames) }
+    }
+
+    /// Ends the stream: the Parser's last frame, the Reader's tail, each Encoder's end-trimmed last page.
+    /// Returns false when no audio frame was ever found (the encoder was never made).
+    public func finish() throws -> Bool {
+        try parser.finish { try handle($0) }
+        guard !encoders.isEmpty, let reader else { return false }
+        let tail = try reader.finish()
+        if !tail.isEmpty { try encode(tail) }
+        try eachEncoder { try $0.finish() }
+        return true
+    }
+
+    /// The first output's pages completed so far, handed over once (offline there is only one output).
+    public func takePages() -> [OggPage] { take(output: 0) }
+
+    /// Every output's pages completed so far, in the order of `encoders`, handed over once.
+    public func takePagesPerOutput() -> [[OggPage]] { pages.indices.map(take(output:)) }
+
+    private func take(output index: Int) -> [OggPage] {
+        guard !pages[index].isEmpty else { return [] }
+        defer { pages[index].removeAll(keepingCapacity: true) }
+        return pages[index]
+    }
+
+    /// The events seen so far, handed over once.
+    public func takeEvents() -> [Event] {
+        guard !events.isEmpty else { return [] }
+        defer { events.removeAll() }
+        return events
+    }
+
+    /// A metadata block: an event, and with `chainsTitles` a new title marked where the block sat.
+    private func noteMetadata(_ fields: [String: String]) throws {
+        events.append(.metadata(fields))
+        guard chainsTitles, let title = Sanitized.title(in: fields), !title.isEmpty, title != linkTitle else { return }
+        linkTitle = title
+        if configuration.holdsDecodedAudio {
+            queue.mark(title)
+        } else {
+            try encoder?.startLink(title: title)
+        }
+    }
+
+    private func handle(_ event: Parser.Event) throws {
+        switch event {
+        case .format(let format):
+            events.append(.format(format))
+            if encoders.isEmpty {
+                var settings = configuration.encoder
+                settings.inputRate = configuration.commonRate
+                settings.originalRate = format.sampleRate
+                let made = try Encoder(settings)
+                pages[0] += made.headerPages
+                encoders = [made]
+            }
+        case .packet(let packet):
+            let reader = try self.reader ?? makeReader()
+            let pcm = try reader.read(packet)
+            if configuration.holdsDecodedAudio {
+                queue.append(pcm)
+            } else if !pcm.isEmpty {
+                try encode(pcm)
+            }
+        }
+    }
+
+    private func makeReader() throws -> Reader {
+        let made = try Reader(
+            commonRate: configuration.commonRate, gapless: configuration.gapless ? parser.gapless : nil)
+        reader = made
+        readersMade += 1
+        return made
+    }
+}
+
+@available(*, unavailable) extension StageChain: Sendable {}

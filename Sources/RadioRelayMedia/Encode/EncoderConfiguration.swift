@@ -1,0 +1,52 @@
+import RadioRelaySystem
+
+/// Settings of the Encoder stage, checked before use.
+public struct EncoderConfiguration: Sendable, Equatable {
+    /// Target bits per second (6 000 – 510 000).
+    public var bitrate = 96_000
+    /// 2: stereo; 1: mono, the common format's two channels mixed down as (L + R) / 2 (OpusHead says 1 channel).
+    public var channels = 2
+    /// libopus complexity, 0 (fastest) – 10 (best, the library's default).
+    public var complexity = 10
+    /// Constrained VBR keeps pure tones near the target; unconstrained VBR spends about twice as much on them.
+    public var constrainedVBR = true
+    /// Audio is flushed onto a page every `pageDuration` ms (a multiple of 20 ms): the latency floor for listeners.
+    public var pageDuration = 100
+    /// The rate of the common-format buffers the Encoder receives; resampled to 48 kHz when different.
+    public var inputRate = OpusClock.rate
+    /// The upstream's own rate, announced in OpusHead (informational for players).
+    public var originalRate = OpusClock.rate
+    public var serial: UInt32 = .random(in: 1...UInt32.max)
+    /// User comments for OpusTags, `KEY=value`.
+    public var comments: [String] = []
+
+    public init() {}
+
+    public func validate() throws {
+        guard (6_000...510_000).contains(bitrate) else {
+            throw ConfigurationError("bitrate \(bitrate) b/s is out of range: use 6k to 510k")
+        }
+        guard channels == 1 || channels == 2 else {
+            throw ConfigurationError("channels \(channels): use 1 (mono) or 2 (stereo)")
+        }
+        guard (0...10).contains(complexity) else {
+            throw ConfigurationError("complexity \(complexity) is out of range: use 0 to 10")
+        }
+        guard pageDuration >= 20, pageDuration <= 1000, pageDuration % 20 == 0 else {
+            throw ConfigurationError("page duration \(pageDuration) ms must be a multiple of 20 ms from 20 to 1000")
+        }
+        guard Reader.supportedCommonRates.contains(inputRate) else {
+            throw ConfigurationError("encoder input rate \(inputRate) Hz is not supported; use 48000 or 44100")
+        }
+    }
+
+    /// Whether an encoder set up with `other` makes the same Ogg stream as one set up with this: everything but the
+    /// bitrate, complexity and constrained VBR (which a running encoder takes, `Encoder.retune`) is the same.
+    public func sameStream(as other: EncoderConfiguration) -> Bool {
+        var tuned = other
+        tuned.bitrate = bitrate
+        tuned.complexity = complexity
+        tuned.constrainedVBR = constrainedVBR
+        return tuned == self
+    }
+}
