@@ -37,11 +37,18 @@ let package = Package(
             dependencies: ["RadioRelaySystem", "CMPG123", "CSoxr", "COpus", "COgg"],
             swiftSettings: swiftSettings
         ),
-        // Network and service: upstream transports, the network loops, the HTTP front end, the status endpoint;
-        // stations and pipelines, the server and reload, configuration, pushes, the command line, transcode.
+        // Net: upstream transports (libcurl, files, raw TCP), the station network loops and page rings, the HTTP
+        // front end and the connection loop the status endpoint shares, PROXY.
+        .target(
+            name: "RadioRelayNet",
+            dependencies: ["RadioRelaySystem", "RadioRelayMedia", "CCurl", "CLinux"],
+            swiftSettings: swiftSettings
+        ),
+        // Service: stations and pipelines, the server and reload, the status endpoint, configuration, pushes, the
+        // command line, transcode.
         .target(
             name: "RadioRelay",
-            dependencies: ["RadioRelaySystem", "RadioRelayMedia", "CCurl", "CSystemd", "CLinux"],
+            dependencies: ["RadioRelaySystem", "RadioRelayMedia", "RadioRelayNet", "CCurl", "CSystemd", "CLinux"],
             exclude: ["Resources/make-demo.sh"],
             resources: [.copy("Resources/demo.mp3")],
             swiftSettings: swiftSettings

@@ -1,5 +1,6 @@
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 // The checks behind the header fuzz target (HeaderFuzz.swift lists the invariants), and the reference model.

@@ -20,6 +20,7 @@
 
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 import RadioRelayTestSupport
 

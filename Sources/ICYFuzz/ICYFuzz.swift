@@ -17,6 +17,7 @@
 
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 import RadioRelayTestSupport
 

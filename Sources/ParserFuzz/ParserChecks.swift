@@ -1,5 +1,6 @@
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 import RadioRelayTestSupport
 

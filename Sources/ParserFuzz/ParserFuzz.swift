@@ -27,6 +27,7 @@
 
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 import RadioRelayTestSupport
 

@@ -1,6 +1,7 @@
 import Glibc
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 import RadioRelayTestSupport
 

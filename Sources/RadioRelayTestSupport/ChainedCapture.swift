@@ -1,5 +1,6 @@
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// What a listener received from a station that chains a link per title, checked and decoded as a player does it:

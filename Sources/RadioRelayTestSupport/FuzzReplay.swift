@@ -1,6 +1,7 @@
 import Foundation
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// The corpus replay every fuzz target runs when it is built without libFuzzer (`.ci/run` does): each file of the

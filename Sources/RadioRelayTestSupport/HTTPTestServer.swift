@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// A real HTTP/1.0 server on 127.0.0.1 for the tests: one thread, one response per connection, chosen by a route

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// A raw-TCP listener for the tests: connects to 127.0.0.1, reads what the server sends for a while.

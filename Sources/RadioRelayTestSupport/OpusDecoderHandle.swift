@@ -1,6 +1,7 @@
 import COpus
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// Owns one libopus `OpusDecoder` (`opus_decoder_create`/`opus_decoder_destroy`), 48 kHz stereo. It checks our own

@@ -1,6 +1,7 @@
 import Glibc
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// PROXY protocol headers as a load balancer sends them (HAProxy's `doc/proxy-protocol.txt`), for the tests and the

@@ -1,6 +1,7 @@
 import Foundation
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 // Shared by the unit tests and the end-to-end tests: fixtures, temporary paths, the outside tools, decoding.

@@ -1,6 +1,7 @@
 import Glibc
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// What one run of the load tool does, from the command line.

@@ -2,6 +2,7 @@ import CLinux
 import Glibc
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// The HTTP response check of HTTP-mode listeners, the slow listeners' token bucket, and closing connections.

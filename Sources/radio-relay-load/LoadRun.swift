@@ -2,6 +2,7 @@ import CLinux
 import Glibc
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// The load loop: opens the connections on a ramp, reads and checks everything they receive, throttles the slow

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// radio-relay-load: argument parsing and wiring; the loop is `LoadRun`, the checks `OggStreamCheck`, the figures

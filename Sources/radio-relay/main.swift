@@ -1,6 +1,7 @@
 import Foundation
 import RadioRelay
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// The executable: parse (in the library, unit-tested), run, and turn the outcome into a sysexits status.

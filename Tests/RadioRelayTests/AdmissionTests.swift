@@ -4,6 +4,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// Who counts as one client for `--max-per-ip`, and how many listeners the open-files limit leaves.

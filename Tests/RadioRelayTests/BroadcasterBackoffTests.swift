@@ -3,6 +3,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// `AcceptBackoff` on virtual time: accept failures pause the listening socket instead of spinning, and are reported

@@ -7,6 +7,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// The Broadcaster under odd clients and crowds, with real sockets on 127.0.0.1 and ::1: dual-stack `::`, per-/64

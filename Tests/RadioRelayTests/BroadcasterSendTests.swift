@@ -6,6 +6,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// Writing to a listener that is gone gives EPIPE, never SIGPIPE, whatever the process does with that signal, so

@@ -5,6 +5,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// A connection storm while a listener is being served at real time: the newcomers are admitted in batches

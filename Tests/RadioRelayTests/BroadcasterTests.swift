@@ -5,6 +5,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// The Broadcaster alone: a ring fed with real Opus pages, real sockets on 127.0.0.1.

@@ -5,6 +5,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// The command line as a value: every flag in both forms, every usage error's message, help per command, and the

@@ -4,6 +4,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// `--config FILE` and `check-config FILE` on the command line, then with the real binary: exit statuses 0 and 78,

@@ -2,6 +2,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// `DeadlineHeap` on virtual time: the earliest deadline without a scan, moves and removals, and stale entries kept

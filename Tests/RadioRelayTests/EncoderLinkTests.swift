@@ -4,6 +4,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// Chained links (`Encoder.startLink`): where a link ends, how the next one starts, and that a player decodes

@@ -2,6 +2,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// `HTTPHeadScan`: a head received in pieces is parsed only when it can be decided, with the same result as parsing

@@ -5,6 +5,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// Threads that are joined, groups that start in order and stop in reverse, and the watchdog's verdict on

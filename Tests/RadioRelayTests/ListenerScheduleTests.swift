@@ -2,6 +2,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// The listener rules on virtual time: a fake ring of page metadata, a fake clock, no sockets, no sleeping.

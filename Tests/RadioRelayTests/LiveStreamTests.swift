@@ -3,6 +3,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// What the live path (unconfirmed frames, decoded audio held for the stream clock) does with damaged frames and

@@ -5,6 +5,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// The log's bounded queue: a caller never waits for output, what does not fit is counted and reported.

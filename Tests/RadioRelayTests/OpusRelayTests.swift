@@ -4,6 +4,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// The edge relay's pieces without sockets: Opus packet durations and header fields, the resyncing Ogg demuxer, and

@@ -3,6 +3,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// `ProxyHeader.parse`, `ProxyHeaderReader` and `ProxyHeaderWait` as pure values: every byte split of every kind of

@@ -2,6 +2,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// The page-forwarding rules of a push, on a fake ring of 100 ms pages (`ListenerScheduleTests.FakeRing`).

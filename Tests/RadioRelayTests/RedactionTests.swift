@@ -2,6 +2,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// The one redaction of secrets in URLs (`Redaction`, `SecretURL`) and the places that must use it.

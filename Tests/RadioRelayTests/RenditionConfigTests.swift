@@ -3,6 +3,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// `[rendition STATION/NAME]` sections: what they parse to (the station's settings inherited, their own over them),

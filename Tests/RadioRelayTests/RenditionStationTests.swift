@@ -4,6 +4,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// In the serialized `RealTimeTests` chain: its tests block threads on real time (sockets, players), and too many

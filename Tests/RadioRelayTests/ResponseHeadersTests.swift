@@ -2,6 +2,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// `ResponseHeaders`: libcurl's header lines → the final response's headers, bounded (the HeaderFuzz target checks

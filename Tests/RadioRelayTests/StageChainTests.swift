@@ -4,6 +4,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// The one stage chain both paths use: the same bytes give the same pages whatever the chunking, errors come out of

@@ -2,6 +2,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// Who may read the status endpoint (`StatusAccess`, through `StatusRouter`): DNS rebinding refused by `Host`, the

@@ -2,6 +2,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// The status endpoint's request parser and router, without sockets.

@@ -4,6 +4,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// The status endpoint end to end, with real sockets on 127.0.0.1: stations relaying a fixture file, the endpoint

@@ -3,6 +3,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// A station's clock on virtual time: an upstream model delivers chunks of audio stamped with the source's own time,

@@ -4,6 +4,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// Runs the whole Parser over `bytes` in chunks of `chunk` bytes and collects what it emits.

@@ -2,6 +2,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// `proxy_from`'s networks as pure values: parsing CIDR text of both families and matching socket addresses.

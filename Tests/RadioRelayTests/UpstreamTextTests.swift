@@ -2,6 +2,7 @@ import Testing
 
 @testable import RadioRelay
 @testable import RadioRelayMedia
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// Upstream URLs are judged before any connection, and upstream text is made harmless before anyone sees it.

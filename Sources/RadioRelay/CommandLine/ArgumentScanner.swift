@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// Splits one command's arguments into positional arguments and `--flag value` / `--flag=value` pairs, checking

@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// What `radio-relay check-config FILE` reports: the file read exactly as `--config FILE` reads it, nothing run.

@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// `serve`'s options: each station setting says how it reads its text (with `Values`, so that the command line and

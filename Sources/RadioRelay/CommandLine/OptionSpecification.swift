@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// One `--flag VALUE` a command accepts: the single list that the parser, the help text and the config file's keys

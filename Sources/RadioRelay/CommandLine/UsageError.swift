@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// A command line that cannot be run as typed: an unknown command or option, a missing or out-of-range value.

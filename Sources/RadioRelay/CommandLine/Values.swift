@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// Readers of flag and config-file values: text to a value, or nil when the text is not one the flag accepts.

@@ -1,5 +1,6 @@
 import Glibc
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// A config file, read and checked: the server's settings and the stations to run, or every problem found.

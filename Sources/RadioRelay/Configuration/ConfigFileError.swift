@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// Everything wrong with a config file, found in one pass: one message per problem, each starting with

@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// A config file's text cut into sections of `key = value` entries, before any key means anything.

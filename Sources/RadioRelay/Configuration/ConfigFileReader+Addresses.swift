@@ -1,5 +1,6 @@
 import Glibc
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// No two outputs (stations and renditions) may listen where one would take the other's connections, nor where the

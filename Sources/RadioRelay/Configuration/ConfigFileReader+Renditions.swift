@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// `[rendition STATION/NAME]`: another output of a station in the file, read over the station's own settings, so

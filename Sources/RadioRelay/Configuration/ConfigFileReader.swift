@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// Gives a config file's sections their meaning and collects every problem on the way: keys are looked up in the

@@ -1,5 +1,6 @@
 import Glibc
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// Secrets kept out of the world-readable config file: a value written `@credential:NAME` is the content of

@@ -1,5 +1,6 @@
 import Glibc
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 import Synchronization
 

@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// Where a station pushes its stream as an Icecast source client: `icecast://[USER]:PASSWORD@HOST[:PORT]/MOUNT`

@@ -1,6 +1,7 @@
 import CCurl
 import Glibc
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// One source connection to Icecast: an HTTP `PUT` of Ogg pages on libcurl's multi interface (`CURLOPT_UPLOAD` with

@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// Which of the station's pages a push sends next, as a pure value over a `PageWindow` (tests: `PushCursorTests`).

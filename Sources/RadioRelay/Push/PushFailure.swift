@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// Why a push's connection to Icecast ended, in words an operator can act on. Every failure is retried (a wrong

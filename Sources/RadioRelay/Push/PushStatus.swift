@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// What one push shows the outside (`/status.json`, tests): written by its thread, read through `IcecastPush.status`.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// The demo recording shipped with the package: what the default station plays when given nothing.

@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// Building JSON text by hand, for the status report: strings escaped per RFC 8259 §7 (`"`, `\` and every control

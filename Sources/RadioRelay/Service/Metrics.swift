@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// `/metrics`: the status snapshot in Prometheus text exposition format 0.0.4, as a pure function.

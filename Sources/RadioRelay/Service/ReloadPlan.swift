@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// What a reload does to the running stations, decided from the old and new configurations alone (a pure value).

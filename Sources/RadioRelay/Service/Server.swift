@@ -1,6 +1,7 @@
 import CLinux
 import Glibc
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Glibc
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// A bearer token that protects `/status.json` and `/metrics` (`[server] status_token`, `@credential:NAME`

@@ -1,6 +1,7 @@
 import CLinux
 import Glibc
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// The epoll loop behind a `StatusServer`, confined to the status thread. What it answers is `StatusRouter`'s
@@ -10,7 +11,7 @@ import RadioRelaySystem
 /// Every iteration — at least four a second — beats the thread's heartbeat, judges each station's liveness from
 /// its heartbeats (one `Watchdog` per station, so `/health` answers from what the loop saw, not from one look),
 /// and closes the connections whose deadline passed.
-final class StatusLoop: HTTPConnectionLoop {
+final class StatusLoop {
     /// The longest sleep, in milliseconds.
     private static let tick: Int32 = 250
     /// Connections accepted per wake-up at most.
@@ -20,6 +21,8 @@ final class StatusLoop: HTTPConnectionLoop {
     private let limits: StatusServer.Limits
     private var watchdogs: [Watchdog]
     private var alive: [Bool]
+    /// Accepting, request heads, answers, deadlines and per-address caps, shared with the HTTP front end.
+    private let http: HTTPConnectionLoop
 
     init(server: StatusServer) throws(SystemError) {
         self.server = server
@@ -28,7 +31,7 @@ final class StatusLoop: HTTPConnectionLoop {
         watchdog.allowance = server.limits.healthAllowance
         watchdogs = Array(repeating: watchdog, count: server.stations.count)
         alive = Array(repeating: true, count: server.stations.count)
-        try super.init(
+        http = try HTTPConnectionLoop(
             label: "status", listenFD: server.listenSocket.rawValue, wakeFD: server.wakeEvent.rawValue,
             epollCapacity: 64, headerTimeout: server.limits.headerTimeout,
             maxRequestBytes: server.limits.maxRequestBytes, maxOpen: server.limits.maxConnections,
@@ -37,24 +40,24 @@ final class StatusLoop: HTTPConnectionLoop {
 
     /// Serves until `thread` is asked to stop. A failing `epoll_wait` is thrown: the loop cannot go on.
     func run(in thread: ServiceThread) throws {
-        defer { connections.removeAll() }
+        defer { http.connections.removeAll() }
         while !thread.isStopping {
             thread.beat()
             let now = monotonicNow()
             checkStations(now: now)
-            closeExpired(now: now)
-            if backoff.resumes(now: now) { watchListenSocket(true) }
-            logSummaries(now: now)
-            let until = [backoff.resumeAt, earliestDeadline()].compactMap { $0 }.min()
+            http.closeExpired(now: now)
+            if http.backoff.resumes(now: now) { http.watchListenSocket(true) }
+            http.logSummaries(now: now)
+            let until = [http.backoff.resumeAt, http.earliestDeadline()].compactMap { $0 }.min()
             let wait = ListenerSchedule.waitMilliseconds(until: until, now: now, cap: Self.tick)
-            let count = try epoll.wait(timeoutMilliseconds: wait)
+            let count = try http.epoll.wait(timeoutMilliseconds: wait)
             for index in 0..<count {
-                let (tag, mask) = epoll.event(at: index)
-                if tag == Self.listenTag {
+                let (tag, mask) = http.epoll.event(at: index)
+                if tag == HTTPConnectionLoop.listenTag {
                     acceptBatch()
-                } else if tag == Self.wakeTag {
+                } else if tag == HTTPConnectionLoop.wakeTag {
                     drainWake()
-                } else if let fd = Int32(exactly: tag), let connection = connections[fd] {
+                } else if let fd = Int32(exactly: tag), let connection = http.connections[fd] {
                     serve(connection, mask: mask)
                 }
             }
@@ -90,19 +93,19 @@ final class StatusLoop: HTTPConnectionLoop {
 
     private func acceptBatch() {
         for _ in 0..<Self.acceptBatch {
-            guard let (fd, peer) = acceptOne() else { return }
-            _ = register(FileDescriptor(owning: fd), peer: peer)
+            guard let (fd, peer) = http.acceptOne() else { return }
+            _ = http.register(FileDescriptor(owning: fd), peer: peer)
         }
     }
 
     // MARK: Connections
 
     private func serve(_ connection: HTTPConnection, mask: UInt32) {
-        guard connection.phase == .reading else { return serveAnswer(connection, mask: mask) }
-        guard let head = readHead(connection, mask: mask) else { return }
+        guard connection.phase == .reading else { return http.serveAnswer(connection, mask: mask) }
+        guard let head = http.readHead(connection, mask: mask) else { return }
         let response = StatusRouter.respond(to: head, access: server.access) {
             server.snapshot(alive: alive, now: monotonicNow())
         }
-        respond(connection, response.encoded)
+        http.respond(connection, response.encoded)
     }
 }

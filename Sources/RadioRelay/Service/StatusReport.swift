@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// The status endpoint's human- and machine-readable reports, as pure functions of a `StatusSnapshot`:

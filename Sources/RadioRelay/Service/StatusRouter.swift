@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// What the status endpoint answers to a parsed request head, as a pure function: the snapshot is taken (through

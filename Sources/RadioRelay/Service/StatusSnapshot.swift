@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// One moment of the server as the status endpoint shows it: plain values, read once from the stations (their

@@ -2,6 +2,7 @@ import CLinux
 import CSystemd
 import Glibc
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 import Synchronization
 

@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// Decides whether the server is alive from its threads' heartbeats: a pure value on virtual time.

@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// Read-ahead of a paced upstream: bytes read before the clock reaches them. Bounded: once `limit` bytes wait, the

@@ -1,5 +1,6 @@
 import Foundation
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 import Synchronization
 

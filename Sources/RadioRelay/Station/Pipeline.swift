@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 import Synchronization
 

@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// What a station's pipeline drives, whatever the upstream: the transcoding `StageChain` (MP3 in, decoded once, one

@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// When the pipeline next tries its upstream: a pure value on virtual time.

@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// One more output of a station: the same decoded audio encoded again with its own settings (a 32 kb/s mono stream

@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// A station's pushes to Icecast: started after the pipeline, stopped before it, and on a reload changed one by one —

@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// Everything one station needs: where its audio comes from, how it is encoded, and how listeners are served.

@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// What a station shows the outside (status endpoint, logs, sd_notify STATUS, tests). Written by the pipeline

@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// The stream clock of a station: decides, on every iteration of the pipeline loop, how much decoded audio goes to

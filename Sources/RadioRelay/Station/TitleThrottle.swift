@@ -1,4 +1,5 @@
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// How often a station takes a new title, as a pure value on virtual time: at most one every `interval` seconds.

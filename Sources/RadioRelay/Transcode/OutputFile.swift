@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// Where `transcode` writes: a temporary file beside the target, renamed into place by `commit`, removed by

@@ -1,5 +1,6 @@
 import Glibc
 import RadioRelayMedia
+import RadioRelayNet
 import RadioRelaySystem
 
 /// `transcode`: the same stages a station runs (Downloader → Parser → Reader → Encoder), wired to a file instead of a

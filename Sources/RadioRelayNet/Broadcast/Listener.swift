@@ -1,0 +1,62 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
+/// One listener's connection, confined to the network thread. It owns its socket: the descriptor closes when the
+/// last reference goes (right after `NetworkLoop.disconnect` drops it from the tables), so its number cannot be
+/// reused while anything here still refers to it.
+package final class Listener {
+    package let socket: FileDescriptor
+    package let peer: SocketAddress
+    /// Who it counts as for `maxPerIP`.
+    package let hostKey: HostKey
+    package let connectedAt: Double
+    /// Its place in the stream, as the `ListenerSchedule` decides it.
+    package var state = ListenerState()
+    /// Keeps a partly written page alive even if the ring drops it meanwhile.
+    package var partial: SharedPage?
+    /// The header pages it is sent first (the ring's when it started or was moved across a link boundary), kept
+    /// so that a link change in the ring meanwhile cannot mix two links' headers; and the link they belong to.
+    package var headers: [SharedPage] = []
+    package var headersLink: Int64?
+    package var bytesSent = 0
+    package var bytesRead = 0
+    /// It shut down its side (read returned 0): it is no longer read from, but still written to.
+    package var readClosed = false
+    package let kind: ListenerProtocol
+    /// An HTTP listener's response head, sent before the stream (its bytes stay at one address for `sendmsg`), and
+    /// how much of it is sent.
+    package let responseHead: UnsafeMutableRawBufferPointer?
+    package var responseHeadSent = 0
+
+    package init(
+        socket: consuming FileDescriptor, peer: SocketAddress, connectedAt: Double, kind: ListenerProtocol = .tcp,
+        responseHead: [UInt8] = []
+    ) {
+        self.socket = socket
+        self.peer = peer
+        self.hostKey = HostKey(peer)
+        self.connectedAt = connectedAt
+        self.kind = kind
+        if responseHead.isEmpty {
+            self.responseHead = nil
+        } else {
+            let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: responseHead.count, alignment: 1)
+            storage.copyBytes(from: responseHead)
+            self.responseHead = storage
+        }
+    }
+
+    deinit { responseHead?.deallocate() }
+
+    package var fd: Int32 { socket.rawValue }
+
+    /// The part of the response head not yet sent (empty for raw listeners and once it is out).
+    package var unsentResponseHead: UnsafeRawBufferPointer {
+        guard let responseHead, responseHeadSent < responseHead.count else {
+            return UnsafeRawBufferPointer(start: nil, count: 0)
+        }
+        return UnsafeRawBufferPointer(rebasing: responseHead[responseHeadSent...])
+    }
+}
+
+@available(*, unavailable) extension Listener: Sendable {}

@@ -1,0 +1,182 @@
+import CLinux
+import Foundation
+import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
+import Synchronization
+
+/// Kinds of log lines that a storm can repeat, each rate-limited on its own.
+package enum LogTopic: String, Hashable, Sendable {
+    case refused = "refusals"
+    case moved = "moves"
+    case dropped = "drops"
+    case socketTrouble = "socket warnings"
+    case proxyHeader = "PROXY header failures"
+}
+
+/// Admitting, reading from and closing listeners' connections, and the loop's rate-limited log lines.
+extension NetworkLoop {
+    /// Admits the HTTP listeners the front end handed over since the last wake-up.
+    package func admitArrivals() {
+        let arrivals = broadcaster.takeArrivals()
+        guard !arrivals.isEmpty else { return }
+        refresh()  // the newest pages, for their burst
+        for arrival in arrivals {
+            guard let socket = arrival.takeSocket() else { continue }
+            admit(socket, peer: arrival.peer, kind: .http, responseHead: arrival.responseHead)
+        }
+    }
+
+    /// Admits a listener within the limits (the same for both protocols, one count per address across both), or
+    /// refuses it: a raw listener is closed, an HTTP listener gets a 503 first.
+    package func admit(
+        _ socket: consuming FileDescriptor, peer: SocketAddress, kind: ListenerProtocol = .tcp,
+        responseHead: [UInt8] = []
+    ) {
+        counters.connections.add(1, ordering: .relaxed)
+        let key = HostKey(peer)
+        var refusal: String?
+        if configuration.maxListeners > 0 && active.count >= configuration.maxListeners {
+            refusal = "station full (\(configuration.maxListeners) listeners)"
+        } else if configuration.maxPerIP > 0 && perHost[key, default: 0] >= configuration.maxPerIP {
+            refusal = "too many connections from \(Self.clientName(peer)) (limit \(configuration.maxPerIP))"
+        } else if !broadcaster.budget.acquire() {
+            let cap = broadcaster.budget.limit.load(ordering: .relaxed)
+            refusal = "server full (\(cap) listeners across all stations: the open-files limit)"
+        }
+        let now = monotonicNow()
+        if let refusal {
+            counters.rejected.add(1, ordering: .relaxed)
+            logLimited(.refused, .notice, now: now, "\(name): \(kind.rawValue) listener \(peer) refused: \(refusal)")
+            if kind == .http {
+                HTTPConnectionLoop.sendBestEffort(PublicRouter.text(503, refusal + "\n").encoded, on: socket.rawValue)
+            }
+            return  // `socket` closes here
+        }
+        let fd = socket.rawValue
+        // Both only tune the connection (latency, how much the kernel queues): a refusal is worth a warning, not
+        // the listener.
+        do {
+            try setSocketOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1, name: "TCP_NODELAY")
+            try setSocketOption(fd, SOL_SOCKET, SO_SNDBUF, Int32(clamping: configuration.sendBuffer), name: "SO_SNDBUF")
+        } catch {
+            logLimited(.socketTrouble, .warning, now: now, "\(name): listener \(peer): \(error)")
+        }
+        do {
+            try epoll.add(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(fd))
+        } catch {
+            broadcaster.budget.release()
+            logLimited(.socketTrouble, .warning, now: now, "\(name): listener \(peer) not served: \(error)")
+            return
+        }
+        let listener = Listener(socket: socket, peer: peer, connectedAt: now, kind: kind, responseHead: responseHead)
+        let slot = Int(fd)
+        if slot >= byFD.count {
+            byFD += Array(repeating: nil, count: slot + 1 - byFD.count + 64)
+            position += Array(repeating: -1, count: byFD.count - position.count)
+        }
+        byFD[slot] = listener
+        position[slot] = active.count
+        active.append(listener)
+        perHost[key, default: 0] += 1
+        counters.listeners.store(active.count, ordering: .relaxed)
+        if kind == .http { counters.httpListeners.add(1, ordering: .relaxed) }
+        // The access log: info, so that `--log-level notice` turns it off (the text is then not even built).
+        Log.info("\(name): \(kind.rawValue) listener \(peer) connected (\(active.count) listening)")
+        flush(listener, now: now)  // headers and burst right away
+    }
+
+    /// An IPv4 address, or an IPv6 client's /64, as `maxPerIP` counts them (only for a refusal's log line).
+    package static func clientName(_ peer: SocketAddress) -> String {
+        let key = HostKey(peer)
+        return key.isIPv4 ? peer.host.replacingOccurrences(of: "::ffff:", with: "") : "\(peer.host)/64"
+    }
+
+    /// Reads what a listener sent and drops it; false when the listener was disconnected. A listener that shuts
+    /// its side down (`nc -N`, a client that sent its request) is no longer read, but still written to.
+    package func readAndDiscard(_ listener: Listener) -> Bool {
+        while true {
+            let result: IOResult<Int>
+            do {
+                result = try nonblockingSyscall("read") {
+                    scratch.withUnsafeMutableBytes { read(listener.fd, $0.baseAddress, $0.count) }
+                }
+            } catch {
+                disconnect(listener, reason: "read failed: \(String(cString: strerror(error.errno)))")
+                return false
+            }
+            switch result {
+            case .wouldBlock:
+                return true
+            case .done(0):
+                listener.readClosed = true
+                watch(listener)
+                return byFD[Int(listener.fd)] === listener
+            case .done(let n):
+                listener.bytesRead += n
+                if listener.bytesRead > configuration.readCap {
+                    counters.droppedChatty.add(1, ordering: .relaxed)
+                    disconnect(listener, reason: "sent more than \(configuration.readCap) bytes", topic: .dropped)
+                    return false
+                }
+            }
+        }
+    }
+
+    /// Forgets the listener; its socket closes (and leaves the epoll set) when the last reference to it goes. Its
+    /// leave line is the access log's (info), or, for a listener dropped by a rule (`topic`), a rate-limited notice.
+    package func disconnect(_ listener: Listener, reason: String, quiet: Bool = false, topic: LogTopic? = nil) {
+        let slot = Int(listener.fd)
+        guard slot < byFD.count, byFD[slot] === listener else { return }
+        let index = position[slot]
+        let last = active.removeLast()
+        if last !== listener {
+            active[index] = last
+            position[Int(last.fd)] = index
+        }
+        byFD[slot] = nil
+        position[slot] = -1
+        perHost[listener.hostKey, default: 1] -= 1
+        if perHost[listener.hostKey] == 0 { perHost[listener.hostKey] = nil }
+        broadcaster.budget.release()
+        counters.listeners.store(active.count, ordering: .relaxed)
+        if listener.kind == .http { counters.httpListeners.subtract(1, ordering: .relaxed) }
+        if quiet { return }
+        let now = monotonicNow()
+        func line() -> String {
+            "\(name): \(listener.kind.rawValue) listener \(listener.peer) left after \(String(format: "%.1f", now - listener.connectedAt)) s, "
+                + "\(listener.bytesSent) bytes: \(reason)"
+        }
+        if let topic {
+            logLimited(topic, .notice, now: now, line())
+        } else {
+            Log.info(line())
+        }
+    }
+
+    /// Writes a line of a kind that can repeat, within `logLimit`: after 10 in 10 s, the rest are counted and
+    /// reported in one line.
+    package func logLimited(
+        _ topic: LogTopic, _ priority: Log.Priority, now: Double, _ message: @autoclosure () -> String
+    ) {
+        guard Log.isEnabled(priority) else { return }
+        switch logLimit.admit(topic, now: now) {
+        case .suppress:
+            return
+        case .writeAfter(let suppressed):
+            Log.write(priority, summary(topic, suppressed))
+            Log.write(priority, message())
+        case .write:
+            Log.write(priority, message())
+        }
+    }
+
+    /// Reports the kinds of lines whose window ended with lines left out.
+    package func logSummaries(now: Double) {
+        while let (topic, suppressed) = logLimit.summary(now: now) { Log.notice(summary(topic, suppressed)) }
+    }
+
+    private func summary(_ topic: LogTopic, _ suppressed: Int) -> String {
+        "\(name): … \(topic.rawValue) repeated \(suppressed) more times in \(wholeSeconds(logLimit.window)) s (not logged)"
+    }
+}

@@ -1,0 +1,66 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
+/// One client of an HTTP server loop (`HTTPConnectionLoop`), confined to its thread. Its life: `reading` the
+/// request head; then `writing` one answer and `draining` what the client still sends until it closes; or, on the
+/// public address, handed to a station (its socket leaves with it) or kept as an `events` subscriber until it
+/// leaves. Every phase but `events` ends by `deadline` or the connection is closed.
+package final class HTTPConnection {
+    package enum Phase: Equatable {
+        case reading
+        case writing
+        case draining
+        /// A title event stream of the mount at this path.
+        case events(mount: String)
+    }
+
+    /// Owned until handed over (`takeSocket`); closed with the connection otherwise.
+    private var socket: FileDescriptor?
+    package let fd: Int32
+    /// The client: the connection's peer, or the source its PROXY header names once read.
+    package var peer: SocketAddress { didSet { hostKey = HostKey(peer) } }
+    package private(set) var hostKey: HostKey
+    /// Its PROXY header while one is expected and not read yet (the public address with `http_proxy_protocol`).
+    package var proxyHeader: ProxyHeaderReader?
+    /// The address it counts as pending from while it sends its head (`HTTPConnectionLoop.maxPendingPerAddress`).
+    package var pendingHost: HostKey?
+    package var phase = Phase.reading
+    /// Monotonic seconds by which the current phase must end (set through the loop's `setDeadline`).
+    package var deadline: Double
+    /// The request head received so far (at most the request limit).
+    package var input: [UInt8] = []
+    /// How far `input` has been looked at (`HTTPHeadScan`).
+    package var headScan = HTTPHeadScan()
+    /// Bytes to send, and how much of them is sent.
+    package var output: [UInt8] = []
+    package var sent = 0
+    /// Bytes read and dropped since the answer (bounded too).
+    package var drained = 0
+    /// An event subscriber's schedule.
+    package var events: EventStream?
+    /// Whether `EPOLLOUT` is armed (an event subscriber whose socket is backed up).
+    package var waitsForOutput = false
+
+    package init(socket: consuming FileDescriptor, peer: SocketAddress, deadline: Double) {
+        fd = socket.rawValue
+        self.socket = consume socket
+        self.peer = peer
+        hostKey = HostKey(peer)
+        self.deadline = deadline
+    }
+
+    /// Hands the socket on (once): the connection no longer closes it.
+    package func takeSocket() -> FileDescriptor? { socket.take() }
+
+    package var unsent: Int { output.count - sent }
+}
+
+extension HTTPConnection.Phase {
+    /// Whether the phase ends by the connection's deadline (all but an event stream, which lasts).
+    package var isTimed: Bool {
+        if case .events = self { return false }
+        return true
+    }
+}
+
+@available(*, unavailable) extension HTTPConnection: Sendable {}

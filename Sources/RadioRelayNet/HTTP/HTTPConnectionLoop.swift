@@ -1,0 +1,300 @@
+import CLinux
+import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
+
+/// What the two HTTP servers' loops share — the status endpoint's (`StatusLoop`) and the public front end's
+/// (`HTTPFrontLoop`): the epoll set with the listening socket and a wake eventfd, the table of connections, and a
+/// connection's life around its one request: accept (paused by `AcceptBackoff` when resources run out), read the
+/// head within the limits, send one answer, shut the sending side and drain what the client still sends (a
+/// lingering close, so the answer is not destroyed by a reset), and close by each phase's deadline. What to answer
+/// is each subclass's decision.
+///
+/// Fair under abuse: at most `maxOpen` connections in a timed phase (reading, answering, draining) and at most
+/// `maxPendingPerAddress` of them still sending their head from one address (`HostKey`: an IPv4 address or an IPv6
+/// /64) — a fresh connection over that is answered 503 and closed. When `maxOpen` are taken, the connection due
+/// soonest (the oldest) gives its place to the new one: a client holding places with requests it never finishes
+/// loses them, and a health check always gets in. Deadlines live in a `DeadlineHeap`, so idle connections cost
+/// nothing per wake-up; a head is scanned once (`HTTPHeadScan`).
+package class HTTPConnectionLoop {
+    package static let listenTag = UInt64.max
+    package static let wakeTag = UInt64.max - 1
+    /// How long, and how many bytes, a client may still send after its answer before it is closed.
+    package static let drainSeconds = 1.0
+    package static let drainLimit = 64 * 1024
+
+    /// Names the server in log lines ("status", "http").
+    package let label: String
+    package let epoll: Epoll
+    package let listenFD: Int32
+    /// Seconds from accept to a complete head, and from then to the answer sent.
+    package let headerTimeout: Double
+    package let maxRequestBytes: Int
+    /// Connections in a timed phase at most; beyond, the oldest is closed for a new one.
+    package let maxOpen: Int
+    /// Connections still sending their head from one address at most (0: no limit).
+    package let maxPendingPerAddress: Int
+    package var connections: [Int32: HTTPConnection] = [:]
+    /// When each connection in a timed phase is due.
+    package var deadlines = DeadlineHeap<Int32>()
+    /// Connections still sending their head, by address.
+    package var pendingPerHost: [HostKey: Int] = [:]
+    package var logLimit = LogRateLimit<LogTopic>(limit: 10, window: 10)
+    package var backoff = AcceptBackoff()
+    package var listenWatched = true
+    package var scratch = [UInt8](repeating: 0, count: 4096)
+
+    package init(
+        label: String, listenFD: Int32, wakeFD: Int32, epollCapacity: Int, headerTimeout: Double, maxRequestBytes: Int,
+        maxOpen: Int, maxPendingPerAddress: Int
+    ) throws(SystemError) {
+        self.label = label
+        self.maxOpen = max(1, maxOpen)
+        self.maxPendingPerAddress = max(0, maxPendingPerAddress)
+        self.listenFD = listenFD
+        self.headerTimeout = headerTimeout
+        self.maxRequestBytes = maxRequestBytes
+        epoll = try Epoll(capacity: epollCapacity)
+        try epoll.add(listenFD, events: EPOLLIN.rawValue, tag: Self.listenTag)
+        try epoll.add(wakeFD, events: EPOLLIN.rawValue, tag: Self.wakeTag)
+    }
+
+    // MARK: Accepting
+
+    /// One connection from the backlog: its descriptor (the caller owns it at once) and peer, or nil when there is
+    /// none now, or when accepting failed for want of descriptors or memory (then the listening socket is left
+    /// unwatched for the back-off's pause, and the failure reported once per interval).
+    package func acceptOne() -> (fd: Int32, peer: SocketAddress)? {
+        while true {
+            var storage = sockaddr_storage()
+            var length = UInt32(MemoryLayout<sockaddr_storage>.size)
+            let accepted: IOResult<Int32>
+            do {
+                accepted = try nonblockingSyscall("accept4") {
+                    withUnsafeMutablePointer(to: &storage) { rr_accept4(listenFD, $0, &length) }
+                }
+            } catch {
+                if error.errno == ECONNABORTED || error.errno == EPROTO || error.errno == EPERM { continue }
+                let failure = backoff.failed(now: monotonicNow())
+                watchListenSocket(false)
+                if let times = failure.report {
+                    Log.error("\(label): cannot accept: \(error) (\(times) times); pausing \(failure.pause) s")
+                }
+                return nil
+            }
+            guard case .done(let fd) = accepted else { return nil }
+            backoff.accepted()
+            return (fd, SocketAddress(storage: storage, length: length))
+        }
+    }
+
+    /// Watches the listening socket again (`true`), or stops watching it (`false`; it stays registered).
+    package func watchListenSocket(_ watched: Bool) {
+        guard watched != listenWatched else { return }
+        do {
+            try epoll.modify(listenFD, events: watched ? EPOLLIN.rawValue : 0, tag: Self.listenTag)
+            listenWatched = watched
+        } catch {
+            Log.warning("\(label): listening socket: \(error)")
+        }
+    }
+
+    /// Registers a fresh connection (reading its head), counted as pending from its peer's address unless
+    /// `countsPeer` is false (a balancer's connection, counted once its PROXY header names the client); nil when it
+    /// was refused (503 to an address over its pending limit) or epoll refused it: it is closed then. A place is
+    /// made for it first when every place is taken.
+    package func register(_ socket: consuming FileDescriptor, peer: SocketAddress, countsPeer: Bool = true)
+        -> HTTPConnection?
+    {
+        let fd = socket.rawValue
+        let now = monotonicNow()
+        if countsPeer && !hasPendingRoom(HostKey(peer)) {
+            refuseOverAddressLimit(fd, peer: peer, now: now)
+            return nil  // the socket closes here
+        }
+        if deadlines.count >= maxOpen { evictOldest(now: now) }
+        do {
+            try epoll.add(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(fd))
+        } catch {
+            Log.warning("\(label): connection not served: \(error)")
+            return nil
+        }
+        let connection = HTTPConnection(socket: socket, peer: peer, deadline: now + headerTimeout)
+        connections[fd] = connection
+        deadlines.set(fd, connection.deadline)
+        if countsPeer { countPending(connection) }
+        return connection
+    }
+
+    // MARK: The request
+
+    /// Reads what the client sent (up to the limit); the head once it is decided, nil while more is needed (or the
+    /// client left before a whole request: it is closed then).
+    package func readHead(_ connection: HTTPConnection, mask: UInt32) -> HTTPRequestHead.Result? {
+        var ended = mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
+        while connection.input.count < maxRequestBytes {
+            let room = min(scratch.count, maxRequestBytes - connection.input.count)
+            guard let result = read(connection.fd, room: room) else {
+                close(connection)
+                return nil
+            }
+            guard case .done(let count) = result else { break }
+            if count == 0 {
+                ended = true
+                break
+            }
+            connection.input += scratch[0..<count]
+        }
+        let head =
+            connection.headScan.shouldParse(connection.input, limit: maxRequestBytes)
+            ? HTTPRequestHead.parse(connection.input, limit: maxRequestBytes) : .incomplete
+        guard head != .incomplete else {
+            if ended { close(connection) }  // gone before a whole request
+            return nil
+        }
+        connection.input = []
+        return head
+    }
+
+    // MARK: The answer
+
+    /// Sends `bytes` as the connection's one answer, then closes it after a lingering drain.
+    package func respond(_ connection: HTTPConnection, _ bytes: [UInt8]) {
+        connection.output = bytes
+        connection.sent = 0
+        connection.phase = .writing
+        endPending(connection)
+        setDeadline(connection, monotonicNow() + headerTimeout)
+        do {
+            // Only writability from now on: input is not read while the answer goes out.
+            try epoll.modify(connection.fd, events: EPOLLOUT.rawValue, tag: UInt64(connection.fd))
+        } catch {
+            Log.warning("\(label): \(error)")
+            return close(connection)
+        }
+        write(connection)
+    }
+
+    /// Carries a connection that has its answer on: writing it, then draining.
+    package func serveAnswer(_ connection: HTTPConnection, mask: UInt32) {
+        switch connection.phase {
+        case .writing:
+            if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { return close(connection) }
+            write(connection)
+        case .draining: drain(connection)
+        case .reading, .events: break
+        }
+    }
+
+    /// Sends what is left of the answer; once it is all out, shuts the sending side and drains.
+    private func write(_ connection: HTTPConnection) {
+        guard sendPending(connection) else { return close(connection) }
+        guard connection.unsent == 0 else { return }  // EPOLLOUT is armed
+        do {
+            _ = try syscall("shutdown") { shutdown(connection.fd, Int32(SHUT_WR)) }
+            try epoll.modify(connection.fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(connection.fd))
+        } catch {
+            return close(connection)  // the client is gone already (ENOTCONN), or epoll refused
+        }
+        connection.phase = .draining
+        setDeadline(connection, monotonicNow() + min(Self.drainSeconds, headerTimeout))
+        drain(connection)
+    }
+
+    /// Reads and drops what the client still sends after its answer, until it closes.
+    private func drain(_ connection: HTTPConnection) {
+        while true {
+            guard let result = read(connection.fd, room: scratch.count) else { return close(connection) }
+            guard case .done(let count) = result else { return }
+            connection.drained += count
+            if count == 0 || connection.drained > Self.drainLimit { return close(connection) }
+        }
+    }
+
+    /// Sends as much of the connection's output as the socket takes (`sendmsg` with `MSG_NOSIGNAL`: a client that
+    /// is gone gives EPIPE, never SIGPIPE); false on an error (the client is gone).
+    package func sendPending(_ connection: HTTPConnection) -> Bool {
+        while connection.unsent > 0 {
+            let result: IOResult<Int>? = try? connection.output.withUnsafeBytes { buffer in
+                var vector = iovec(
+                    iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress?.advanced(by: connection.sent)),
+                    iov_len: connection.unsent)
+                return try nonblockingSyscall("sendmsg") { rr_send_iov(connection.fd, &vector, 1) }
+            }
+            guard let result else { return false }
+            guard case .done(let count) = result else { return true }
+            guard count > 0 else { return false }
+            connection.sent += count
+        }
+        connection.output.removeAll(keepingCapacity: true)
+        connection.sent = 0
+        return true
+    }
+
+    // MARK: Ending
+
+    /// Forgets the connection: its socket (if it still has it) closes and leaves the epoll set with it.
+    package func close(_ connection: HTTPConnection) {
+        guard connections[connection.fd] === connection else { return }
+        untime(connection)
+        connections[connection.fd] = nil
+    }
+
+    /// The connection leaves the timed phases (an event subscriber): no deadline, no longer pending.
+    package func untime(_ connection: HTTPConnection) {
+        endPending(connection)
+        deadlines.remove(connection.fd)
+    }
+
+    /// Closes every connection whose phase's deadline has passed (event streams have none), through `expired`;
+    /// only the due ones are looked at.
+    package func closeExpired(now: Double) {
+        for fd in deadlines.popExpired(now: now) {
+            guard let connection = connections[fd] else { continue }
+            expired(connection)
+        }
+    }
+
+    /// A connection whose deadline passed: closed (a subclass may say why first).
+    package func expired(_ connection: HTTPConnection) {
+        close(connection)
+    }
+
+    package func logLimited(_ topic: LogTopic, now: Double, _ message: @autoclosure () -> String) {
+        guard Log.isEnabled(.notice) else { return }
+        switch logLimit.admit(topic, now: now) {
+        case .suppress: return
+        case .writeAfter(let suppressed):
+            Log.notice("\(label): … \(topic.rawValue) repeated \(suppressed) more times (not logged)")
+            Log.notice(message())
+        case .write: Log.notice(message())
+        }
+    }
+
+    /// The counts of what was not logged, once their window is over.
+    package func logSummaries(now: Double) {
+        guard let due = logLimit.nextSummary, now >= due else { return }
+        while let (topic, count) = logLimit.summary(now: now) {
+            Log.notice("\(label): … \(topic.rawValue) repeated \(count) more times (not logged)")
+        }
+    }
+
+    /// `read` into the scratch buffer (at most `room` bytes); nil on an error (the connection is closed).
+    package func read(_ fd: Int32, room: Int) -> IOResult<Int>? {
+        let room = max(0, min(room, scratch.count))
+        return try? nonblockingSyscall("read") {
+            scratch.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, room) }
+        }
+    }
+
+    /// One `send` of a short answer on a fresh socket (its send buffer takes it), whatever the outcome: the socket is
+    /// closed right after.
+    package static func sendBestEffort(_ bytes: [UInt8], on fd: Int32) {
+        bytes.withUnsafeBytes { buffer in
+            var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress), iov_len: buffer.count)
+            _ = rr_send_iov(fd, &vector, 1)
+        }
+    }
+}
+
+@available(*, unavailable) extension HTTPConnectionLoop: Sendable {}

@@ -1,0 +1,124 @@
+import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
+import Synchronization
+
+/// The public HTTP address shared by every station (`--http`, `[server] http`): browsers, apps and players that
+/// speak HTTP the way Icecast does. A `Service` in the server's group, started after the stations and stopped
+/// before them.
+///
+/// One thread runs an `HTTPFrontLoop`: it reads each request head (bounded in size and time), answers what it can
+/// itself (`/`, HEAD, CORS preflights, errors), keeps title event streams, and hands a stream request's socket to
+/// its station's network loop with the response head to send first. From there an HTTP listener is a listener like
+/// any other: same burst, lag rules, limits and per-address count, in the same loop as the raw ones.
+package final class HTTPFront: Service {
+    package struct Limits: Sendable, Equatable {
+        /// Seconds from accept to a complete request head (a slowloris is closed then), and to send an answer.
+        package var headerTimeout = 5.0
+        /// Bytes of request head at most: a longer request line is answered 414, a longer head 431.
+        package var maxRequestBytes = 8192
+        /// Connections still sending their request (or being answered) at once; beyond, the oldest of them is
+        /// closed for each new one (`HTTPConnectionLoop`).
+        package var maxPending = 2048
+        /// Connections still sending their request from one address (an IPv4 address, an IPv6 /64) at once; beyond,
+        /// 503 at once. Only unfinished heads count: a CDN's many completed requests from few addresses never do.
+        package var maxPendingPerAddress = 64
+        /// Bytes an event stream subscriber may leave unread before it is closed.
+        package var maxEventBacklog = 64 * 1024
+
+        package init() {}
+    }
+
+    package let name = "http"
+    /// Where it listens (the real port when 0 was asked for).
+    package let address: SocketAddress
+    package let limits: Limits
+    /// The stations whose mounts it serves: replaced after a reload (`setStations`).
+    private let current: LockedBox<[any HTTPMounts]>
+    package var stations: [any HTTPMounts] { current.snapshot }
+    package let listenSocket: FileDescriptor
+    package let wakeEvent: EventFD
+    /// The listener places shared with the stations (event subscribers take one each).
+    package let budget: ListenerBudget
+    /// Every connection starts with a PROXY protocol header (`http_proxy_protocol`); a reload may change it (it
+    /// applies to connections accepted from then on).
+    package let proxyProtocol: Atomic<Bool>
+    /// Connections closed for a missing, invalid or late PROXY header.
+    package let proxyRejected = Atomic<Int>(0)
+    /// The balancers whose PROXY header is believed (`http_proxy_from`): replaced by a reload.
+    private let trusted: LockedBox<TrustedProxies>
+    package var trustedProxies: TrustedProxies { trusted.snapshot }
+    private let thread = LoopThread()
+    private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
+
+    /// Binds and listens on `address` now (or adopts `adoptedSocket`, already listening); `start()` begins serving.
+    /// - Parameter proxyProtocol: whether connections come from a load balancer that sends a PROXY header first.
+    package init(
+        address: SocketAddress, stations: [any HTTPMounts], limits: Limits = Limits(), adoptedSocket: Int32? = nil,
+        budget: ListenerBudget = .shared, proxyProtocol: Bool = false, trustedProxies: TrustedProxies = .loopback,
+        onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
+    ) throws {
+        guard limits.headerTimeout.isFinite, limits.headerTimeout > 0, limits.maxRequestBytes >= 256,
+            limits.maxPending >= 1, limits.maxPendingPerAddress >= 0, limits.maxEventBacklog >= 1024
+        else { throw ConfigurationError("http: limits out of range (\(limits))") }
+        let socket: FileDescriptor
+        if let adoptedSocket {
+            guard adoptedSocket >= 0 else { throw SystemError("adopting socket \(adoptedSocket)", errno: EBADF) }
+            socket = FileDescriptor(owning: adoptedSocket)
+            try setNonblocking(socket.rawValue)
+        } else {
+            socket = try listeningSocket(on: address, backlog: 4096, purpose: " (http)")
+        }
+        self.address = try SocketAddress.local(of: socket.rawValue)
+        self.current = LockedBox(stations)
+        self.limits = limits
+        self.budget = budget
+        self.proxyProtocol = Atomic(proxyProtocol)
+        self.trusted = LockedBox(trustedProxies)
+        self.onUnexpectedExit = onUnexpectedExit
+        wakeEvent = try EventFD()
+        listenSocket = socket
+    }
+
+    /// The stations after a reload.
+    package func setStations(_ stations: [any HTTPMounts]) { current.withLock { $0 = stations } }
+
+    /// Whether connections accepted from now on start with a PROXY header (a reload).
+    package func setProxyProtocol(_ on: Bool) { proxyProtocol.store(on, ordering: .relaxed) }
+
+    /// The balancers believed from now on (a reload).
+    package func setTrustedProxies(_ proxies: TrustedProxies) { trusted.withLock { $0 = proxies } }
+
+    /// Every station output's mount, with what its answers show, and the broadcaster behind each (same order).
+    package func directory() -> (PublicDirectory, [Broadcaster]) {
+        var directory = PublicDirectory()
+        var broadcasters: [Broadcaster] = []
+        for station in stations {
+            for (mount, broadcaster) in station.httpMounts {
+                directory.mounts.append(mount)
+                broadcasters.append(broadcaster)
+            }
+        }
+        return (directory, broadcasters)
+    }
+
+    package func start() throws {
+        let started = ServiceThread(name: "http", onUnexpectedExit: onUnexpectedExit) { [self] thread in
+            let loop = try HTTPFrontLoop(front: self)
+            try loop.run(in: thread)
+        }
+        try thread.start(started)
+        let mounts = directory().0.mounts.map(\.path).joined(separator: ", ")
+        Log.notice("http listeners on http://\(address)/ (mounts \(mounts); a page to listen at /)")
+    }
+
+    /// Heartbeat of the front end's thread; empty before `start`.
+    package var heartbeats: [Int] {
+        thread.heartbeats
+    }
+
+    @discardableResult
+    package func stop(timeout: Double) -> Bool {
+        thread.stop(timeout: timeout, waking: wakeEvent, label: "http")
+    }
+}

@@ -1,0 +1,135 @@
+import CLinux
+import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
+
+/// The epoll loop behind an `HTTPFront`, confined to its thread. What it answers is `PublicRouter`'s decision and
+/// what an event subscriber is sent is `EventStream`'s; this type carries out the connections' lives (the shared
+/// part in `HTTPConnectionLoop`), hands stream requests to their stations, and keeps event subscribers.
+package final class HTTPFrontLoop: HTTPConnectionLoop {
+    /// The longest sleep, in milliseconds: titles reach event subscribers within it.
+    private static let tick: Int32 = 250
+    package static let acceptBatch = 128
+
+    package let front: HTTPFront
+    package let limits: HTTPFront.Limits
+    /// Event subscribers by mount path and by (mount, address), for the limits.
+    package var subscribers: [String: Int] = [:]
+    package var subscribersPerHost: [String: [HostKey: Int]] = [:]
+    /// The subscribers' connections: the only ones `sendEvents` looks at (not every pending request's).
+    package var eventConnections: [Int32: HTTPConnection] = [:]
+
+    package init(front: HTTPFront) throws(SystemError) {
+        self.front = front
+        limits = front.limits
+        try super.init(
+            label: "http", listenFD: front.listenSocket.rawValue, wakeFD: front.wakeEvent.rawValue, epollCapacity: 256,
+            headerTimeout: front.limits.headerTimeout, maxRequestBytes: front.limits.maxRequestBytes,
+            maxOpen: front.limits.maxPending, maxPendingPerAddress: front.limits.maxPendingPerAddress)
+    }
+
+    /// Serves until `thread` is asked to stop. A failing `epoll_wait` is thrown: the loop cannot go on.
+    package func run(in thread: ServiceThread) throws {
+        defer {
+            for connection in Array(connections.values) { close(connection) }
+        }
+        while !thread.isStopping {
+            thread.beat()
+            let now = monotonicNow()
+            closeExpired(now: now)
+            if !subscribers.isEmpty { sendEvents(now: now) }
+            if backoff.resumes(now: now) { watchListenSocket(true) }
+            logSummaries(now: now)
+            let until = [backoff.resumeAt, earliestDeadline()].compactMap { $0 }.min()
+            let wait = ListenerSchedule.waitMilliseconds(until: until, now: now, cap: Self.tick)
+            let count = try epoll.wait(timeoutMilliseconds: wait)
+            for index in 0..<count {
+                let (tag, mask) = epoll.event(at: index)
+                if tag == Self.listenTag {
+                    acceptBatch()
+                } else if tag == Self.wakeTag {
+                    do {
+                        _ = try front.wakeEvent.drain()
+                    } catch {
+                        Log.warning("http: \(error)")
+                    }
+                } else if let fd = Int32(exactly: tag), let connection = connections[fd] {
+                    serve(connection, mask: mask)
+                }
+            }
+        }
+    }
+
+    private func serve(_ connection: HTTPConnection, mask: UInt32) {
+        switch connection.phase {
+        case .reading: handleRequest(connection, mask: mask)
+        case .writing, .draining: serveAnswer(connection, mask: mask)
+        case .events:
+            if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue | EPOLLRDHUP.rawValue) != 0 { return close(connection) }
+            if mask & EPOLLIN.rawValue != 0 {
+                // A subscriber has nothing to say: what it sends is dropped, within the drain limit.
+                guard let result = read(connection.fd, room: scratch.count) else { return close(connection) }
+                if case .done(let count) = result {
+                    connection.drained += count
+                    if count == 0 || connection.drained > Self.drainLimit { return close(connection) }
+                }
+            }
+            if mask & EPOLLOUT.rawValue != 0 { flushEvents(connection) }
+        }
+    }
+
+    /// Reads the request and acts once its head is decided.
+    package func handleRequest(_ connection: HTTPConnection, mask: UInt32) {
+        if connection.proxyHeader != nil && !readProxyHeader(connection) { return }
+        guard let head = readHead(connection, mask: mask) else { return }
+        let (directory, broadcasters) = front.directory()
+        switch PublicRouter.route(head, directory: directory) {
+        case .respond(let response):
+            respond(connection, response.encoded)
+        case .stream(let mount, let responseHead):
+            handOver(connection, to: broadcasters[mount], mount: directory.mounts[mount], head: responseHead)
+        case .events(let mount, let responseHead):
+            subscribe(connection, to: directory.mounts[mount], broadcaster: broadcasters[mount], head: responseHead)
+        }
+    }
+
+    /// Gives a stream request's socket to the mount's station; it answers and streams from its own loop.
+    private func handOver(
+        _ connection: HTTPConnection, to broadcaster: Broadcaster, mount: PublicDirectory.Mount, head: [UInt8]
+    ) {
+        do {
+            try epoll.remove(connection.fd)
+        } catch {
+            Log.warning("http: \(connection.peer): \(error)")
+            return close(connection)
+        }
+        close(connection)  // forgotten here; the socket leaves with the arrival
+        guard let socket = connection.takeSocket() else { return }
+        let arrival = ArrivingListener(socket: socket, peer: connection.peer, responseHead: head)
+        if !broadcaster.handOver(arrival) {
+            // The station's loop is far behind or stopped: the arrival (and its socket) is dropped here, after a
+            // best-effort 503 on the socket it still owns.
+            if let socket = arrival.takeSocket() {
+                Self.sendBestEffort(PublicRouter.text(503, "station busy\n").encoded, on: socket.rawValue)
+            }
+            logLimited(.refused, now: monotonicNow(), "http: \(connection.peer) refused: \(mount.path) is busy")
+        }
+    }
+
+    /// Forgets the connection, and a subscriber's counts and place.
+    package override func close(_ connection: HTTPConnection) {
+        guard connections[connection.fd] === connection else { return }
+        super.close(connection)
+        if case .events(let mount) = connection.phase { unsubscribe(connection, from: mount) }
+    }
+
+    /// A late PROXY header is counted and logged before the close; any other late phase just closes.
+    package override func expired(_ connection: HTTPConnection) {
+        if connection.proxyHeader != nil {
+            connection.proxyHeader = nil
+            refuseProxied(connection, "no PROXY header in time")
+        } else {
+            close(connection)
+        }
+    }
+}

@@ -1,0 +1,6 @@
+/// A station as the HTTP front end sees it: its outputs' mounts, each with what its answers show and the broadcaster
+/// that takes its listeners. `Station` (a layer up) is one; the front end asks for each request, so a reload's
+/// stations and a new title are served at once.
+package protocol HTTPMounts: AnyObject, Sendable {
+    var httpMounts: [(mount: PublicDirectory.Mount, broadcaster: Broadcaster)] { get }
+}

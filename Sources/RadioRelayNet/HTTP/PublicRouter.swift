@@ -1,0 +1,143 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
+/// What the public HTTP address answers, as a pure function of the request head and the directory: a response to
+/// send and close, a stream to hand to the mount's station, or an event stream to keep. Every answer allows any
+/// origin (web players fetch across origins) and closes the connection after it.
+///
+/// | request | answer |
+/// |---|---|
+/// | `GET /NAME.opus` | 200 `audio/ogg` head, then the stream (the station's network loop sends both) |
+/// | `HEAD /NAME.opus` | the same head, no body |
+/// | `GET /NAME/events` | 200 `text/event-stream`: the title now, then each change, keep-alives every 15 s |
+/// | `GET /` | an HTML page listing the mounts, an `<audio>` element each |
+/// | `OPTIONS` any | 204, CORS preflight |
+/// | another path | 404 |
+/// | another method | 405 with `Allow` |
+/// | malformed, or HTTP/1.1 without `Host` | 400; request line too long 414, head too large 431 |
+///
+/// `Range` and `Icy-MetaData: 1` are accepted and ignored: a live stream has no byte ranges (the answer is 200 from
+/// the live point, as Icecast does), and Ogg carries its metadata in-band, so no `icy-metaint` is sent.
+package enum PublicRouter {
+    package enum Action: Equatable, Sendable {
+        /// Send and close.
+        case respond(HTTPResponse)
+        /// Hand the connection to mount `mount`'s station, which sends `head` then the stream.
+        case stream(mount: Int, head: [UInt8])
+        /// Keep the connection for mount `mount`'s title events, after `head`.
+        case events(mount: Int, head: [UInt8])
+    }
+
+    package static let allowedMethods = "GET, HEAD, OPTIONS"
+    /// Request headers a preflight may ask for when it names none we can echo.
+    package static let allowedHeaders =
+        "Icy-MetaData, Range, Accept, Accept-Encoding, Cache-Control, Content-Type, Origin"
+
+    package static func route(_ head: HTTPRequestHead.Result, directory: PublicDirectory) -> Action {
+        let request: HTTPRequestHead.Request
+        switch head {
+        case .incomplete, .malformed: return .respond(text(400, "bad request\n"))
+        case .requestLineTooLong: return .respond(text(414, "request line too long\n"))
+        case .headTooLarge: return .respond(text(431, "request header too large\n"))
+        case .request(let parsed): request = parsed
+        }
+        // RFC 9112 §3.2: a 1.1 request without Host is answered with 400.
+        if request.version == "HTTP/1.1" && request.field("host") == nil {
+            return .respond(text(400, "bad request: HTTP/1.1 needs a Host header\n"))
+        }
+        switch request.method {
+        case "OPTIONS": return .respond(preflight(request))
+        case "GET", "HEAD": break
+        default:
+            var response = text(405, "only \(allowedMethods)\n")
+            response.headers.append(("Allow", allowedMethods))
+            return .respond(response)
+        }
+        let isHead = request.method == "HEAD"
+        if let index = directory.mount(at: request.path) {
+            let head = streamHead(directory.mounts[index])
+            return isHead ? .respond(HTTPResponse(rawHead: head)) : .stream(mount: index, head: head)
+        }
+        if let index = directory.events(at: request.path) {
+            let head = eventsHead()
+            return isHead ? .respond(HTTPResponse(rawHead: head)) : .events(mount: index, head: head)
+        }
+        var response: HTTPResponse
+        if request.path == "/" || request.path == "/index.html" {
+            response = HTTPResponse(
+                status: 200, contentType: "text/html; charset=utf-8", body: IndexPage.html(directory))
+            response.headers.append(("Access-Control-Allow-Origin", "*"))
+        } else {
+            let known = directory.mounts.map(\.path).joined(separator: ", ")
+            response = text(404, "no mount \(Sanitized.text(request.path, limit: 128)); mounts: \(known)\n")
+        }
+        response.omitsBody = isHead
+        return .respond(response)
+    }
+
+    /// The head of a stream's response: what Icecast sends for an Ogg mount, less what Ogg does not need.
+    package static func streamHead(_ mount: PublicDirectory.Mount) -> [UInt8] {
+        var lines = [
+            "HTTP/1.1 200 OK", "Content-Type: audio/ogg", "Cache-Control: no-cache, no-store",
+            "Pragma: no-cache", "Access-Control-Allow-Origin: *",
+            "Access-Control-Expose-Headers: icy-name, icy-description, icy-genre, icy-url, icy-br",
+            "Server: radio-relay/\(RadioRelayVersion.string)",
+        ]
+        let info = mount.info
+        let fields = [
+            ("icy-name", info.displayName), ("icy-description", info.description), ("icy-genre", info.genre),
+            ("icy-url", info.url),
+        ]
+        for (name, value) in fields {
+            guard let value, !value.isEmpty else { continue }
+            lines.append("\(name): \(headerValue(value))")
+        }
+        if mount.bitrate > 0 { lines.append("icy-br: \(mount.bitrate / 1000)") }
+        lines += ["icy-pub: 0", "Connection: close"]
+        return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+    }
+
+    package static func eventsHead() -> [UInt8] {
+        let lines = [
+            "HTTP/1.1 200 OK", "Content-Type: text/event-stream; charset=utf-8", "Cache-Control: no-cache, no-store",
+            "Access-Control-Allow-Origin: *", "X-Accel-Buffering: no", "Connection: close",
+        ]
+        return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+    }
+
+    /// A CORS preflight's answer: the methods, and the request headers it asked for when they are plain names.
+    package static func preflight(_ request: HTTPRequestHead.Request) -> HTTPResponse {
+        var response = HTTPResponse(status: 204, contentType: "text/plain; charset=utf-8", body: "")
+        let asked = request.field("access-control-request-headers") ?? ""
+        let plain = asked.utf8.count <= 512 && asked.utf8.allSatisfy { Self.isNameListByte($0) }
+        response.headers += [
+            ("Access-Control-Allow-Origin", "*"), ("Access-Control-Allow-Methods", allowedMethods),
+            ("Access-Control-Allow-Headers", plain && !asked.isEmpty ? asked : allowedHeaders),
+            ("Access-Control-Max-Age", "86400"),
+        ]
+        return response
+    }
+
+    package static func text(_ status: Int, _ body: String) -> HTTPResponse {
+        var response = HTTPResponse.text(status, body)
+        response.headers.append(("Access-Control-Allow-Origin", "*"))
+        return response
+    }
+
+    /// A configured value as a header value: one line of printable text (the config file allows nothing else, and
+    /// this holds whatever it is given).
+    package static func headerValue(_ value: String) -> String {
+        Sanitized.text(value, limit: Sanitized.headerLimit)
+    }
+
+    private static func isNameListByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: ","),
+            UInt8(ascii: " "):
+            return true
+        default:
+            return false
+        }
+    }
+}
