@@ -21,9 +21,16 @@
 #   RADIO_RELAY, LOAD    binaries (default .build/release/radio-relay, .build/release/radio-relay-load)
 #   KEEP_TMP=1           keep the temp dir (configs, logs, JSON reports)
 #
+#   SETTLE               seconds after the ramp ends before the steady-state hold window starts (default 3); the
+#                        hold ends 2 s before the load run does
+#
 # Phase 1 loads radio-relay (bundled demo sample, looped at real time) with raw-TCP listeners; phase 2 feeds the
 # same stream from radio-relay through ffmpeg (-c copy) into Icecast and loads Icecast with HTTP listeners. Each
-# server's CPU seconds are read from /proc/PID/stat around its load window, its peak RSS from VmHWM.
+# server's CPU seconds are read from /proc/PID/stat (and per thread from /proc/PID/task/*/stat) at three points: the
+# load's start, the start of the hold window (every listener connected, checked with ss, SETTLE s after the ramp),
+# and its end. The ramp (connect storm) and the steady state (everyone connected, nobody arriving) are reported
+# apart: the steady state is what a station costs all day, and Icecast pays heavily for its connect storm. Peak RSS
+# from VmHWM.
 set -euo pipefail
 export LC_ALL=C
 
@@ -40,6 +47,7 @@ PORT_B=${PORT_B:-18124}
 PORT_U=${PORT_U:-18125}
 UPSTREAM=${UPSTREAM:-sample}
 WARMUP=${WARMUP:-4}
+SETTLE=${SETTLE:-3}
 ICECAST_BURST_BYTES=${ICECAST_BURST_BYTES:-65535}
 ICECAST_QUEUE_BYTES=${ICECAST_QUEUE_BYTES:-524288}
 FEED_PAGE_MS=${PAGE_MS:-100}
@@ -48,7 +56,7 @@ LOAD=$(abs_path "${LOAD:-$REPO_ROOT/.build/release/radio-relay-load}")
 
 [[ $N =~ ^[1-9][0-9]*$ ]] || die "N must be a positive integer (got '$N')"
 [[ $DURATION =~ ^[1-9][0-9]*$ ]] || die "DURATION must be a whole number of seconds (got '$DURATION')"
-for v in PORT_A PORT_B PORT_U WARMUP ICECAST_BURST_BYTES ICECAST_QUEUE_BYTES FEED_PAGE_MS; do
+for v in PORT_A PORT_B PORT_U WARMUP SETTLE ICECAST_BURST_BYTES ICECAST_QUEUE_BYTES FEED_PAGE_MS; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number (got '${!v}')"
 done
 [[ -z ${FLUSH_MS:-} || $FLUSH_MS =~ ^[0-9]+$ ]] || die "FLUSH_MS must be a whole number of ms"
@@ -110,17 +118,70 @@ status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 now() { date +%s.%N; }
 calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
 
-# Runs the load tool against PORT (extra args after it); sets CPU_S, SYS_S, WINDOW_S, LOAD_RC; keeps the JSON in $3.
+# Per-thread CPU ticks of PID: "TID NAME TICKS" lines.
+thread_ticks() {
+    local task
+    for task in /proc/"$1"/task/*; do
+        awk -v tid="${task##*/}" '{ s = $0; n = $0; sub(/^[^(]*\(/, "", n); sub(/\) .*$/, "", n); gsub(/ /, "_", n)
+            sub(/^.*\) /, "", s); split(s, f, " "); print tid, n, f[12] + f[13] }' "$task/stat" 2>/dev/null || true
+    done
+}
+# Sleeps until the time $1 (seconds since the epoch), if it is still ahead.
+sleep_until() {
+    local left
+    left=$(calc "$1 - $(now)" 3)
+    if awk "BEGIN { exit !($left > 0) }"; then sleep "$left"; fi
+}
+# Established TCP connections whose local port is $1.
+established() { ss -Htn state established "( sport = :$1 )" 2>/dev/null | wc -l; }
+RAMP_S=${RAMP:-$(calc "$N / 2000" 1)}
+
+# Runs the load tool against PORT (extra args after it); keeps the JSON in $3 and the report in $4. The hold starts
+# SETTLE s after the ramp, or later while connections still arrive (as long as they grow and fall short of N). Sets
+# for the whole run CPU_S, SYS_S, WINDOW_S, LOAD_RC; for the ramp (the load's start to the hold) RAMP_CPU_S,
+# RAMP_WINDOW_S; HOLD_CONNECTED_END (connections at the hold's end);
+# for the steady-state hold HOLD_CPU_S, HOLD_SYS_S, HOLD_WINDOW_S, HOLD_CONNECTED (connections at its start) and
+# $5 (per-thread CPU seconds in the hold: "NAME SECONDS" lines, busiest first).
 measure() {
-    local pid=$1 port=$2 json=$3 report=$4
-    shift 4
-    local t0 t1 c0 c1 s0 s1
+    local pid=$1 port=$2 json=$3 report=$4 threads=$5
+    shift 5
+    local t0 t1 c0 c1 s0 s1 th0 th1 ch0 ch1 sh0 sh1 load_pid hold_start hold_end
+    hold_start=$(calc "$RAMP_S + $SETTLE" 1)
+    hold_end=$((DURATION - 2))
+    awk "BEGIN { exit !($hold_end - $hold_start >= 5) }" \
+        || die "DURATION $DURATION leaves less than 5 s of hold after a ${RAMP_S} s ramp and ${SETTLE} s to settle"
     c0=$(cpu_ticks "$pid")
     s0=$(sys_ticks "$pid")
     t0=$(now)
-    set +e
     timeout --kill-after=10 $((DURATION + 120)) "$LOAD" --port "$port" -n "$N" --duration "$DURATION" \
-        ${RAMP:+--ramp "$RAMP"} --json "$json" "$@" >"$report" 2>&1
+        ${RAMP:+--ramp "$RAMP"} --json "$json" "$@" >"$report" 2>&1 &
+    load_pid=$!
+    sleep_until "$(calc "$t0 + $hold_start" 3)"
+    # Steady means every listener connected: wait (until 10 s before the end at most) while the connections still
+    # grow and fall short of N; a server whose connect storm outlasts the ramp starts its hold later.
+    local seen last_growth limit
+    seen=$(established "$port")
+    last_growth=$(now)
+    limit=$(calc "$t0 + $hold_end - 10" 3)
+    while ((seen < N)) && awk "BEGIN { exit !($(now) < $limit && $(now) - $last_growth < 3) }"; do
+        sleep 0.5
+        local current
+        current=$(established "$port")
+        if ((current > seen)); then seen=$current; last_growth=$(now); fi
+    done
+    ch0=$(cpu_ticks "$pid")
+    sh0=$(sys_ticks "$pid")
+    th0=$(now)
+    thread_ticks "$pid" >"$threads.0"
+    HOLD_CONNECTED=$(established "$port")
+    sleep_until "$(calc "$t0 + $hold_end" 3)"
+    ch1=$(cpu_ticks "$pid")
+    sh1=$(sys_ticks "$pid")
+    th1=$(now)
+    thread_ticks "$pid" >"$threads.1"
+    HOLD_CONNECTED_END=$(established "$port")
+    set +e
+    wait "$load_pid"
     LOAD_RC=$?
     set -e
     t1=$(now)
@@ -130,6 +191,14 @@ measure() {
     CPU_S=$(calc "($c1 - $c0) / $clk_tck")
     SYS_S=$(calc "($s1 - $s0) / $clk_tck")
     WINDOW_S=$(calc "$t1 - $t0")
+    RAMP_CPU_S=$(calc "($ch0 - $c0) / $clk_tck")
+    RAMP_WINDOW_S=$(calc "$th0 - $t0")
+    HOLD_CPU_S=$(calc "($ch1 - $ch0) / $clk_tck")
+    HOLD_SYS_S=$(calc "($sh1 - $sh0) / $clk_tck")
+    HOLD_WINDOW_S=$(calc "$th1 - $th0")
+    # Threads alive at both ends of the hold, their CPU in it, busiest first.
+    awk -v hz="$clk_tck" 'NR == FNR { before[$1] = $3; next } ($1 in before) {
+            printf "%s %.2f\n", $2, ($3 - before[$1]) / hz }' "$threads.0" "$threads.1" | sort -k2,2nr >"$threads"
 }
 
 echo "== fan-out benchmark: N=$N listeners, ${DURATION} s per run, loopback, $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -164,8 +233,10 @@ PIDS+=("$RR_PID")
 wait_port "$PORT_A" 15 "$RR_PID" || { cat "$TMP/radio-relay.log" >&2; die "radio-relay did not start listening on $PORT_A"; }
 sleep "$WARMUP"
 RR_RSS_BEFORE_KB=$(status_kb "$RR_PID" VmRSS)
-measure "$RR_PID" "$PORT_A" "$TMP/radio-relay.json" "$TMP/radio-relay.txt"
+measure "$RR_PID" "$PORT_A" "$TMP/radio-relay.json" "$TMP/radio-relay.txt" "$TMP/radio-relay.threads"
 RR_CPU=$CPU_S RR_SYS=$SYS_S RR_WINDOW=$WINDOW_S RR_RC=$LOAD_RC
+RR_RAMP_CPU=$RAMP_CPU_S RR_RAMP_WINDOW=$RAMP_WINDOW_S RR_HOLD_CPU=$HOLD_CPU_S RR_HOLD_SYS=$HOLD_SYS_S
+RR_HOLD_WINDOW=$HOLD_WINDOW_S RR_HOLD_CONNECTED=$HOLD_CONNECTED RR_HOLD_CONNECTED_END=$HOLD_CONNECTED_END
 RR_HWM_KB=$(status_kb "$RR_PID" VmHWM)
 RR_RSS_AFTER_KB=$(status_kb "$RR_PID" VmRSS)
 cat "$TMP/radio-relay.txt"
@@ -209,8 +280,10 @@ fi
 echo "   mount /relay.opus is up (ffmpeg pid $FF_PID)"
 sleep "$WARMUP"
 ICE_RSS_BEFORE_KB=$(status_kb "$ICE_PID" VmRSS)
-measure "$ICE_PID" "$PORT_B" "$TMP/icecast.json" "$TMP/icecast.txt" --http /relay.opus
+measure "$ICE_PID" "$PORT_B" "$TMP/icecast.json" "$TMP/icecast.txt" "$TMP/icecast.threads" --http /relay.opus
 ICE_CPU=$CPU_S ICE_SYS=$SYS_S ICE_WINDOW=$WINDOW_S ICE_RC=$LOAD_RC
+ICE_RAMP_CPU=$RAMP_CPU_S ICE_RAMP_WINDOW=$RAMP_WINDOW_S ICE_HOLD_CPU=$HOLD_CPU_S ICE_HOLD_SYS=$HOLD_SYS_S
+ICE_HOLD_WINDOW=$HOLD_WINDOW_S ICE_HOLD_CONNECTED=$HOLD_CONNECTED ICE_HOLD_CONNECTED_END=$HOLD_CONNECTED_END
 ICE_HWM_KB=$(status_kb "$ICE_PID" VmHWM)
 ICE_RSS_AFTER_KB=$(status_kb "$ICE_PID" VmRSS)
 cat "$TMP/icecast.txt"
@@ -237,8 +310,26 @@ verdict() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "MISSED"; 
 echo
 echo "== summary: N=$N, ${DURATION} s, upstream $UPSTREAM, radio-relay ${rr_args[*]:1}"
 printf '%-28s %16s %16s %12s   %s\n' "" "radio-relay" "Icecast 2" "rr/Icecast" "target (radio-relay)"
-printf '%-28s %16s %16s %12s   %s\n' "CPU s in the load window" "$RR_CPU" "$ICE_CPU" "$CPU_RATIO" \
-    "<= 0.5x Icecast: $(verdict "$RR_CPU <= 0.5 * $ICE_CPU")"
+ratio() { awk "BEGIN { if ($2 > 0) printf \"%.2f\", $1 / $2; else print \"-\" }"; }
+printf '%-28s %16s %16s %12s   %s\n' "steady: hold window s" "$RR_HOLD_WINDOW" "$ICE_HOLD_WINDOW" "" \
+    "every listener connected, nobody arriving"
+printf '%-28s %16s %16s\n' "  connected at its start" "$RR_HOLD_CONNECTED" "$ICE_HOLD_CONNECTED"
+printf '%-28s %16s %16s\n' "  connected at its end" "$RR_HOLD_CONNECTED_END" "$ICE_HOLD_CONNECTED_END"
+# Listeners served in the hold: the mean of its two counts.
+RR_HELD=$(calc "($RR_HOLD_CONNECTED + $RR_HOLD_CONNECTED_END) / 2" 0)
+ICE_HELD=$(calc "($ICE_HOLD_CONNECTED + $ICE_HOLD_CONNECTED_END) / 2" 0)
+RR_HOLD_RATE=$(calc "$RR_HOLD_CPU / $RR_HOLD_WINDOW" 4) ICE_HOLD_RATE=$(calc "$ICE_HOLD_CPU / $ICE_HOLD_WINDOW" 4)
+printf '%-28s %16s %16s %12s\n' "  CPU s per s (cores)" "$RR_HOLD_RATE" "$ICE_HOLD_RATE" \
+    "$(ratio "$RR_HOLD_RATE" "$ICE_HOLD_RATE")"
+printf '%-28s %16s %16s\n' "  of which kernel s per s" "$(calc "$RR_HOLD_SYS / $RR_HOLD_WINDOW" 4)" \
+    "$(calc "$ICE_HOLD_SYS / $ICE_HOLD_WINDOW" 4)"
+RR_PER_LS=$(calc "1e6 * $RR_HOLD_RATE / ($RR_HELD > 0 ? $RR_HELD : 1)" 1)
+ICE_PER_LS=$(calc "1e6 * $ICE_HOLD_RATE / ($ICE_HELD > 0 ? $ICE_HELD : 1)" 1)
+printf '%-28s %16s %16s %12s   %s\n' "  CPU us per listener-second" "$RR_PER_LS" "$ICE_PER_LS" \
+    "$(ratio "$RR_PER_LS" "$ICE_PER_LS")" "<= 0.5x Icecast: $(verdict "$RR_PER_LS <= 0.5 * $ICE_PER_LS")"
+printf '%-28s %16s %16s %12s\n' "ramp: CPU s (connects)" "$RR_RAMP_CPU" "$ICE_RAMP_CPU" "$(ratio "$RR_RAMP_CPU" "$ICE_RAMP_CPU")"
+printf '%-28s %16s %16s\n' "  ramp window s" "$RR_RAMP_WINDOW" "$ICE_RAMP_WINDOW"
+printf '%-28s %16s %16s %12s\n' "whole run: CPU s" "$RR_CPU" "$ICE_CPU" "$CPU_RATIO"
 printf '%-28s %15s%% %15s%% %12s\n' "  % of one core" "$RR_PCT" "$ICE_PCT" ""
 printf '%-28s %16s %16s\n' "  of which kernel s" "$RR_SYS" "$ICE_SYS"
 SERVED_RR=$(jq '.first_audio_ms.count' "$RJ") SERVED_ICE=$(jq '.first_audio_ms.count' "$IJ")
@@ -264,3 +355,18 @@ printf '%-28s %16s %16s\n' "stuck at the end" "$(field "$RJ" .stuck_at_end)" "$(
 printf '%-28s %16s %16s\n' "received MB/s" "$(field "$RJ" .megabytes_per_second)" "$(field "$IJ" .megabytes_per_second)"
 printf '%-28s %16s %16s\n' "load tool CPU s" "$(field "$RJ" .cpu_seconds)" "$(field "$IJ" .cpu_seconds)"
 printf '%-28s %16s %16s\n' "load tool exit code" "$RR_RC" "$ICE_RC"
+
+echo
+echo "== radio-relay's threads in the steady hold ($RR_HOLD_WINDOW s): CPU s and % of one core, busiest first"
+awk -v w="$RR_HOLD_WINDOW" '$2 > 0.005 { printf "   %-16s %8.2f s %6.1f %%\n", $1, $2, 100 * $2 / w }' "$TMP/radio-relay.threads" | head -n 12
+# The station network loops: threads named net-*. The busiest one's share of their total says how evenly a pool of
+# them (one today) carries the listeners.
+awk -v w="$RR_HOLD_WINDOW" '$1 ~ /^net-/ { n++; total += $2; if ($2 > max) { max = $2; name = $1 } }
+    END {
+        if (n == 0) { print "   network loops: no thread named net-*"; exit }
+        share = total > 0 ? 100 * max / total : 0
+        printf "   network loops: %d, %.2f s in all; busiest %s %.2f s (%.0f %% of them, %.1f %% of one core)\n",
+            n, total, name, max, share, 100 * max / w
+    }' "$TMP/radio-relay.threads"
+echo "== Icecast's threads in the steady hold ($ICE_HOLD_WINDOW s), busiest first"
+awk -v w="$ICE_HOLD_WINDOW" '$2 > 0.005 { printf "   %-16s %8.2f s %6.1f %%\n", $1, $2, 100 * $2 / w }' "$TMP/icecast.threads" | head -n 6
