@@ -6,11 +6,14 @@ import Synchronization
 /// `HTTPConnectionLoop.register`'s.
 extension HTTPFrontLoop {
     package func acceptBatch() {
-        let trustedProxies = front.trustedProxies
         for _ in 0..<Self.acceptBatch {
             guard let (fd, peer) = acceptOne() else { return }
             let socket = FileDescriptor(owning: fd)
             let proxied = front.proxyProtocol.load(ordering: .relaxed)
+            // Read for each connection, not once per batch: a reload that returned before the connection was made
+            // applies to it, even when the batch that accepts it began earlier (it did not, and a client refused a
+            // moment before came back refused again).
+            let trustedProxies = proxied ? front.trustedProxies : .loopback
             if proxied && !trustedProxies.trusts(peer) {
                 // Its PROXY header would not be believed: only the balancers (`http_proxy_from`) reach this address.
                 front.proxyRejected.add(1, ordering: .relaxed)
