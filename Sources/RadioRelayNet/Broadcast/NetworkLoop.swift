@@ -69,6 +69,15 @@ package final class NetworkLoop {
 
     package var listenFD: Int32 { broadcaster.listenSocket.rawValue }
 
+    /// Takes the broadcaster's settings when a reload changed them (one atomic load when it did not).
+    private func refreshSettings() {
+        let version = broadcaster.settingsVersion.load(ordering: .acquiring)
+        guard version != settingsVersion else { return }
+        settingsVersion = version
+        configuration = broadcaster.configuration
+        schedule = ListenerSchedule(configuration)
+    }
+
     /// Serves until `thread` is asked to stop; every iteration (at least one per half second) beats its heartbeat.
     /// A failing `epoll_wait` is thrown: the loop cannot go on, and the thread's owner decides what follows.
     package func run(in thread: ServiceThread) throws {
@@ -81,12 +90,7 @@ package final class NetworkLoop {
         }
         while !thread.isStopping {
             thread.beat()
-            let version = broadcaster.settingsVersion.load(ordering: .acquiring)
-            if version != settingsVersion {
-                settingsVersion = version
-                configuration = broadcaster.configuration
-                schedule = ListenerSchedule(configuration)
-            }
+            refreshSettings()
             let now = monotonicNow()
             if backoff.resumes(now: now) { watchListenSocket(true) }
             if let due = logLimit.nextSummary, now >= due { logSummaries(now: now) }
@@ -94,6 +98,7 @@ package final class NetworkLoop {
             let until = [nextDue, backoff.resumeAt, expireProxyWaits(now: now)].compactMap { $0 }.min()
             let wait = ListenerSchedule.waitMilliseconds(until: until, now: now)
             let count = try epoll.wait(timeoutMilliseconds: wait)
+            refreshSettings()  // a reload made while it slept applies to what this wake-up brings
             var published = false
             for i in 0..<count {
                 let (tag, mask) = epoll.event(at: i)
