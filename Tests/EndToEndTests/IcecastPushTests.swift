@@ -187,7 +187,7 @@ extension PeerTests {
             let icecast = try IcecastServer(port: try ServerProcessTests.freePort())
             defer { icecast.remove() }
             let (first, second) = (Self.target(icecast, "/a.opus"), Self.target(icecast, "/b.opus"))
-            let status = try ServerProcessTests.freePort()
+            let (status, port) = (try ServerProcessTests.freePort(), try ServerProcessTests.freePort())
             let path = temporaryPath("push-reload.conf")
             defer { unlink(path) }
             func write(_ pushes: [String]) throws {
@@ -197,7 +197,7 @@ extension PeerTests {
                 [station test]
                 upstream = \(Fixture.path("stereo-44k-128k.mp3"))
                 bind = 127.0.0.1
-                port = \(try ServerProcessTests.freePort())
+                port = \(port)
                 display_name = Push FM
                 \(pushes.map { "push = \($0)" }.joined(separator: "\n"))
 
@@ -210,16 +210,26 @@ extension PeerTests {
                 ((try? statusStations(status).first?["pushes"]) as? [[String: Any]]) ?? []
             }
             func states() -> [String] { pushes().compactMap { $0["state"] as? String } }
-            #expect(Self.waitFor(10) { states() == ["connected"] }, "\(pushes())")
+            /// What the push to `mount` has sent (-1 when there is none): a push kept across a reload goes on
+            /// counting, a new one starts from 0.
+            func sent(_ mount: String) -> Int {
+                pushes().first { ($0["target"] as? String)?.hasSuffix(mount) == true }?["bytes_sent"] as? Int ?? -1
+            }
+            #expect(Self.waitFor(15) { states() == ["connected"] && sent("/a.opus") > 60_000 }, "\(pushes())")
+            let firstSent = sent("/a.opus")
             try write([first, second])
             server.signal(SIGHUP)
             #expect(Self.waitFor(10) { states() == ["connected", "connected"] }, "\(pushes())")
-            #expect(pushes().map { $0["reconnects"] as? Int } == [0, 0], "the first push kept its connection")
+            #expect(sent("/a.opus") >= firstSent, "the first push kept its connection: \(pushes())")
+            #expect(pushes().map { $0["reconnects"] as? Int } == [0, 0], "\(pushes())")
+            #expect(Self.waitFor(15) { sent("/b.opus") > 60_000 }, "\(pushes())")
+            let secondSent = sent("/b.opus")
             try write([second])
             server.signal(SIGHUP)
-            #expect(Self.waitFor(10) { pushes().count == 1 }, "\(pushes())")
+            #expect(Self.waitFor(10) { pushes().count == 1 && states() == ["connected"] }, "\(pushes())")
             #expect(pushes().first?["target"] as? String == "icecast://***@127.0.0.1:\(icecast.port)/b.opus")
-            #expect(states() == ["connected"] && pushes().first?["reconnects"] as? Int == 0, "\(pushes())")
+            #expect(sent("/b.opus") >= secondSent, "the second push kept its connection: \(pushes())")
+            #expect(pushes().first?["reconnects"] as? Int == 0, "\(pushes())")
             try Self.expectStationAudio(try icecast.listen("/b.opus", seconds: 3).body, "the pushed mount")
             #expect(
                 try icecast.listen("/a.opus", seconds: 0.5).head.hasPrefix("HTTP/1.0 404"), "the removed push ended")
