@@ -256,8 +256,11 @@ import Testing
         #expect(!closed, "the existing listener was disconnected")
         let capture = try LiveCapture(bytes)
         #expect(capture.sequenceGaps == 0 && capture.granuleRegressions == 0)
-        // Served all along: the 2 s burst plus real time, less the flush interval and the reads' own lag.
-        #expect(Double(capture.left.count) / 48_000 > listened, "\(capture.left.count) samples in \(listened) s")
+        // Served all along: real time, plus what burst the ring had when it joined (nothing when the station had just
+        // started, as here when this test runs alone), less one flush interval (0.3 s), one page (0.1 s) and the
+        // reads' own lag. A loop that stopped writing while out of descriptors would leave seconds out.
+        let audio = Double(capture.left.count) / 48_000
+        #expect(audio > listened - 0.5, "\(audio) s of audio in \(listened) s")
     }
 
     /// An upstream that sends 6 s at once on every connection (Icecast's burst on connect after each reconnect), then
@@ -310,10 +313,16 @@ import Testing
         let capture = try LiveCapture(received)
         #expect(capture.sequenceGaps == 0 && capture.granuleRegressions == 0)
         // The highest offset over a few seconds: reads, 300 ms flushes and 100 ms pages each add their own jitter.
+        // Late, the highest from 12 s on, which spans the third connection's burst and what follows: during an
+        // outage the lead is spent before silence fills in (the offset sinks by the lead plus the jitter allowance,
+        // as it should), and the reconnect back-off grows with each ended connection (1, 2, then about 6 s), so
+        // the last seconds alone may all fall in one outage (they did in one run of three: -0.29 s against 0.82 s).
         let early = try #require(offsets.filter { (2...5).contains($0.at) }.map(\.offset).max())
-        let late = try #require(offsets.filter { $0.at >= 22 }.map(\.offset).max())
-        print("bursts on reconnect: stream ahead of the listener's clock \(early) s after 5 s, \(late) s after 25 s")
-        #expect(abs(late - early) < 0.5, "after 5 s \(early) s, after 25 s \(late) s\n\(server.log)")
+        let late = try #require(offsets.filter { $0.at >= 12 }.map(\.offset).max())
+        print(
+            "bursts on reconnect: stream ahead of the listener's clock \(early) s after 5 s, at most \(late) s from 12 s"
+        )
+        #expect(abs(late - early) < 0.5, "after 5 s \(early) s, from 12 s \(late) s\n\(server.log)")
         let log = server.log
         #expect(log.components(separatedBy: "bursty: upstream connected").count - 1 >= 3, "\(log)")
         #expect(log.contains("dropped"), "no burst was dropped:\n\(log)")
