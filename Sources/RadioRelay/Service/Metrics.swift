@@ -113,6 +113,9 @@ enum MetricsReport {
             name: "proxy_header_failures_total", kind: .counter,
             help: "Connections closed for a missing, invalid or late PROXY header"
         ) { Double($0.proxyRejected) },
+        Family(name: "network_loop_wakeups_total", kind: .counter, help: "Wake-ups of the output's network loop") {
+            Double($0.loopWakeups)
+        },
     ]
 
     /// One family of push samples: one per push, labelled with its station and its target (password hidden).
@@ -161,6 +164,12 @@ enum MetricsReport {
                         "\(prefix)\(family.name){station=\"\(label)\",rendition=\"\(labelValue(output.rendition))\"} "
                         + "\(number(value))\n"
                 }
+            }
+        }
+        if !snapshot.loops.isEmpty {
+            header(&out, "loop_wakeups_total", .counter, "Wake-ups of the server's HTTP and status loops")
+            for loop in snapshot.loops {
+                out += "\(prefix)loop_wakeups_total{loop=\"\(labelValue(loop.name))\"} \(loop.wakeups)\n"
             }
         }
         for family in pushFamilies {

@@ -77,6 +77,7 @@ package final class Server {
         self.stations = stations
         self.status = statusServer
         self.http = http
+        if let http { statusServer?.reportLoops([("http", http.activity)]) }
         // The HTTP front end starts after the stations it hands listeners to, the status endpoint last.
         let services: [any Service] = stations + (http.map { [$0] } ?? []) + (statusServer.map { [$0] } ?? [])
         self.group = ServiceGroup(services)

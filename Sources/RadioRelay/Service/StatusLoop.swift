@@ -4,8 +4,8 @@ import RadioRelayMedia
 import RadioRelayNet
 import RadioRelaySystem
 
-/// The epoll loop behind a `StatusServer`, confined to the status thread. What it answers is `StatusRouter`'s
-/// decision; the connections' lives (accept, read, send, shutdown, close) and their limits are the shared
+/// The loop behind a `StatusServer`, confined to the status thread, on the `EventLoop` skeleton. What it answers
+/// is `StatusRouter`'s decision; the connections' lives (read, send, shutdown, close) and their limits are the shared
 /// `HTTPConnectionLoop`'s.
 ///
 /// Every iteration — at least four a second — beats the thread's heartbeat, judges each station's liveness from
@@ -21,7 +21,7 @@ final class StatusLoop {
     private let limits: StatusServer.Limits
     private var watchdogs: [Watchdog]
     private var alive: [Bool]
-    /// Accepting, request heads, answers, deadlines and per-address caps, shared with the HTTP front end.
+    /// Request heads, answers, deadlines and per-address caps, shared with the HTTP front end.
     private let http: HTTPConnectionLoop
 
     init(server: StatusServer) throws(SystemError) {
@@ -33,40 +33,21 @@ final class StatusLoop {
         alive = Array(repeating: true, count: server.stations.count)
         http = try HTTPConnectionLoop(
             label: "status", listenFD: server.listenSocket.rawValue, wakeFD: server.wakeEvent.rawValue,
-            epollCapacity: 64, headerTimeout: server.limits.headerTimeout,
-            maxRequestBytes: server.limits.maxRequestBytes, maxOpen: server.limits.maxConnections,
-            maxPendingPerAddress: server.limits.maxPendingPerAddress)
+            epollCapacity: 64, acceptBatch: Self.acceptBatch, tick: Self.tick,
+            headerTimeout: server.limits.headerTimeout, maxRequestBytes: server.limits.maxRequestBytes,
+            maxOpen: server.limits.maxConnections, maxPendingPerAddress: server.limits.maxPendingPerAddress,
+            activity: server.activity)
     }
 
     /// Serves until `thread` is asked to stop. A failing `epoll_wait` is thrown: the loop cannot go on.
     func run(in thread: ServiceThread) throws {
         defer { http.connections.removeAll() }
-        while !thread.isStopping {
-            thread.beat()
-            let now = monotonicNow()
-            checkStations(now: now)
-            http.closeExpired(now: now)
-            if http.backoff.resumes(now: now) { http.watchListenSocket(true) }
-            http.logSummaries(now: now)
-            let until = [http.backoff.resumeAt, http.earliestDeadline()].compactMap { $0 }.min()
-            let wait = ListenerSchedule.waitMilliseconds(until: until, now: now, cap: Self.tick)
-            let count = try http.epoll.wait(timeoutMilliseconds: wait)
-            for index in 0..<count {
-                let (tag, mask) = http.epoll.event(at: index)
-                if tag == HTTPConnectionLoop.listenTag {
-                    acceptBatch()
-                } else if tag == HTTPConnectionLoop.wakeTag {
-                    drainWake()
-                } else if let fd = Int32(exactly: tag), let connection = http.connections[fd] {
-                    serve(connection, mask: mask)
-                }
-            }
-        }
+        try http.loop.run(in: thread, self)
     }
 
     /// The stations' heartbeats, judged. The stations are read here and let go before the loop waits: a station
     /// a reload replaced must not live on in this thread's hands (its ports and threads would outlast it).
-    private func checkStations(now: Double) {
+    fileprivate func checkStations(now: Double) {
         let stations = server.stations
         if stations.count != watchdogs.count {
             // A reload changed the stations: everyone starts afresh.
@@ -81,26 +62,9 @@ final class StatusLoop {
         }
     }
 
-    private func drainWake() {
-        do {
-            _ = try server.wakeEvent.drain()
-        } catch {
-            Log.warning("status: \(error)")
-        }
-    }
-
-    // MARK: Accepting
-
-    private func acceptBatch() {
-        for _ in 0..<Self.acceptBatch {
-            guard let (fd, peer) = http.acceptOne() else { return }
-            _ = http.register(FileDescriptor(owning: fd), peer: peer)
-        }
-    }
-
     // MARK: Connections
 
-    private func serve(_ connection: HTTPConnection, mask: UInt32) {
+    fileprivate func serve(_ connection: HTTPConnection, mask: UInt32) {
         guard connection.phase == .reading else { return http.serveAnswer(connection, mask: mask) }
         guard let head = http.readHead(connection, mask: mask) else { return }
         let response = StatusRouter.respond(to: head, access: server.access) {
@@ -108,4 +72,37 @@ final class StatusLoop {
         }
         http.respond(connection, response.encoded)
     }
+}
+
+/// What the event-loop skeleton hands the status endpoint: connections straight from its clients (no balancer in
+/// front), the wake-up (the stop), socket events and deadlines; before each sleep, the stations' heartbeats.
+extension StatusLoop: EventLoopHandler {
+    var expectedProxies: ExpectedProxies? { nil }
+
+    func accepted(_ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath) {
+        _ = http.register(socket, peer: peer)
+    }
+
+    func refusedProxied(peer: SocketAddress) {}
+
+    func woken(_ source: Int) {}
+
+    func ready(_ fd: Int32, mask: UInt32) {
+        guard let connection = http.connections[fd] else { return }
+        serve(connection, mask: mask)
+    }
+
+    func expired(_ fd: Int32, now: Double) {
+        guard let connection = http.connections[fd] else { return }
+        http.expired(connection)
+    }
+
+    func prepare(now: Double) -> Double? {
+        checkStations(now: now)
+        return nil
+    }
+
+    func awake() {}
+
+    func settle() {}
 }

@@ -43,6 +43,9 @@ package final class StatusServer: Service {
     let startedAt: Double
     let listenSocket: FileDescriptor
     let wakeEvent: EventFD
+    /// The loop's wake-ups (for metrics), and those of the server's other loops (the HTTP front end's).
+    let activity = LoopActivity()
+    private let otherLoops: LockedBox<[(String, LoopActivity)]> = LockedBox([])
     private let thread = LoopThread()
     private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
@@ -84,9 +87,14 @@ package final class StatusServer: Service {
     /// The token and names after a reload.
     package func setAccess(_ access: StatusAccess) { currentAccess.withLock { $0 = access } }
 
+    /// Reports the wake-ups of the server's other loops too (named "http" and the like).
+    package func reportLoops(_ loops: [(String, LoopActivity)]) { otherLoops.withLock { $0 = loops } }
+
     /// The snapshot the reports are made from, with each station's liveness as the loop last judged it.
     func snapshot(alive: [Bool], now: Double) -> StatusSnapshot {
-        StatusSnapshot(stations: stations, uptime: max(0, now - startedAt), alive: alive)
+        StatusSnapshot(
+            stations: stations, uptime: max(0, now - startedAt), alive: alive,
+            loops: otherLoops.snapshot + [("status", activity)])
     }
 
     package func start() throws {

@@ -1,6 +1,7 @@
 import RadioRelayMedia
 import RadioRelayNet
 import RadioRelaySystem
+import Synchronization
 
 /// One moment of the server as the status endpoint shows it: plain values, read once from the stations (their
 /// `StationState` through its lock, the Broadcaster's atomic counters), so that the reports made from it
@@ -10,6 +11,8 @@ package struct StatusSnapshot: Sendable, Equatable {
     /// Seconds since the server started.
     package var uptime = 0.0
     package var stations: [StationStatus] = []
+    /// The server's own loops (the HTTP front end, the status endpoint) and their wake-ups so far.
+    package var loops: [LoopStatus] = []
 
     package init(version: String = RadioRelayVersion.string, uptime: Double = 0, stations: [StationStatus] = []) {
         self.version = version
@@ -26,8 +29,20 @@ package struct StatusSnapshot: Sendable, Equatable {
         }
     }
 
+    /// Every server loop's wake-ups now.
+    package init(stations: [Station], uptime: Double, alive: [Bool], loops: [(String, LoopActivity)]) {
+        self.init(stations: stations, uptime: uptime, alive: alive)
+        self.loops = loops.map { LoopStatus(name: $0.0, wakeups: $0.1.wakeups.load(ordering: .relaxed)) }
+    }
+
     /// True when every station's threads are alive (the `/health` answer).
     package var isHealthy: Bool { stations.allSatisfy(\.alive) }
+}
+
+/// One of the server's own loops in a `StatusSnapshot`.
+package struct LoopStatus: Sendable, Equatable {
+    package var name: String
+    package var wakeups: Int
 }
 
 /// One station in a `StatusSnapshot`.
@@ -144,6 +159,8 @@ package struct OutputStatus: Sendable, Equatable {
     /// Connections closed for a missing, invalid or late PROXY header (`proxy_protocol = yes`).
     package var proxyRejected = 0
     package var pagesPublished = 0
+    /// Wake-ups of its network loop so far.
+    package var loopWakeups = 0
 
     package init(rendition: String) { self.rendition = rendition }
 
@@ -165,5 +182,6 @@ package struct OutputStatus: Sendable, Equatable {
         chattyDrops = counters.droppedChatty
         proxyRejected = counters.proxyRejected
         pagesPublished = counters.pagesPublished
+        loopWakeups = output.broadcaster.counters.loop.wakeups.load(ordering: .relaxed)
     }
 }

@@ -41,7 +41,7 @@ extension Broadcaster {
             queue.append(arrival)
             return true
         }
-        if queued { wake() }
+        if queued { signal(arrivedEvent, "a listener") }
         return queued
     }
 

@@ -6,7 +6,8 @@ import Synchronization
 /// Broadcaster: published pages → bytes on every listener's socket, over raw TCP.
 ///
 /// One network thread runs an epoll loop over the listening socket, an eventfd that the pipeline signals after each
-/// publish, and the listeners' non-blocking sockets. Pages are never copied per listener: each listener is a cursor
+/// publish, another that the HTTP front end signals when it hands listeners over, and the listeners' non-blocking
+/// sockets. Pages are never copied per listener: each listener is a cursor
 /// into the shared `PageRing`, and one `sendmsg` sends several pages straight from the ring. A listener is written
 /// at most every `flushInterval` (listeners' phases differ, so the writes spread over time), and `EPOLLOUT` is armed
 /// only while its socket is backed up, so no listener can block or slow another.
@@ -21,10 +22,12 @@ package final class Broadcaster: Sendable {
     /// Where it listens (the port is the real one when 0 was asked for).
     package let address: SocketAddress
     package let name: String
-    /// The listening socket (bound here, or adopted from systemd) and the eventfd that wakes the loop: owned here,
+    /// The listening socket (bound here, or adopted from systemd) and the eventfds that wake the loop — pages
+    /// published, listeners arrived (a reload's new settings and the stop come through the second) — owned here,
     /// each closed once when the Broadcaster goes, whatever failed on the way.
     package let listenSocket: FileDescriptor
-    package let wakeEvent: EventFD
+    package let publishedEvent: EventFD
+    package let arrivedEvent: EventFD
     /// The places for listeners shared by all stations (capped by `ResourceLimits.apply` at start-up).
     package let budget: ListenerBudget
     /// HTTP listeners handed over by the front end, waiting for the loop (`handOver`, bounded).
@@ -69,7 +72,8 @@ package final class Broadcaster: Sendable {
         self.settings = LockedBox(configuration)
         self.ring = ring
         address = local
-        wakeEvent = try EventFD()
+        publishedEvent = try EventFD()
+        arrivedEvent = try EventFD()
         listenSocket = socket
     }
 
@@ -79,7 +83,7 @@ package final class Broadcaster: Sendable {
         try configuration.validate()
         settings.withLock { $0 = configuration }
         settingsVersion.add(1, ordering: .releasing)
-        wake()
+        signal(arrivedEvent, "new settings")
     }
 
     private static func listen(_ configuration: BroadcasterConfiguration) throws -> FileDescriptor {
@@ -106,12 +110,12 @@ package final class Broadcaster: Sendable {
         thread.heartbeats
     }
 
-    /// Tells the loop that pages were published.
-    package func wake() {
+    /// Wakes the loop for pages published, or (`arrivedEvent`) for listeners handed over or new settings.
+    package func signal(_ event: borrowing EventFD, _ what: String) {
         do {
-            try wakeEvent.signal()
+            try event.signal()
         } catch {
-            Log.warning("\(name): cannot wake the network loop: \(error)")
+            Log.warning("\(name): cannot wake the network loop for \(what): \(error)")
         }
     }
 
@@ -120,13 +124,13 @@ package final class Broadcaster: Sendable {
         guard !pages.isEmpty else { return }
         ring.publish(pages)
         counters.pagesPublished.add(pages.count, ordering: .relaxed)
-        wake()
+        signal(publishedEvent, "pages")
     }
 
     /// Stops the loop, which closes every listener; returns when the thread is joined (false: it outlived
     /// `timeout` seconds).
     @discardableResult
     package func stop(timeout: Double = 10) -> Bool {
-        thread.stop(timeout: timeout, waking: wakeEvent, label: name)
+        thread.stop(timeout: timeout, waking: arrivedEvent, label: name)
     }
 }

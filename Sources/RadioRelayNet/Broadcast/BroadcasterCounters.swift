@@ -21,6 +21,8 @@ package final class BroadcasterCounters: Sendable {
     package let proxyRejected = Atomic<Int>(0)
     package let bytesSent = Atomic<Int>(0)
     package let pagesPublished = Atomic<Int>(0)
+    /// The network loop's wake-ups.
+    package let loop = LoopActivity()
 
     package init() {}
 

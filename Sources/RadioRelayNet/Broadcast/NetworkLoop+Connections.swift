@@ -5,15 +5,6 @@ import RadioRelayMedia
 import RadioRelaySystem
 import Synchronization
 
-/// Kinds of log lines that a storm can repeat, each rate-limited on its own.
-package enum LogTopic: String, Hashable, Sendable {
-    case refused = "refusals"
-    case moved = "moves"
-    case dropped = "drops"
-    case socketTrouble = "socket warnings"
-    case proxyHeader = "PROXY header failures"
-}
-
 /// Admitting, reading from and closing listeners' connections, and the loop's rate-limited log lines.
 extension NetworkLoop {
     /// Admits the HTTP listeners the front end handed over since the last wake-up.
@@ -63,7 +54,7 @@ extension NetworkLoop {
             logLimited(.socketTrouble, .warning, now: now, "\(name): listener \(peer): \(error)")
         }
         do {
-            try epoll.add(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(fd))
+            try loop.epoll.add(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(fd))
         } catch {
             broadcaster.budget.release()
             logLimited(.socketTrouble, .warning, now: now, "\(name): listener \(peer) not served: \(error)")
@@ -154,29 +145,16 @@ extension NetworkLoop {
         }
     }
 
-    /// Writes a line of a kind that can repeat, within `logLimit`: after 10 in 10 s, the rest are counted and
-    /// reported in one line.
+    /// Writes a line of a kind that can repeat, within the loop's rate limit: after 10 in 10 s, the rest are
+    /// counted and reported in one line.
     package func logLimited(
         _ topic: LogTopic, _ priority: Log.Priority, now: Double, _ message: @autoclosure () -> String
     ) {
-        guard Log.isEnabled(priority) else { return }
-        switch logLimit.admit(topic, now: now) {
-        case .suppress:
-            return
-        case .writeAfter(let suppressed):
-            Log.write(priority, summary(topic, suppressed))
-            Log.write(priority, message())
-        case .write:
-            Log.write(priority, message())
-        }
+        loop.logLimited(topic, priority, now: now, message())
     }
 
     /// Reports the kinds of lines whose window ended with lines left out.
     package func logSummaries(now: Double) {
-        while let (topic, suppressed) = logLimit.summary(now: now) { Log.notice(summary(topic, suppressed)) }
-    }
-
-    private func summary(_ topic: LogTopic, _ suppressed: Int) -> String {
-        "\(name): … \(topic.rawValue) repeated \(suppressed) more times in \(wholeSeconds(logLimit.window)) s (not logged)"
+        loop.logSummaries(now: now)
     }
 }

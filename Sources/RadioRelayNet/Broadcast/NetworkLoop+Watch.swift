@@ -19,7 +19,7 @@ extension NetworkLoop {
         let input = listener.readClosed ? 0 : EPOLLIN.rawValue | EPOLLRDHUP.rawValue
         let mask = input | (listener.state.backedUp ? EPOLLOUT.rawValue : 0)
         do {
-            try epoll.modify(listener.fd, events: mask, tag: UInt64(listener.fd))
+            try loop.epoll.modify(listener.fd, events: mask, tag: UInt64(listener.fd))
         } catch {
             Log.warning("\(name): listener \(listener.peer): \(error)")
             disconnect(listener, reason: "cannot watch its socket")

@@ -8,12 +8,13 @@ import Synchronization
 /// starts, when it is written, when it is moved or dropped — are the `ListenerSchedule`'s; this type executes them
 /// (sendmsg, epoll, close).
 package final class NetworkLoop {
-    package static let listenTag: UInt64 = UInt64.max
-    private static let wakeTag: UInt64 = UInt64.max - 1
     private static let maxIOV = 64
     /// Connections accepted per wake-up at most: a storm is admitted in batches between which the loop serves the
     /// listeners already connected (each admission writes the headers and burst at once, ~20 µs).
     package static let acceptBatch = 128
+    /// The loop's wake-up sources, in the order of their eventfds.
+    static let publishedSource = 0
+    static let arrivedSource = 1
 
     package let broadcaster: Broadcaster
     package private(set) var configuration: BroadcasterConfiguration
@@ -22,27 +23,25 @@ package final class NetworkLoop {
     private var settingsVersion = 0
     package let counters: BroadcasterCounters
     package let name: String
-    package let epoll: Epoll
+    /// The skeleton: epoll, accepting, the PROXY-header wait, deadlines, heartbeat, rate-limited log lines.
+    package let loop: EventLoop
 
     /// Listeners by file descriptor, and the list of them for iteration (swap-remove through `position`).
     package var byFD: [Listener?] = []
     package var active: [Listener] = []
     package var position: [Int] = []
     package var perHost: [HostKey: Int] = [:]
-    /// Whether the listening socket is watched, and when it is watched again after `accept4` ran out of resources.
-    package var listenWatched = true
-    package var backoff = AcceptBackoff()
-    /// Lines that a storm could repeat (refusals, moves, drops): at most 10 per kind per 10 s, then a count.
-    package var logLimit = LogRateLimit<LogTopic>(limit: 10, window: 10)
-    /// Connections waiting for their PROXY header (only with `proxyProtocol`; `NetworkLoop+Proxy.swift`).
-    package var awaitingProxy = ProxyHeaderWait<Int32, AwaitingProxyHeader>()
 
     package var ring = RingSnapshot()
+    /// The view was refreshed in this wake-up already (an accept batch's first admission refreshes it).
+    package var refreshedThisWake = false
+    /// Pages were published since the last flush of every listener (the "published" eventfd fired).
+    var published = false
     /// When the earliest deferred flush is due (monotonic seconds), if any listener has pages waiting.
-    private var nextDue: Double?
+    var nextDue: Double?
     /// The ring head the last flush of every listener saw: pages past it are new to the schedule, whoever refreshed
     /// the view (an accept batch earlier in the same wake-up refreshes it before the eventfd is looked at).
-    private var scheduledHead: Int64 = 0
+    var scheduledHead: Int64 = 0
     private var iov: UnsafeMutablePointer<iovec>
     package var scratch = [UInt8](repeating: 0, count: 4096)
 
@@ -52,25 +51,19 @@ package final class NetworkLoop {
         self.schedule = ListenerSchedule(broadcaster.configuration)
         self.counters = broadcaster.counters
         self.name = broadcaster.name
-        epoll = try Epoll()
+        loop = try EventLoop(
+            label: broadcaster.name, listenFD: broadcaster.listenSocket.rawValue,
+            wakeFDs: [broadcaster.publishedEvent.rawValue, broadcaster.arrivedEvent.rawValue],
+            acceptBatch: Self.acceptBatch, tick: 500, activity: broadcaster.counters.loop)
         iov = .allocate(capacity: Self.maxIOV)
-        do {
-            try epoll.add(broadcaster.listenSocket.rawValue, events: EPOLLIN.rawValue, tag: Self.listenTag)
-            try epoll.add(broadcaster.wakeEvent.rawValue, events: EPOLLIN.rawValue, tag: Self.wakeTag)
-        } catch {
-            iov.deallocate()
-            throw error
-        }
     }
 
     deinit {
         iov.deallocate()
     }
 
-    package var listenFD: Int32 { broadcaster.listenSocket.rawValue }
-
     /// Takes the broadcaster's settings when a reload changed them (one atomic load when it did not).
-    private func refreshSettings() {
+    func refreshSettings() {
         let version = broadcaster.settingsVersion.load(ordering: .acquiring)
         guard version != settingsVersion else { return }
         settingsVersion = version
@@ -88,62 +81,7 @@ package final class NetworkLoop {
             logSummaries(now: .infinity)  // what the rate limit left out, counted before the last line
             Log.info("\(name): stopped listening")
         }
-        while !thread.isStopping {
-            thread.beat()
-            refreshSettings()
-            let now = monotonicNow()
-            if backoff.resumes(now: now) { watchListenSocket(true) }
-            if let due = logLimit.nextSummary, now >= due { logSummaries(now: now) }
-            // Sleep until the next deferred flush is due, the accept pause ends, a PROXY header is late, or 0.5 s.
-            let until = [nextDue, backoff.resumeAt, expireProxyWaits(now: now)].compactMap { $0 }.min()
-            let wait = ListenerSchedule.waitMilliseconds(until: until, now: now)
-            let count = try epoll.wait(timeoutMilliseconds: wait)
-            refreshSettings()  // a reload made while it slept applies to what this wake-up brings
-            var published = false
-            for i in 0..<count {
-                let (tag, mask) = epoll.event(at: i)
-                if tag == Self.listenTag {
-                    acceptBatch()
-                } else if tag == Self.wakeTag {
-                    drainWake()
-                    // The eventfd also says "HTTP listeners arrived": every listener is looked at only when pages
-                    // were published too (admitting refreshes the snapshot, so ask first).
-                    published = published || broadcaster.ring.nextIndex != ring.head
-                    admitArrivals()
-                } else {
-                    guard tag < UInt64(byFD.count), let listener = byFD[Int(tag)] else {
-                        if !awaitingProxy.isEmpty, let fd = Int32(exactly: tag) { readProxyHeader(fd) }
-                        continue
-                    }
-                    if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
-                        disconnect(listener, reason: listener.readClosed ? "closed by listener" : "connection reset")
-                        continue
-                    }
-                    if mask & EPOLLIN.rawValue != 0 && !listener.readClosed {
-                        guard readAndDiscard(listener) else { continue }
-                    }
-                    if mask & EPOLLOUT.rawValue != 0 { flush(listener, now: monotonicNow()) }
-                }
-            }
-            if published || ring.head != scheduledHead {
-                // Without the second test, pages published while an accept batch ran were seen by the batch's
-                // refresh only, and the listeners already there waited for their fallback deadline (up to twice
-                // the flush interval: stalls of ~500 ms during every connect ramp).
-                refresh()
-                scheduledHead = ring.head
-                flushDue()
-            } else if let due = nextDue, monotonicNow() >= due {
-                flushDue()
-            }
-        }
-    }
-
-    private func drainWake() {
-        do {
-            _ = try broadcaster.wakeEvent.drain()
-        } catch {
-            Log.warning("\(name): \(error)")
-        }
+        try loop.run(in: thread, self)
     }
 
     // MARK: Pages
@@ -160,7 +98,7 @@ package final class NetworkLoop {
     }
 
     /// Writes to every listener the schedule finds due, and notes when the earliest of the others is due.
-    private func flushDue() {
+    func flushDue() {
         let now = monotonicNow()
         var earliest: Double?
         var i = 0

@@ -20,8 +20,6 @@ package final class HTTPConnection {
     /// The client: the connection's peer, or the source its PROXY header names once read.
     package var peer: SocketAddress { didSet { hostKey = HostKey(peer) } }
     package private(set) var hostKey: HostKey
-    /// Its PROXY header while one is expected and not read yet (the public address with `http_proxy_protocol`).
-    package var proxyHeader: ProxyHeaderReader?
     /// The address it counts as pending from while it sends its head (`HTTPConnectionLoop.maxPendingPerAddress`).
     package var pendingHost: HostKey?
     package var phase = Phase.reading

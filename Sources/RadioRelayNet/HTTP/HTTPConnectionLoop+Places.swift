@@ -34,7 +34,7 @@ extension HTTPConnectionLoop {
 
     /// Closes the connection due soonest (the oldest in its phase) to make room: every place is taken.
     package func evictOldest(now: Double) {
-        guard let (fd, _) = deadlines.first(), let connection = connections[fd] else { return }
+        guard let (fd, _) = loop.deadlines.first(), let connection = connections[fd] else { return }
         logLimited(
             .refused, now: now,
             "\(label): \(connection.peer) closed early: \(maxOpen) connections open (the oldest goes)")
@@ -44,11 +44,6 @@ extension HTTPConnectionLoop {
     /// Sets the connection's deadline for its current phase.
     package func setDeadline(_ connection: HTTPConnection, _ deadline: Double) {
         connection.deadline = deadline
-        deadlines.set(connection.fd, deadline)
-    }
-
-    /// The earliest deadline of a connection in a timed phase.
-    package func earliestDeadline() -> Double? {
-        deadlines.first()?.deadline
+        loop.deadlines.set(connection.fd, deadline)
     }
 }

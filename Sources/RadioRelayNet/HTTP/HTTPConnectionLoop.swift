@@ -4,29 +4,27 @@ import RadioRelayMedia
 import RadioRelaySystem
 
 /// What the two HTTP servers' loops share — the status endpoint's (`StatusLoop`) and the public front end's
-/// (`HTTPFrontLoop`): the epoll set with the listening socket and a wake eventfd, the table of connections, and a
-/// connection's life around its one request: accept (paused by `AcceptBackoff` when resources run out), read the
-/// head within the limits, send one answer, shut the sending side and drain what the client still sends (a
-/// lingering close, so the answer is not destroyed by a reset), and close by each phase's deadline. What to answer
-/// is each subclass's decision.
+/// (`HTTPFrontLoop`), both built on the `EventLoop` skeleton (accepting with back-off, the PROXY-header wait,
+/// deadlines, heartbeat, stop): the table of connections, and a connection's life around its one request: read the
+/// head within the limits, send one answer, shut the sending side and drain what the client still sends (a lingering
+/// close, so the answer is not destroyed by a reset), and close by each phase's deadline. What to answer is each
+/// owner's decision.
 ///
 /// Fair under abuse: at most `maxOpen` connections in a timed phase (reading, answering, draining) and at most
 /// `maxPendingPerAddress` of them still sending their head from one address (`HostKey`: an IPv4 address or an IPv6
 /// /64) — a fresh connection over that is answered 503 and closed. When `maxOpen` are taken, the connection due
 /// soonest (the oldest) gives its place to the new one: a client holding places with requests it never finishes
-/// loses them, and a health check always gets in. Deadlines live in a `DeadlineHeap`, so idle connections cost
-/// nothing per wake-up; a head is scanned once (`HTTPHeadScan`).
+/// loses them, and a health check always gets in. Deadlines live in the skeleton's `DeadlineHeap`, so idle
+/// connections cost nothing per wake-up; a head is scanned once (`HTTPHeadScan`).
 package class HTTPConnectionLoop {
-    package static let listenTag = UInt64.max
-    package static let wakeTag = UInt64.max - 1
     /// How long, and how many bytes, a client may still send after its answer before it is closed.
     package static let drainSeconds = 1.0
     package static let drainLimit = 64 * 1024
 
+    /// The skeleton: epoll, accepting, the PROXY-header wait, deadlines, heartbeat, rate-limited log lines.
+    package let loop: EventLoop
     /// Names the server in log lines ("status", "http").
-    package let label: String
-    package let epoll: Epoll
-    package let listenFD: Int32
+    package var label: String { loop.label }
     /// Seconds from accept to a complete head, and from then to the answer sent.
     package let headerTimeout: Double
     package let maxRequestBytes: Int
@@ -35,68 +33,22 @@ package class HTTPConnectionLoop {
     /// Connections still sending their head from one address at most (0: no limit).
     package let maxPendingPerAddress: Int
     package var connections: [Int32: HTTPConnection] = [:]
-    /// When each connection in a timed phase is due.
-    package var deadlines = DeadlineHeap<Int32>()
     /// Connections still sending their head, by address.
     package var pendingPerHost: [HostKey: Int] = [:]
-    package var logLimit = LogRateLimit<LogTopic>(limit: 10, window: 10)
-    package var backoff = AcceptBackoff()
-    package var listenWatched = true
     package var scratch = [UInt8](repeating: 0, count: 4096)
 
     package init(
-        label: String, listenFD: Int32, wakeFD: Int32, epollCapacity: Int, headerTimeout: Double, maxRequestBytes: Int,
-        maxOpen: Int, maxPendingPerAddress: Int
+        label: String, listenFD: Int32, wakeFD: Int32, epollCapacity: Int, acceptBatch: Int, tick: Int32,
+        headerTimeout: Double, maxRequestBytes: Int, maxOpen: Int, maxPendingPerAddress: Int,
+        activity: LoopActivity = LoopActivity()
     ) throws(SystemError) {
-        self.label = label
         self.maxOpen = max(1, maxOpen)
         self.maxPendingPerAddress = max(0, maxPendingPerAddress)
-        self.listenFD = listenFD
         self.headerTimeout = headerTimeout
         self.maxRequestBytes = maxRequestBytes
-        epoll = try Epoll(capacity: epollCapacity)
-        try epoll.add(listenFD, events: EPOLLIN.rawValue, tag: Self.listenTag)
-        try epoll.add(wakeFD, events: EPOLLIN.rawValue, tag: Self.wakeTag)
-    }
-
-    // MARK: Accepting
-
-    /// One connection from the backlog: its descriptor (the caller owns it at once) and peer, or nil when there is
-    /// none now, or when accepting failed for want of descriptors or memory (then the listening socket is left
-    /// unwatched for the back-off's pause, and the failure reported once per interval).
-    package func acceptOne() -> (fd: Int32, peer: SocketAddress)? {
-        while true {
-            var storage = sockaddr_storage()
-            var length = UInt32(MemoryLayout<sockaddr_storage>.size)
-            let accepted: IOResult<Int32>
-            do {
-                accepted = try nonblockingSyscall("accept4") {
-                    withUnsafeMutablePointer(to: &storage) { rr_accept4(listenFD, $0, &length) }
-                }
-            } catch {
-                if error.errno == ECONNABORTED || error.errno == EPROTO || error.errno == EPERM { continue }
-                let failure = backoff.failed(now: monotonicNow())
-                watchListenSocket(false)
-                if let times = failure.report {
-                    Log.error("\(label): cannot accept: \(error) (\(times) times); pausing \(failure.pause) s")
-                }
-                return nil
-            }
-            guard case .done(let fd) = accepted else { return nil }
-            backoff.accepted()
-            return (fd, SocketAddress(storage: storage, length: length))
-        }
-    }
-
-    /// Watches the listening socket again (`true`), or stops watching it (`false`; it stays registered).
-    package func watchListenSocket(_ watched: Bool) {
-        guard watched != listenWatched else { return }
-        do {
-            try epoll.modify(listenFD, events: watched ? EPOLLIN.rawValue : 0, tag: Self.listenTag)
-            listenWatched = watched
-        } catch {
-            Log.warning("\(label): listening socket: \(error)")
-        }
+        loop = try EventLoop(
+            label: label, listenFD: listenFD, wakeFDs: [wakeFD], epollCapacity: epollCapacity,
+            acceptBatch: acceptBatch, tick: tick, proxyCapacity: self.maxOpen, activity: activity)
     }
 
     /// Registers a fresh connection (reading its head), counted as pending from its peer's address unless
@@ -112,16 +64,16 @@ package class HTTPConnectionLoop {
             refuseOverAddressLimit(fd, peer: peer, now: now)
             return nil  // the socket closes here
         }
-        if deadlines.count >= maxOpen { evictOldest(now: now) }
+        if loop.deadlines.count >= maxOpen { evictOldest(now: now) }
         do {
-            try epoll.add(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(fd))
+            try loop.epoll.add(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(fd))
         } catch {
             Log.warning("\(label): connection not served: \(error)")
             return nil
         }
         let connection = HTTPConnection(socket: socket, peer: peer, deadline: now + headerTimeout)
         connections[fd] = connection
-        deadlines.set(fd, connection.deadline)
+        loop.deadlines.set(fd, connection.deadline)
         if countsPeer { countPending(connection) }
         return connection
     }
@@ -167,7 +119,7 @@ package class HTTPConnectionLoop {
         setDeadline(connection, monotonicNow() + headerTimeout)
         do {
             // Only writability from now on: input is not read while the answer goes out.
-            try epoll.modify(connection.fd, events: EPOLLOUT.rawValue, tag: UInt64(connection.fd))
+            try loop.epoll.modify(connection.fd, events: EPOLLOUT.rawValue, tag: UInt64(connection.fd))
         } catch {
             Log.warning("\(label): \(error)")
             return close(connection)
@@ -192,7 +144,8 @@ package class HTTPConnectionLoop {
         guard connection.unsent == 0 else { return }  // EPOLLOUT is armed
         do {
             _ = try syscall("shutdown") { shutdown(connection.fd, Int32(SHUT_WR)) }
-            try epoll.modify(connection.fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(connection.fd))
+            try loop.epoll.modify(
+                connection.fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(connection.fd))
         } catch {
             return close(connection)  // the client is gone already (ENOTCONN), or epoll refused
         }
@@ -243,16 +196,7 @@ package class HTTPConnectionLoop {
     /// The connection leaves the timed phases (an event subscriber): no deadline, no longer pending.
     package func untime(_ connection: HTTPConnection) {
         endPending(connection)
-        deadlines.remove(connection.fd)
-    }
-
-    /// Closes every connection whose phase's deadline has passed (event streams have none), through `expired`;
-    /// only the due ones are looked at.
-    package func closeExpired(now: Double) {
-        for fd in deadlines.popExpired(now: now) {
-            guard let connection = connections[fd] else { continue }
-            expired(connection)
-        }
+        loop.deadlines.remove(connection.fd)
     }
 
     /// A connection whose deadline passed: closed (a subclass may say why first).
@@ -260,23 +204,9 @@ package class HTTPConnectionLoop {
         close(connection)
     }
 
+    /// A line of a kind that can repeat (a notice), within the loop's rate limit.
     package func logLimited(_ topic: LogTopic, now: Double, _ message: @autoclosure () -> String) {
-        guard Log.isEnabled(.notice) else { return }
-        switch logLimit.admit(topic, now: now) {
-        case .suppress: return
-        case .writeAfter(let suppressed):
-            Log.notice("\(label): … \(topic.rawValue) repeated \(suppressed) more times (not logged)")
-            Log.notice(message())
-        case .write: Log.notice(message())
-        }
-    }
-
-    /// The counts of what was not logged, once their window is over.
-    package func logSummaries(now: Double) {
-        guard let due = logLimit.nextSummary, now >= due else { return }
-        while let (topic, count) = logLimit.summary(now: now) {
-            Log.notice("\(label): … \(topic.rawValue) repeated \(count) more times (not logged)")
-        }
+        loop.logLimited(topic, .notice, now: now, message())
     }
 
     /// `read` into the scratch buffer (at most `room` bytes); nil on an error (the connection is closed).

@@ -38,6 +38,8 @@ package final class HTTPFront: Service {
     package var stations: [any HTTPMounts] { current.snapshot }
     package let listenSocket: FileDescriptor
     package let wakeEvent: EventFD
+    /// The loop's wake-ups (for metrics).
+    package let activity = LoopActivity()
     /// The listener places shared with the stations (event subscribers take one each).
     package let budget: ListenerBudget
     /// Every connection starts with a PROXY protocol header (`http_proxy_protocol`); a reload may change it (it

@@ -6,7 +6,8 @@ import Synchronization
 
 /// Title event streams (`/NAME/events`): subscribers count against their station's listener limits and the
 /// server's listener places, are written only when the `EventStream` says so, and are closed when they leave more
-/// than `maxEventBacklog` bytes unread.
+/// than `maxEventBacklog` bytes unread. A wake-up looks at a subscriber only when its mount's title changed (the
+/// titles are looked at every `titleCheckInterval`) or its keep-alive is due (`keepAlives`).
 extension HTTPFrontLoop {
     package func subscribe(
         _ connection: HTTPConnection, to mount: PublicDirectory.Mount, broadcaster: Broadcaster, head: [UInt8]
@@ -30,13 +31,14 @@ extension HTTPFrontLoop {
             return respond(connection, PublicRouter.text(503, refusal + "\n").encoded)
         }
         do {
-            try epoll.modify(connection.fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(connection.fd))
+            try loop.epoll.modify(
+                connection.fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(connection.fd))
         } catch {
             front.budget.release()
             return close(connection)
         }
         subscribers[path] = count + 1
-        eventConnections[connection.fd] = connection
+        eventConnections[path, default: [:]][connection.fd] = connection
         subscribersPerHost[path, default: [:]][connection.hostKey, default: 0] += 1
         connection.phase = .events(mount: path)
         untime(connection)  // it lasts; its places are the station's
@@ -44,6 +46,7 @@ extension HTTPFrontLoop {
         var events = EventStream(now: now)
         connection.output = head + events.output(title: mount.title, now: now)
         connection.events = events
+        keepAlives.set(connection.fd, events.nextKeepAlive)
         Log.info("http: events \(connection.peer) subscribed to \(path)")
         flushEvents(connection)
     }
@@ -51,7 +54,9 @@ extension HTTPFrontLoop {
     /// Forgets a subscriber's counts and place (its connection is already gone from the table).
     package func unsubscribe(_ connection: HTTPConnection, from path: String) {
         front.budget.release()
-        eventConnections[connection.fd] = nil
+        eventConnections[path]?[connection.fd] = nil
+        if eventConnections[path]?.isEmpty == true { eventConnections[path] = nil }
+        keepAlives.remove(connection.fd)
         subscribers[path, default: 1] -= 1
         if subscribers[path] == 0 { subscribers[path] = nil }
         subscribersPerHost[path, default: [:]][connection.hostKey, default: 1] -= 1
@@ -60,24 +65,41 @@ extension HTTPFrontLoop {
         Log.info("http: events \(connection.peer) left \(path)")
     }
 
-    /// Gives each subscriber what its `EventStream` says is due: a changed title, or a keep-alive. A subscriber
-    /// whose mount went away (a reload) is closed.
+    /// Gives the subscribers what their `EventStream` says is due: every `titleCheckInterval`, a changed title to
+    /// its mount's subscribers (a subscriber whose mount went away with a reload is closed); and a keep-alive to
+    /// each one whose time has come.
     package func sendEvents(now: Double) {
-        let (directory, _) = front.directory()
-        var titles: [String: String?] = [:]
-        for mount in directory.mounts { titles[mount.path] = .some(mount.title) }
-        for connection in Array(eventConnections.values) {
-            guard case .events(let path) = connection.phase, var events = connection.events else { continue }
-            guard let title = titles[path] else {
-                close(connection)
-                continue
+        if now >= nextTitleCheck {
+            nextTitleCheck = now + Self.titleCheckInterval
+            let (directory, _) = front.directory()
+            var titles: [String: String?] = [:]
+            for mount in directory.mounts { titles[mount.path] = .some(mount.title) }
+            for (path, table) in eventConnections {
+                guard let title = titles[path] else {
+                    for connection in table.values { close(connection) }
+                    continue
+                }
+                guard seenTitles[path].map({ $0 != title }) ?? true else { continue }
+                for connection in table.values { sendEvent(connection, title: title, now: now) }
             }
-            let due = events.output(title: title, now: now)
-            connection.events = events
-            guard !due.isEmpty else { continue }
-            connection.output += due
-            flushEvents(connection)
+            seenTitles = titles
         }
+        for fd in keepAlives.popExpired(now: now) {
+            // The title it was sent: a keep-alive (a change is the title check's).
+            guard let connection = connections[fd], let sent = connection.events?.sentTitle else { continue }
+            sendEvent(connection, title: sent, now: now)
+        }
+    }
+
+    /// What the subscriber's `EventStream` says for `title` at `now`, sent; its next keep-alive noted.
+    private func sendEvent(_ connection: HTTPConnection, title: String?, now: Double) {
+        guard var events = connection.events else { return }
+        let due = events.output(title: title, now: now)
+        connection.events = events
+        keepAlives.set(connection.fd, events.nextKeepAlive)
+        guard !due.isEmpty else { return }
+        connection.output += due
+        flushEvents(connection)
     }
 
     /// Sends a subscriber's pending output; arms `EPOLLOUT` while its socket is backed up, and closes it when it
@@ -93,7 +115,7 @@ extension HTTPFrontLoop {
         connection.waitsForOutput = backedUp
         let mask = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (backedUp ? EPOLLOUT.rawValue : 0)
         do {
-            try epoll.modify(connection.fd, events: mask, tag: UInt64(connection.fd))
+            try loop.epoll.modify(connection.fd, events: mask, tag: UInt64(connection.fd))
         } catch {
             close(connection)
         }

@@ -1,44 +1,51 @@
+import CLinux
+import Glibc
 import RadioRelayMedia
 import RadioRelaySystem
 import Synchronization
 
-/// The PROXY protocol on the public HTTP address (`http_proxy_protocol = yes`): each connection's header is read
-/// first, exactly (the request that follows stays in the socket for `readHead`), and the connection then counts as
-/// coming from the header's source — for the hand-over to a station (its per-address limit and access log), event
-/// subscribers' per-address limit, and log lines. A LOCAL header (the balancer's own connection) leaves the peer as
-/// it is, and its request is answered like any other. A missing, invalid or late header closes the connection.
-extension HTTPFrontLoop {
-    /// Reads what has come of the connection's header; true once it is read (the request may follow), false while
-    /// it is incomplete or when the connection was closed for it.
-    package func readProxyHeader(_ connection: HTTPConnection) -> Bool {
-        guard var reader = connection.proxyHeader else { return true }
-        let step = reader.step(connection.fd, scratch: &scratch)
-        connection.proxyHeader = reader
-        switch step {
-        case .waiting:
-            return false
-        case .failed(let reason):
-            connection.proxyHeader = nil
-            refuseProxied(connection, reason)
-            return false
-        case .done(let result):
-            connection.proxyHeader = nil
-            if case .proxied(let source, _, _) = result { connection.peer = source.socketAddress }
-            let now = monotonicNow()
-            guard hasPendingRoom(connection.hostKey) else {
-                refuseOverAddressLimit(connection.fd, peer: connection.peer, now: now)
-                close(connection)
-                return false
-            }
-            countPending(connection)
-            setDeadline(connection, now + headerTimeout)  // now the request's own allowance
-            return true
-        }
+/// What the event-loop skeleton hands the public HTTP front end: connections (with `http_proxy_protocol`, once their
+/// PROXY header named the client — a LOCAL header, the balancer's own connection, leaves the peer as it is and its
+/// request is answered like any other), the wake-up (the stop), socket events, deadlines of the timed phases, and
+/// the event subscribers' titles and keep-alives.
+extension HTTPFrontLoop: EventLoopHandler {
+    /// Read for each connection: a reload applies to the next one accepted.
+    package var expectedProxies: ExpectedProxies? {
+        front.proxyProtocol.load(ordering: .relaxed)
+            ? ExpectedProxies(front.trustedProxies, setting: "http_proxy_from") : nil
     }
 
-    package func refuseProxied(_ connection: HTTPConnection, _ reason: String) {
-        front.proxyRejected.add(1, ordering: .relaxed)
-        logLimited(.proxyHeader, now: monotonicNow(), "http: connection from \(connection.peer) closed: \(reason)")
-        close(connection)
+    package func accepted(_ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath) {
+        // Counted against the client's address (the header's source behind a balancer) while it sends its head.
+        guard let connection = register(socket, peer: peer) else { return }
+        // The request often arrives with the connection: read it now rather than after another wake-up.
+        handleRequest(connection, mask: 0)
     }
+
+    package func refusedProxied(peer: SocketAddress) {
+        front.proxyRejected.add(1, ordering: .relaxed)
+    }
+
+    /// The one wake-up source is the stop (or a reload): the loop looks at the thread and its settings anyway.
+    package func woken(_ source: Int) {}
+
+    package func ready(_ fd: Int32, mask: UInt32) {
+        guard let connection = connections[fd] else { return }
+        serve(connection, mask: mask)
+    }
+
+    package func expired(_ fd: Int32, now: Double) {
+        guard let connection = connections[fd] else { return }
+        expired(connection)
+    }
+
+    package func prepare(now: Double) -> Double? {
+        guard !subscribers.isEmpty else { return nil }
+        sendEvents(now: now)
+        return [nextTitleCheck, keepAlives.first()?.deadline].compactMap { $0 }.min()
+    }
+
+    package func awake() {}
+
+    package func settle() {}
 }

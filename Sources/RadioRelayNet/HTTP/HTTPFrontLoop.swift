@@ -3,12 +3,16 @@ import Glibc
 import RadioRelayMedia
 import RadioRelaySystem
 
-/// The epoll loop behind an `HTTPFront`, confined to its thread. What it answers is `PublicRouter`'s decision and
-/// what an event subscriber is sent is `EventStream`'s; this type carries out the connections' lives (the shared
-/// part in `HTTPConnectionLoop`), hands stream requests to their stations, and keeps event subscribers.
+/// The loop behind an `HTTPFront`, confined to its thread, on the `EventLoop` skeleton. What it answers is
+/// `PublicRouter`'s decision and what an event subscriber is sent is `EventStream`'s; this type carries out the
+/// connections' lives (the shared part in `HTTPConnectionLoop`), hands stream requests to their stations, and keeps
+/// event subscribers — each woken only when its mount's title changes or its keep-alive is due, so idle subscribers
+/// cost nothing per wake-up.
 package final class HTTPFrontLoop: HTTPConnectionLoop {
-    /// The longest sleep, in milliseconds: titles reach event subscribers within it.
+    /// The longest sleep, in milliseconds.
     private static let tick: Int32 = 250
+    /// Seconds between looks at the stations' titles while anyone subscribes: titles reach subscribers within it.
+    package static let titleCheckInterval = 0.25
     package static let acceptBatch = 128
 
     package let front: HTTPFront
@@ -16,16 +20,22 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
     /// Event subscribers by mount path and by (mount, address), for the limits.
     package var subscribers: [String: Int] = [:]
     package var subscribersPerHost: [String: [HostKey: Int]] = [:]
-    /// The subscribers' connections: the only ones `sendEvents` looks at (not every pending request's).
-    package var eventConnections: [Int32: HTTPConnection] = [:]
+    /// The subscribers' connections by mount path: a title change looks only at its mount's.
+    package var eventConnections: [String: [Int32: HTTPConnection]] = [:]
+    /// When each subscriber's keep-alive is due.
+    package var keepAlives = DeadlineHeap<Int32>()
+    /// The titles seen at the last look, by mount path, and when the next look is due.
+    package var seenTitles: [String: String?] = [:]
+    package var nextTitleCheck = -Double.infinity
 
     package init(front: HTTPFront) throws(SystemError) {
         self.front = front
         limits = front.limits
         try super.init(
             label: "http", listenFD: front.listenSocket.rawValue, wakeFD: front.wakeEvent.rawValue, epollCapacity: 256,
-            headerTimeout: front.limits.headerTimeout, maxRequestBytes: front.limits.maxRequestBytes,
-            maxOpen: front.limits.maxPending, maxPendingPerAddress: front.limits.maxPendingPerAddress)
+            acceptBatch: Self.acceptBatch, tick: Self.tick, headerTimeout: front.limits.headerTimeout,
+            maxRequestBytes: front.limits.maxRequestBytes, maxOpen: front.limits.maxPending,
+            maxPendingPerAddress: front.limits.maxPendingPerAddress, activity: front.activity)
     }
 
     /// Serves until `thread` is asked to stop. A failing `epoll_wait` is thrown: the loop cannot go on.
@@ -33,34 +43,10 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
         defer {
             for connection in Array(connections.values) { close(connection) }
         }
-        while !thread.isStopping {
-            thread.beat()
-            let now = monotonicNow()
-            closeExpired(now: now)
-            if !subscribers.isEmpty { sendEvents(now: now) }
-            if backoff.resumes(now: now) { watchListenSocket(true) }
-            logSummaries(now: now)
-            let until = [backoff.resumeAt, earliestDeadline()].compactMap { $0 }.min()
-            let wait = ListenerSchedule.waitMilliseconds(until: until, now: now, cap: Self.tick)
-            let count = try epoll.wait(timeoutMilliseconds: wait)
-            for index in 0..<count {
-                let (tag, mask) = epoll.event(at: index)
-                if tag == Self.listenTag {
-                    acceptBatch()
-                } else if tag == Self.wakeTag {
-                    do {
-                        _ = try front.wakeEvent.drain()
-                    } catch {
-                        Log.warning("http: \(error)")
-                    }
-                } else if let fd = Int32(exactly: tag), let connection = connections[fd] {
-                    serve(connection, mask: mask)
-                }
-            }
-        }
+        try loop.run(in: thread, self)
     }
 
-    private func serve(_ connection: HTTPConnection, mask: UInt32) {
+    func serve(_ connection: HTTPConnection, mask: UInt32) {
         switch connection.phase {
         case .reading: handleRequest(connection, mask: mask)
         case .writing, .draining: serveAnswer(connection, mask: mask)
@@ -80,7 +66,6 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
 
     /// Reads the request and acts once its head is decided.
     package func handleRequest(_ connection: HTTPConnection, mask: UInt32) {
-        if connection.proxyHeader != nil && !readProxyHeader(connection) { return }
         guard let head = readHead(connection, mask: mask) else { return }
         let (directory, broadcasters) = front.directory()
         switch PublicRouter.route(head, directory: directory) {
@@ -98,7 +83,7 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
         _ connection: HTTPConnection, to broadcaster: Broadcaster, mount: PublicDirectory.Mount, head: [UInt8]
     ) {
         do {
-            try epoll.remove(connection.fd)
+            try loop.epoll.remove(connection.fd)
         } catch {
             Log.warning("http: \(connection.peer): \(error)")
             return close(connection)
@@ -123,13 +108,4 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
         if case .events(let mount) = connection.phase { unsubscribe(connection, from: mount) }
     }
 
-    /// A late PROXY header is counted and logged before the close; any other late phase just closes.
-    package override func expired(_ connection: HTTPConnection) {
-        if connection.proxyHeader != nil {
-            connection.proxyHeader = nil
-            refuseProxied(connection, "no PROXY header in time")
-        } else {
-            close(connection)
-        }
-    }
 }

@@ -1,0 +1,277 @@
+import CLinux
+import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
+import Synchronization
+
+/// The one event-loop skeleton of the server's network threads — a station output's `NetworkLoop`, the public HTTP
+/// front end and the status endpoint (`HTTPConnectionLoop`): the epoll set with the listening socket and the wake
+/// eventfds, accepting in bounded batches with a pause when descriptors or memory run out (`AcceptBackoff`), the
+/// PROXY-header wait of a port behind balancers (`ProxyHeaderWait`), connection deadlines in a `DeadlineHeap`, the
+/// heartbeat, the stop, and the rate-limited log lines. What a connection is and what it is sent is the handler's
+/// decision (`EventLoopHandler`); the skeleton only carries events to it.
+///
+/// Work per wake-up is that wake-up's: the expired deadlines (the heap hands over only those), the events epoll
+/// reports, and the handler's own; a connection that has nothing due costs nothing, however many are attached.
+/// Each wake-up source is its own eventfd (for a station: "pages published" and "listeners arrived"), so the
+/// handler knows why it was woken without looking at anything.
+package final class EventLoop {
+    package static let listenTag = UInt64.max
+    /// Wake-up source `i` (0-based) carries the tag `firstWakeTag - i`.
+    private static let firstWakeTag = UInt64.max - 1
+    private static let maxWakeSources = 8
+
+    /// Names the loop in its log lines (a station's name, "http", "status").
+    package let label: String
+    package let epoll: Epoll
+    package let listenFD: Int32
+    /// Connections accepted per wake-up at most: a storm is admitted in batches between which the loop serves the
+    /// connections it has.
+    package let acceptBatch: Int
+    /// The longest sleep, in milliseconds (the heartbeat's period at most).
+    package let tick: Int32
+    private var wakeFDs: [Int32] = []
+    /// Whether the listening socket is watched, and when it is watched again after `accept4` ran out of resources.
+    package private(set) var listenWatched = true
+    package private(set) var backoff = AcceptBackoff()
+    /// Deadlines of the handler's connections, by descriptor: each expired one is handed to `expired` once.
+    package var deadlines = DeadlineHeap<Int32>()
+    /// Connections accepted on a port behind balancers, waiting for their PROXY header (bounded in number and time).
+    package internal(set) var proxyWait: ProxyHeaderWait<Int32, AwaitingProxyHeader>
+    /// Lines that a storm could repeat: at most 10 per kind per 10 s, then a count.
+    package var logLimit = LogRateLimit<LogTopic>(limit: 10, window: 10)
+    package var scratch = [UInt8](repeating: 0, count: 4096)
+    /// Wake-ups so far (read by metrics from other threads).
+    package let activity: LoopActivity
+
+    package init(
+        label: String, listenFD: Int32, wakeFDs: [Int32], epollCapacity: Int = Epoll.maxEvents, acceptBatch: Int,
+        tick: Int32, proxyCapacity: Int = 1024, activity: LoopActivity = LoopActivity()
+    ) throws(SystemError) {
+        self.label = label
+        self.listenFD = listenFD
+        self.acceptBatch = max(1, acceptBatch)
+        self.tick = max(1, tick)
+        self.activity = activity
+        proxyWait = ProxyHeaderWait(capacity: max(1, proxyCapacity))
+        epoll = try Epoll(capacity: epollCapacity)
+        try epoll.add(listenFD, events: EPOLLIN.rawValue, tag: Self.listenTag)
+        for fd in wakeFDs.prefix(Self.maxWakeSources) {
+            try epoll.add(fd, events: EPOLLIN.rawValue, tag: Self.firstWakeTag - UInt64(self.wakeFDs.count))
+            self.wakeFDs.append(fd)
+        }
+    }
+
+    // MARK: Running
+
+    /// Serves until `thread` is asked to stop: every iteration (at least one per `tick`) beats the heartbeat, expires
+    /// what is due, sleeps until the earliest deadline or an event, and hands the events to `handler`. A failing
+    /// `epoll_wait` is thrown: the loop cannot go on, and the thread's owner decides what follows.
+    package func run(in thread: ServiceThread, _ handler: some EventLoopHandler) throws {
+        while !thread.isStopping {
+            thread.beat()
+            let now = monotonicNow()
+            if backoff.resumes(now: now) { watchListenSocket(true) }
+            if let due = logLimit.nextSummary, now >= due { logSummaries(now: now) }
+            if !proxyWait.isEmpty { expireProxyWaits(now: now, handler) }
+            for fd in deadlines.popExpired(now: now) { handler.expired(fd, now: now) }
+            var until = handler.prepare(now: now)
+            for candidate in [backoff.resumeAt, proxyWait.nextDeadline, deadlines.first()?.deadline] {
+                if let candidate { until = min(until ?? candidate, candidate) }
+            }
+            let wait = ListenerSchedule.waitMilliseconds(until: until, now: now, cap: tick)
+            let count = try epoll.wait(timeoutMilliseconds: wait)
+            activity.wakeups.add(1, ordering: .relaxed)
+            handler.awake()
+            for index in 0..<count {
+                let (tag, mask) = epoll.event(at: index)
+                if tag == Self.listenTag {
+                    accept(handler)
+                } else if tag > Self.firstWakeTag - UInt64(Self.maxWakeSources) {
+                    let source = Int(Self.firstWakeTag - tag)
+                    drainWake(source)
+                    handler.woken(source)
+                } else if let fd = Int32(exactly: tag) {
+                    if !proxyWait.isEmpty, proxyWait[fd] != nil {
+                        readProxyHeader(fd, handler)
+                    } else {
+                        handler.ready(fd, mask: mask)
+                    }
+                }
+            }
+            handler.settle()
+        }
+    }
+
+    private func drainWake(_ source: Int) {
+        guard source < wakeFDs.count else { return }
+        var value: UInt64 = 0
+        let result = Glibc.read(wakeFDs[source], &value, MemoryLayout<UInt64>.size)
+        if result < 0 && errno != EAGAIN && errno != EINTR {
+            logLimited(
+                .socketTrouble, .warning, now: monotonicNow(),
+                "\(label): wake-up event: \(SystemError("read", errno: errno))")
+        }
+    }
+
+    // MARK: Accepting
+
+    /// Accepts up to `acceptBatch` connections. More waiting ones keep the (level-triggered) listening socket ready,
+    /// so the next wake-up comes at once, after the connections already there have been served.
+    private func accept(_ handler: some EventLoopHandler) {
+        for _ in 0..<acceptBatch {
+            guard let (fd, peer) = acceptOne() else { return }
+            let socket = FileDescriptor(owning: fd)
+            guard let proxies = handler.expectedProxies else {
+                handler.accepted(socket, peer: peer, via: .direct)
+                continue
+            }
+            awaitProxyHeader(socket, peer: peer, proxies: proxies, handler)
+        }
+    }
+
+    /// One connection from the backlog, or nil when there is none now, or when accepting failed for want of
+    /// descriptors or memory (then the listening socket is left unwatched for the back-off's pause, and the failure
+    /// reported once per interval, with a count).
+    private func acceptOne() -> (fd: Int32, peer: SocketAddress)? {
+        while true {
+            var storage = sockaddr_storage()
+            var length = UInt32(MemoryLayout<sockaddr_storage>.size)
+            let accepted: IOResult<Int32>
+            do {
+                accepted = try nonblockingSyscall("accept4") {
+                    withUnsafeMutablePointer(to: &storage) { rr_accept4(listenFD, $0, &length) }
+                }
+            } catch {
+                switch error.errno {
+                case ECONNABORTED, EPROTO, EPERM:
+                    continue  // that connection failed, not the socket
+                default:
+                    // EMFILE, ENFILE, ENOBUFS, ENOMEM; anything else is unexpected, and pausing keeps a persistent
+                    // failure from spinning as well.
+                    pauseAccepting(error)
+                    return nil
+                }
+            }
+            guard case .done(let fd) = accepted else { return nil }
+            backoff.accepted()
+            return (fd, SocketAddress(storage: storage, length: length))
+        }
+    }
+
+    /// Stops watching the listening socket for the back-off's pause and reports the failure (once per interval,
+    /// with a count). Waiting connections stay in the backlog until it is watched again.
+    private func pauseAccepting(_ error: SystemError) {
+        let failure = backoff.failed(now: monotonicNow())
+        watchListenSocket(false)
+        guard let count = failure.report else { return }
+        let times = count == 1 ? "" : " (\(count) times since the last report)"
+        let advice =
+            error.errno == EMFILE || error.errno == ENFILE ? "; raise LimitNOFILE or lower --max-listeners" : ""
+        Log.error("\(label): cannot accept: \(error)\(times); not accepting for \(failure.pause) s\(advice)")
+    }
+
+    /// Watches the listening socket again (`true`), or stops watching it (`false`, events 0: it stays registered).
+    /// If epoll refuses, the socket is left as it was and the next attempt comes with the next pause.
+    private func watchListenSocket(_ watched: Bool) {
+        guard watched != listenWatched else { return }
+        do {
+            try epoll.modify(listenFD, events: watched ? EPOLLIN.rawValue : 0, tag: Self.listenTag)
+            listenWatched = watched
+        } catch {
+            logLimited(.socketTrouble, .warning, now: monotonicNow(), "\(label): listening socket: \(error)")
+        }
+    }
+
+    // MARK: Log lines
+
+    /// Writes a line of a kind that can repeat, within `logLimit`: after 10 in 10 s, the rest are counted and
+    /// reported in one line.
+    package func logLimited(
+        _ topic: LogTopic, _ priority: Log.Priority, now: Double, _ message: @autoclosure () -> String
+    ) {
+        guard Log.isEnabled(priority) else { return }
+        switch logLimit.admit(topic, now: now) {
+        case .suppress:
+            return
+        case .writeAfter(let suppressed):
+            Log.write(priority, summary(topic, suppressed))
+            Log.write(priority, message())
+        case .write:
+            Log.write(priority, message())
+        }
+    }
+
+    /// Reports the kinds of lines whose window ended with lines left out.
+    package func logSummaries(now: Double) {
+        while let (topic, suppressed) = logLimit.summary(now: now) { Log.notice(summary(topic, suppressed)) }
+    }
+
+    private func summary(_ topic: LogTopic, _ suppressed: Int) -> String {
+        "\(label): … \(topic.rawValue) repeated \(suppressed) more times in \(wholeSeconds(logLimit.window)) s (not logged)"
+    }
+}
+
+@available(*, unavailable) extension EventLoop: Sendable {}
+
+/// What a loop built on `EventLoop` decides. Every call comes on the loop's thread.
+package protocol EventLoopHandler: AnyObject {
+    /// The balancers whose PROXY header the listening socket expects, read for each accepted connection (a reload
+    /// applies to the next one); nil: connections come straight from clients.
+    var expectedProxies: ExpectedProxies? { get }
+    /// A connection to serve: `peer` is the client (the PROXY header's source, when one named it).
+    func accepted(_ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath)
+    /// A connection closed for its PROXY header (untrusted, late, invalid, or no room to wait): count it.
+    func refusedProxied(peer: SocketAddress)
+    /// Wake-up source `source` (the index of its eventfd at `init`) fired; it is drained already.
+    func woken(_ source: Int)
+    /// epoll reported `mask` for a descriptor the handler registered with its descriptor as the tag.
+    func ready(_ fd: Int32, mask: UInt32)
+    /// A deadline the handler set in `deadlines` passed (it is removed already).
+    func expired(_ fd: Int32, now: Double)
+    /// Before each sleep: what is due by the handler's own clock; returns its next deadline beyond `deadlines`.
+    func prepare(now: Double) -> Double?
+    /// Right after the sleep, before the wake-up's events are handed over.
+    func awake()
+    /// After every event of the wake-up was handed over.
+    func settle()
+}
+
+/// The balancers a listening socket behind a load balancer believes, and the setting that names them (for the log).
+package struct ExpectedProxies: Sendable {
+    package var trusted: TrustedProxies
+    package var setting: String
+
+    package init(_ trusted: TrustedProxies, setting: String) {
+        self.trusted = trusted
+        self.setting = setting
+    }
+}
+
+/// How an accepted connection reached the handler.
+package enum ArrivalPath: Sendable {
+    /// Straight from the listening socket: the peer is the client.
+    case direct
+    /// Through a trusted balancer (`balancer`) whose PROXY header named the client.
+    case proxied(balancer: SocketAddress)
+    /// Through a balancer whose header named no address (UNKNOWN): the peer is the balancer.
+    case unnamed
+    /// The balancer's own connection (a LOCAL header: a health check): the peer is the balancer.
+    case local
+}
+
+/// A loop's activity, for metrics read on other threads.
+package final class LoopActivity: Sendable {
+    package let wakeups = Atomic<Int>(0)
+
+    package init() {}
+}
+
+/// Kinds of log lines that a storm can repeat, each rate-limited on its own.
+package enum LogTopic: String, Hashable, Sendable {
+    case refused = "refusals"
+    case moved = "moves"
+    case dropped = "drops"
+    case socketTrouble = "socket warnings"
+    case proxyHeader = "PROXY header failures"
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Work per wake-up of a radio-relay loop, with 0 and then IDLE idle connections attached.
+
+Usage: loopwake.py PID HTTP_PORT STATUS_PORT IDLE REQUESTS ROUNDS
+
+The server (PID) serves its demo station with --http and --status. For the HTTP front end's loop (thread "http"):
+REQUESTS requests it answers itself (GET of a missing path: a 404, one accept, one read, one answer, one close) are
+made one after another, and the loop thread's CPU time (/proc/PID/task/TID/schedstat, nanoseconds) and its
+wake-ups (radio_relay_loop_wakeups_total{loop="http"} from /metrics) are read before and after. Then IDLE title
+event subscribers (GET /main/events, kept open and never read again: the loop keeps them and sends a keep-alive
+every 15 s) are attached from 127.0.0.2 ... 127.0.0.255, and the same requests are made again; then the subscribers leave, ROUNDS times (medians). A loop whose
+wake-ups look at every connection costs more per wake-up with the subscribers attached; one that looks only at
+what is due costs the same. Prints one line per phase and the ratio idle/none.
+"""
+import re
+import socket
+import statistics
+import sys
+import time
+import urllib.request
+
+
+def thread_ns(pid, name):
+    import os
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                if f.read().strip() != name:
+                    continue
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                return int(f.read().split()[0])
+        except OSError:
+            continue
+    raise SystemExit(f"loopwake: no thread {name} in {pid}")
+
+
+def wakeups(status_port, loop):
+    text = urllib.request.urlopen(f"http://127.0.0.1:{status_port}/metrics", timeout=5).read().decode()
+    match = re.search(r'^radio_relay_loop_wakeups_total\{loop="%s"\} (\d+)$' % re.escape(loop), text, re.M)
+    return int(match.group(1)) if match else None  # a build from before the count
+
+
+def request(port):
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"GET /loopwake-missing HTTP/1.0\r\nHost: bench\r\n\r\n")
+        data = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        if not data.startswith(b"HTTP/1.1 404") and not data.startswith(b"HTTP/1.0 404"):
+            raise SystemExit(f"loopwake: unexpected answer {data[:40]!r}")
+
+
+def phase(label, pid, http_port, status_port, count):
+    before_ns, before_wakes = thread_ns(pid, "http"), wakeups(status_port, "http")
+    started = time.monotonic()
+    for _ in range(count):
+        request(http_port)
+    elapsed = time.monotonic() - started
+    after_ns, after_wakes = thread_ns(pid, "http"), wakeups(status_port, "http")
+    cpu_us = (after_ns - before_ns) / 1000
+    if before_wakes is None or after_wakes is None:
+        wakes, per_wake, shown = None, None, "      ? wake-ups  "
+    else:
+        wakes = max(1, after_wakes - before_wakes)
+        per_wake = cpu_us / wakes
+        shown = f"{wakes:>7} wake-ups  "
+    print(f"{label:<28} {count:>6} requests in {elapsed:5.1f} s  {shown}{cpu_us / 1000:8.1f} ms CPU  "
+          + (f"{per_wake:7.2f} µs per wake-up  " if per_wake is not None else "      ? µs per wake-up  ")
+          + f"{cpu_us / count:7.2f} µs per request", flush=True)
+    return per_wake, cpu_us / count
+
+
+def attach(http_port, count):
+    subscribers = []
+    for i in range(count):
+        source = f"127.0.0.{2 + i % 254}"
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.bind((source, 0))
+        s.settimeout(5)
+        s.connect(("127.0.0.1", http_port))
+        s.sendall(b"GET /main/events HTTP/1.1\r\nHost: bench\r\n\r\n")
+        subscribers.append(s)
+    # Each has its answer head and the current title: read them so that every subscriber is in place.
+    for s in subscribers:
+        head = s.recv(4096)
+        if b" 200 " not in head.split(b"\r\n", 1)[0]:
+            raise SystemExit(f"loopwake: subscriber refused: {head[:80]!r}")
+    return subscribers
+
+
+def main():
+    pid, http_port, status_port, idle, count, rounds = (int(a) for a in sys.argv[1:7])
+    nones, manys = [], []
+    for round in range(1, rounds + 1):
+        nones.append(phase(f"round {round}: 0 idle", pid, http_port, status_port, count))
+        started = time.monotonic()
+        subscribers = attach(http_port, idle)
+        print(f"round {round}: attached {len(subscribers)} idle title subscribers in "
+              f"{time.monotonic() - started:.1f} s", flush=True)
+        time.sleep(1)
+        manys.append(phase(f"round {round}: {idle} idle", pid, http_port, status_port, count))
+        for s in subscribers:
+            s.close()
+        time.sleep(2)  # the server closes them
+    print(f"medians of {rounds} rounds:")
+    for index, what in ((0, "µs per wake-up"), (1, "µs per request")):
+        none = [p[index] for p in nones if p[index] is not None]
+        many = [p[index] for p in manys if p[index] is not None]
+        if not none or not many:
+            print(f"  {what}: not counted by this build")
+            continue
+        print(f"  {what:<15} 0 idle {statistics.median(none):7.2f}   {idle} idle {statistics.median(many):7.2f}   "
+              f"ratio {statistics.median(many) / statistics.median(none):.2f}")
+
+
+if __name__ == "__main__":
+    main()

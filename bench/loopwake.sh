@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Work per wake-up of the event-loop skeleton with 10 000 idle connections attached, against none: one radio-relay
+# serves its demo station with --http and --status; loopwake.py makes REQUESTS requests that the HTTP front end's
+# loop answers itself, first with no other connection, then with IDLE title event subscribers attached (open, idle,
+# owed a keep-alive every 15 s), and prints the loop thread's CPU per wake-up (its wake-ups counted by
+# radio_relay_loop_wakeups_total) and per request in both, with the ratio.
+#
+#   bench/loopwake.sh                          # IDLE=10000 REQUESTS=3000
+#   RADIO_RELAY=/tmp/old/radio-relay bench/loopwake.sh   # another build side by side (a build without the wake-up
+#                                                        # count shows CPU per request only)
+#
+# Environment: IDLE, REQUESTS (per phase), ROUNDS (0 idle, then IDLE idle; medians), RADIO_RELAY (default: the static release build the package ships, else
+# .build/release), KEEP_TMP=1.
+set -euo pipefail
+export LC_ALL=C
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+die() { echo "loopwake: error: $*" >&2; exit 1; }
+IDLE=${IDLE:-10000}
+REQUESTS=${REQUESTS:-20000}
+ROUNDS=${ROUNDS:-3}
+RR=${RADIO_RELAY:-}
+if [[ -z $RR ]]; then
+    RR=$REPO_ROOT/.build-static/release/radio-relay
+    [[ -x $RR ]] || RR=$REPO_ROOT/.build/release/radio-relay
+fi
+for v in IDLE REQUESTS ROUNDS; do [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"; done
+source "$REPO_ROOT/bench/lib.sh"
+require_binaries "radio-relay:$RR"
+ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+(($(ulimit -n) >= IDLE + 200)) || die "open-file limit $(ulimit -n) is below IDLE+200"
+
+TMP=$(mktemp -d /tmp/loopwake.XXXXXX)
+RR_PID=
+cleanup() {
+    local status=$?
+    [[ -n $RR_PID ]] && bench_stop_pid "$RR_PID"
+    if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "loopwake: kept $TMP" >&2; else rm -rf "$TMP"; fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+PORT=$(bench_free_port)
+HTTP=$(bench_free_port)
+STATUS=$(bench_free_port)
+echo "== loop work per wake-up: 0 vs $IDLE idle connections, $REQUESTS requests each, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "   $(uname -sr), $(nproc) cores; $("$RR" --version | head -1) ($RR)"
+"$RR" serve --bind 127.0.0.1 --port "$PORT" --http "127.0.0.1:$HTTP" --status "127.0.0.1:$STATUS" \
+    --log-level notice >"$TMP/server.log" 2>&1 &
+RR_PID=$!
+wait_until 10 "$RR_PID" port_busy "$STATUS" || die "the server did not start: $(cat "$TMP/server.log")"
+wait_until 10 "$RR_PID" port_busy "$HTTP" || die "no HTTP address: $(cat "$TMP/server.log")"
+python3 "$REPO_ROOT/bench/loopwake.py" "$RR_PID" "$HTTP" "$STATUS" "$IDLE" "$REQUESTS" "$ROUNDS"
+kill -0 "$RR_PID" || die "the server died: $(cat "$TMP/server.log")"
