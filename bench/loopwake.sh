@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Work per wake-up of the event-loop skeleton with 10 000 idle connections attached, against none: one radio-relay
-# serves its demo station with --http and --status; loopwake.py makes REQUESTS requests that the HTTP front end's
-# loop answers itself, first with no other connection, then with IDLE title event subscribers attached (open, idle,
-# owed a keep-alive every 15 s), and prints the loop thread's CPU per wake-up (its wake-ups counted by
-# radio_relay_loop_wakeups_total) and per request in both, with the ratio.
+# serves its demo station with --http and --status (and --max-lag 600, so that stalled listeners stay). loopwake.py
+# makes REQUESTS requests that the HTTP front end's loop answers itself, first with no other connection, then with
+# IDLE title event subscribers attached (open, idle, owed a keep-alive every 15 s); then holds HOLD seconds with no
+# listener on the station, and again with IDLE raw listeners that never read (their sockets backed up). It prints
+# each loop thread's CPU per wake-up (wake-ups counted by radio_relay_loop_wakeups_total and
+# radio_relay_network_loop_wakeups_total) with the ratio idle/none.
 #
 #   bench/loopwake.sh                          # IDLE=10000 REQUESTS=3000
 #   RADIO_RELAY=/tmp/old/radio-relay bench/loopwake.sh   # another build side by side (a build without the wake-up
 #                                                        # count shows CPU per request only)
 #
-# Environment: IDLE, REQUESTS (per phase), ROUNDS (0 idle, then IDLE idle; medians), RADIO_RELAY (default: the static release build the package ships, else
+# Environment: IDLE, REQUESTS (per HTTP phase), HOLD (s per station phase), ROUNDS (0 idle, then IDLE idle;
+# medians), RADIO_RELAY (default: the static release build the package ships, else
 # .build/release), KEEP_TMP=1.
 set -euo pipefail
 export LC_ALL=C
@@ -18,12 +21,13 @@ die() { echo "loopwake: error: $*" >&2; exit 1; }
 IDLE=${IDLE:-10000}
 REQUESTS=${REQUESTS:-20000}
 ROUNDS=${ROUNDS:-3}
+HOLD=${HOLD:-10}
 RR=${RADIO_RELAY:-}
 if [[ -z $RR ]]; then
     RR=$REPO_ROOT/.build-static/release/radio-relay
     [[ -x $RR ]] || RR=$REPO_ROOT/.build/release/radio-relay
 fi
-for v in IDLE REQUESTS ROUNDS; do [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"; done
+for v in IDLE REQUESTS ROUNDS HOLD; do [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"; done
 source "$REPO_ROOT/bench/lib.sh"
 require_binaries "radio-relay:$RR"
 ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
@@ -46,9 +50,9 @@ STATUS=$(bench_free_port)
 echo "== loop work per wake-up: 0 vs $IDLE idle connections, $REQUESTS requests each, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "   $(uname -sr), $(nproc) cores; $("$RR" --version | head -1) ($RR)"
 "$RR" serve --bind 127.0.0.1 --port "$PORT" --http "127.0.0.1:$HTTP" --status "127.0.0.1:$STATUS" \
-    --log-level notice >"$TMP/server.log" 2>&1 &
+    --max-lag 600 --log-level notice >"$TMP/server.log" 2>&1 &
 RR_PID=$!
 wait_until 10 "$RR_PID" port_busy "$STATUS" || die "the server did not start: $(cat "$TMP/server.log")"
 wait_until 10 "$RR_PID" port_busy "$HTTP" || die "no HTTP address: $(cat "$TMP/server.log")"
-python3 "$REPO_ROOT/bench/loopwake.py" "$RR_PID" "$HTTP" "$STATUS" "$IDLE" "$REQUESTS" "$ROUNDS"
+python3 "$REPO_ROOT/bench/loopwake.py" "$RR_PID" "$PORT" "$HTTP" "$STATUS" "$IDLE" "$REQUESTS" "$ROUNDS" "$HOLD"
 kill -0 "$RR_PID" || die "the server died: $(cat "$TMP/server.log")"

@@ -12,8 +12,14 @@ package struct DeadlineHeap<Key: Hashable> {
         var stamp: UInt64
     }
 
+    /// A key's current deadline and the stamp of its entry (a struct, not a tuple: no metadata looked up at run time).
+    private struct Live {
+        var deadline: Double
+        var stamp: UInt64
+    }
+
     private var heap: [Entry] = []
-    private var live: [Key: (deadline: Double, stamp: UInt64)] = [:]
+    private var live: [Key: Live] = [:]
     private var nextStamp: UInt64 = 0
 
     package init() {}
@@ -27,7 +33,7 @@ package struct DeadlineHeap<Key: Hashable> {
     /// Gives `key` the deadline `deadline` (replacing the one it had).
     package mutating func set(_ key: Key, _ deadline: Double) {
         nextStamp &+= 1
-        live[key] = (deadline, nextStamp)
+        live[key] = Live(deadline: deadline, stamp: nextStamp)
         push(Entry(deadline: deadline, key: key, stamp: nextStamp))
         if heap.count > 2 * live.count + 64 { rebuild() }
     }

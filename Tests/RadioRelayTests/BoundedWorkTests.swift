@@ -70,6 +70,33 @@ import Testing
         #expect(ring.window(into: &pages, headers: &headers).oldest == 50 && pages.count == 1)
     }
 
+    /// A snapshot refreshed after each publication (or after many, or after falling out of the ring) holds exactly
+    /// what a fresh one does: the same pages, oldest first, with the ring's headers. Pages of varied sizes make the
+    /// byte bound drop several at once.
+    @Test func aRefreshedSnapshotEqualsAFreshOne() throws {
+        let ring = PageRing(capacity: 64, maxBytes: 40_000)
+        let ogg = try OggStream(serial: 3)
+        var kept = RingSnapshot()
+        var sizes = SplitMix64(seed: 7)
+        var granule: Int64 = 0
+        for round in 0..<600 {
+            // Every 7th round publishes a batch; every 97th the snapshot is not refreshed for a while (left behind).
+            let batch = round % 7 == 0 ? 5 : 1
+            for _ in 0..<batch {
+                granule += 960
+                ogg.append([UInt8](repeating: 1, count: 200 + Int(sizes.next() % 5000)), granule: granule)
+                ring.publish(ogg.flush())
+            }
+            if round % 97 < 80 { kept.refresh(from: ring) } else { continue }
+            var fresh = RingSnapshot()
+            fresh.refresh(from: ring)
+            #expect(kept.oldest == fresh.oldest && kept.count == fresh.count && kept.head == ring.nextIndex)
+            let keptIndices = (kept.oldest..<kept.head).map { kept.page($0)?.index }
+            #expect(keptIndices == (fresh.oldest..<fresh.head).map { fresh.page($0)?.index })
+            #expect(keptIndices.allSatisfy { $0 != nil })
+        }
+    }
+
     /// OpusHead and OpusTags pages of serial `serial` for `head` (its channel count and mapping).
     static func headers(serial: UInt32, channels: Int, family: Int = 0, mapping: [UInt8] = []) throws -> [UInt8] {
         var head = OpusRepager.defaultHead(channels: channels, preSkip: 312)

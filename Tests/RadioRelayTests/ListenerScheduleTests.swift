@@ -210,8 +210,53 @@ import Testing
         state.cursor = 10
         #expect(schedule.due(state, now: 100.2, window: ring) == .idle)  // nothing waits
         state.backedUp = true
-        #expect(schedule.due(state, now: 100.01, window: ring) == .now)  // backed up: checked at every publication
+        #expect(schedule.due(state, now: 100.01, window: ring) == .now)  // backed up: when looked at, at once
         #expect(schedule.due(ListenerState(), now: 0, window: ring) == .now)  // never written: at once
+    }
+
+    /// A backed-up listener is looked at again when its lag would cross the next line at the stream's pace: maxLag,
+    /// then (not moved yet, mid-page) twice it; past its last line, or overtaken, after the floor.
+    @Test func aBackedUpListenerIsLookedAtWhenItsLagCrossesALine() {
+        var ring = FakeRing(pages: 100)
+        var state = caughtUp(at: 70)  // 2.9 s behind
+        state.backedUp = true
+        #expect(abs(schedule.recheck(state, now: 50, window: ring) - (50 + 7.1 + 0.1)) < 1e-9)
+        ring.publish(150)  // 250 pages: 17.9 s behind
+        #expect(abs(schedule.recheck(state, now: 50, window: ring) - (50 + 2.1 + 0.1)) < 1e-9)
+        state.moved = true  // dropped at its next look: at once
+        #expect(abs(schedule.recheck(state, now: 50, window: ring) - (50 + 0.2)) < 1e-9)
+        var overtaken = FakeRing(pages: 300, capacity: 100)
+        overtaken.publish(0)
+        #expect(abs(schedule.recheck(caughtUp(at: 50), now: 50, window: overtaken) - (50 + 0.2)) < 1e-9)
+        #expect(schedule.recheck(ListenerState(), now: 0, window: FakeRing()) == 10.1)  // nothing yet: maxLag on
+    }
+
+    /// A listener that stops reading for good, on virtual time with a page every 100 ms: looked at only when its
+    /// lag crosses a line — moved to the live edge once past 10 s, dropped once 10 s behind again — not at each of
+    /// the 200 publications (the loop used to try a `sendmsg` on it at every one).
+    @Test func aStalledListenerIsLookedAtTwiceInTwentySeconds() {
+        var ring = FakeRing(pages: 30, capacity: 400)
+        var state = caughtUp(at: 30)
+        state.backedUp = true
+        var due = schedule.recheck(state, now: 3, window: ring)
+        var looks: [(at: Double, action: String)] = []
+        for tick in 31...260 {
+            let now = Double(tick) * 0.1
+            ring.publish(1)
+            guard now >= due else { continue }
+            switch schedule.plan(&state, now: now, window: ring) {
+            case .write: looks.append((now, "write"))
+            case .moved: looks.append((now, "moved"))
+            case .drop: looks.append((now, "drop"))
+            }
+            if looks.last?.action == "drop" { break }
+            due = schedule.recheck(state, now: now, window: ring)
+        }
+        // Lag grows a page at a time: a look that finds it just at the line writes nothing and comes again 0.1 s on.
+        #expect(looks.filter { $0.action != "write" }.map(\.action) == ["moved", "drop"], "\(looks)")
+        #expect(looks.count <= 4, "\(looks)")
+        #expect(looks.first { $0.action == "moved" }.map { (13.0...13.3).contains($0.at) } == true, "\(looks)")
+        #expect(looks.last.map { (23.0...23.5).contains($0.at) } == true, "\(looks)")
     }
 
     @Test func pendingCountsHeadersAndPages() {

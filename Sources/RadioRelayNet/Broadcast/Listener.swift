@@ -12,6 +12,9 @@ package final class Listener {
     package let connectedAt: Double
     /// Its place in the stream, as the `ListenerSchedule` decides it.
     package var state = ListenerState()
+    /// Its place in the loop's list of listeners looked at when pages are published (-1: not there, while its
+    /// socket is backed up).
+    package var scanIndex = -1
     /// Keeps a partly written page alive even if the ring drops it meanwhile.
     package var partial: SharedPage?
     /// The header pages it is sent first (the ring's when it started or was moved across a link boundary), kept

@@ -142,6 +142,30 @@ package struct ListenerSchedule: Sendable, Equatable {
         return .at(state.lastFlush + 2 * flushInterval)
     }
 
+    /// When a listener whose socket is backed up is looked at again if it does not drain first (its `EPOLLOUT`
+    /// flushes it as soon as it does): when its lag would cross the next line — `maxLag` (moved, or dropped after a
+    /// move), then twice it (dropped mid-page) — at the stream's pace, and never sooner than `recheckFloor` (so a
+    /// listener just at a line is looked at every 100 ms until its lag, which grows a page at a time, is past it). So a
+    /// stalled listener costs the loop nothing between those moments, however many there are, instead of a
+    /// `sendmsg` at every publication.
+    package func recheck(_ state: ListenerState, now: Double, window: some PageWindow) -> Double {
+        var next = Self.recheckFloor
+        // Lag grows a page at a time: a listener exactly at a line has not crossed it, and is looked at again soon.
+        if case .seconds(let lag) = lag(of: state, in: window) {
+            if lag <= maxLag {
+                next = maxLag - lag
+            } else if !state.moved && lag <= 2 * maxLag {
+                next = 2 * maxLag - lag
+            }
+        }
+        // A little past the line, so the check finds it crossed; bounded whatever the lag (NaN, infinity).
+        let wait = next + Self.recheckFloor
+        return now + (wait.isFinite ? min(max(wait, Self.recheckFloor), 2 * maxLag) : Self.recheckFloor)
+    }
+
+    /// The shortest wait between two looks at a backed-up listener.
+    package static let recheckFloor = 0.1
+
     /// Headers or pages the listener has not been sent yet.
     package func hasPending(_ state: ListenerState, _ window: some PageWindow) -> Bool {
         guard let cursor = state.cursor else { return state.headersSent < window.headerCount || window.count > 0 }

@@ -69,6 +69,7 @@ extension NetworkLoop {
         byFD[slot] = listener
         position[slot] = active.count
         active.append(listener)
+        enterScan(listener)
         perHost[key, default: 0] += 1
         counters.listeners.store(active.count, ordering: .relaxed)
         if kind == .http { counters.httpListeners.add(1, ordering: .relaxed) }
@@ -127,6 +128,8 @@ extension NetworkLoop {
         }
         byFD[slot] = nil
         position[slot] = -1
+        leaveScan(listener)
+        loop.deadlines.remove(listener.fd)
         perHost[listener.hostKey, default: 1] -= 1
         if perHost[listener.hostKey] == 0 { perHost[listener.hostKey] = nil }
         broadcaster.budget.release()

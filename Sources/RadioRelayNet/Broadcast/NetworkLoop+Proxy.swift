@@ -50,8 +50,14 @@ extension NetworkLoop: EventLoopHandler {
         if mask & EPOLLOUT.rawValue != 0 { flush(listener, now: monotonicNow()) }
     }
 
-    /// The station loop sets no per-connection deadlines: its listeners' writes follow the publications.
-    package func expired(_ fd: Int32, now: Double) {}
+    /// A backed-up listener's recheck: its lag is judged (moved, dropped, or written as far as its socket takes),
+    /// and while it stays backed up, the next recheck is set.
+    package func expired(_ fd: Int32, now: Double) {
+        guard fd >= 0, Int(fd) < byFD.count, let listener = byFD[Int(fd)] else { return }
+        flush(listener, now: now)
+        guard byFD[Int(fd)] === listener, listener.state.backedUp else { return }
+        loop.deadlines.set(fd, schedule.recheck(listener.state, now: now, window: ring))
+    }
 
     package func prepare(now: Double) -> Double? {
         refreshSettings()

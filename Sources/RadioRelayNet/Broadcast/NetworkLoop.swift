@@ -29,6 +29,8 @@ package final class NetworkLoop {
     /// Listeners by file descriptor, and the list of them for iteration (swap-remove through `position`).
     package var byFD: [Listener?] = []
     package var active: [Listener] = []
+    /// The listeners a publication looks at: those whose socket is not backed up (`NetworkLoop+Watch.swift`).
+    package var scan: [Listener] = []
     package var position: [Int] = []
     package var perHost: [HostKey: Int] = [:]
 
@@ -97,20 +99,22 @@ package final class NetworkLoop {
         return nil
     }
 
-    /// Writes to every listener the schedule finds due, and notes when the earliest of the others is due.
+    /// Writes to every listener the schedule finds due, and notes when the earliest of the others is due. Listeners
+    /// whose socket is backed up are not looked at: their `EPOLLOUT` or their recheck deadline brings them.
     func flushDue() {
         let now = monotonicNow()
         var earliest: Double?
         var i = 0
-        while i < active.count {
-            let listener = active[i]
+        while i < scan.count {
+            let listener = scan[i]
             switch schedule.due(listener.state, now: now, window: ring) {
             case .now: flush(listener, now: now)
             case .at(let due): earliest = min(earliest ?? due, due)
             case .idle: break
             }
-            // flush may disconnect (swap-remove) the current listener: then the same index holds the next one.
-            if i < active.count && active[i] === listener { i += 1 }
+            // flush may disconnect the current listener, or find it backed up (both swap-remove it from `scan`):
+            // then the same index holds the next one.
+            if i < scan.count && scan[i] === listener { i += 1 }
         }
         nextDue = earliest
     }

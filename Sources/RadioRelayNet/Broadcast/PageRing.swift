@@ -116,6 +116,41 @@ package final class PageRing: Sendable {
     /// Index the next published page will get.
     package var nextIndex: Int64 { state.withLock { $0.next } }
 
+    /// Brings a view of the ring up to date: the pages it holds are `pages[start...]`, ring indices from `oldest` on.
+    /// The pages that left the ring are skipped (`start` moves), the new ones appended, so the work is the pages
+    /// that changed since the last call, not the ring's size (6 000 pages at `max_lag = 600`). A view the ring has
+    /// left behind entirely is rebuilt. Returns the headers' link.
+    package func update(
+        _ pages: inout [SharedPage], start: inout Int, oldest: inout Int64, headers: inout [SharedPage]
+    ) -> Int64 {
+        state.withLock { s in
+            var held = Int64(pages.count - start)
+            if start < 0 || held < 0 || oldest + held < s.oldest || oldest + held > s.next {
+                pages.removeAll(keepingCapacity: true)
+                start = 0
+                oldest = s.oldest
+                held = 0
+            } else if oldest < s.oldest {
+                let left = Int(s.oldest - oldest)
+                start += left
+                held -= Int64(left)
+                oldest = s.oldest
+            }
+            for i in (oldest + held)..<s.next {
+                guard let page = s.pages[Int(i % Int64(capacity))] else {
+                    // Cannot be (every index from `oldest` on is held); a view that starts after it stays whole.
+                    pages.removeAll(keepingCapacity: true)
+                    start = 0
+                    oldest = i + 1
+                    continue
+                }
+                pages.append(page)
+            }
+            headers = s.headers
+            return s.headerLink
+        }
+    }
+
     /// A consistent view of the whole ring, oldest first, with the header pages and their link (for the network
     /// loop's per-wakeup snapshot); returns the oldest index held and the headers' link.
     package func window(into out: inout [SharedPage], headers: inout [SharedPage]) -> (oldest: Int64, headerLink: Int64)

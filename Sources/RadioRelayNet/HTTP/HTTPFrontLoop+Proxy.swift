@@ -42,7 +42,8 @@ extension HTTPFrontLoop: EventLoopHandler {
     package func prepare(now: Double) -> Double? {
         guard !subscribers.isEmpty else { return nil }
         sendEvents(now: now)
-        return [nextTitleCheck, keepAlives.first()?.deadline].compactMap { $0 }.min()
+        guard let keepAlive = keepAlives.first()?.deadline else { return nextTitleCheck }
+        return min(nextTitleCheck, keepAlive)
     }
 
     package func awake() {}

@@ -76,9 +76,9 @@ package final class EventLoop {
             if !proxyWait.isEmpty { expireProxyWaits(now: now, handler) }
             for fd in deadlines.popExpired(now: now) { handler.expired(fd, now: now) }
             var until = handler.prepare(now: now)
-            for candidate in [backoff.resumeAt, proxyWait.nextDeadline, deadlines.first()?.deadline] {
-                if let candidate { until = min(until ?? candidate, candidate) }
-            }
+            earliest(&until, backoff.resumeAt)
+            if !proxyWait.isEmpty { earliest(&until, proxyWait.nextDeadline) }
+            earliest(&until, deadlines.first()?.deadline)
             let wait = ListenerSchedule.waitMilliseconds(until: until, now: now, cap: tick)
             let count = try epoll.wait(timeoutMilliseconds: wait)
             activity.wakeups.add(1, ordering: .relaxed)
@@ -101,6 +101,12 @@ package final class EventLoop {
             }
             handler.settle()
         }
+    }
+
+    /// `until` becomes `candidate` when that is earlier (no array per iteration).
+    private func earliest(_ until: inout Double?, _ candidate: Double?) {
+        guard let candidate else { return }
+        until = min(until ?? candidate, candidate)
     }
 
     private func drainWake(_ source: Int) {
