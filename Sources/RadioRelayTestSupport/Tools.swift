@@ -87,3 +87,26 @@ package func run(_ executable: String, _ arguments: [String], input: String? = n
         process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self)
     )
 }
+
+/// A TCP port on 127.0.0.1 that nothing listens on now: the kernel's choice for a socket bound to port 0, closed
+/// again (tests of both targets draw their ports here).
+package func freePort() throws -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw SystemError("socket", errno: errno) }
+    defer { close(fd) }
+    guard let any = SocketAddress(host: "127.0.0.1", port: 0) else { throw SystemError("127.0.0.1", errno: EINVAL) }
+    guard any.withSockaddr({ bind(fd, $0, $1) }) == 0 else { throw SystemError("bind", errno: errno) }
+    return try SocketAddress.local(of: fd).port
+}
+
+/// Polls `condition` every 50 ms until it holds or `seconds` have passed; whether it held (an end-to-end test's
+/// wait for a condition with a deadline, never a fixed sleep).
+@discardableResult
+package func waitUntil(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while true {
+        if try condition() { return true }
+        if Date() >= deadline { return false }
+        usleep(50_000)
+    }
+}

@@ -11,7 +11,7 @@ extension ServerProcessTests {
     /// must stay in the pool, or every edge would leave it at once; an edge with a hung thread must leave it.
     @Suite(.timeLimit(.minutes(1))) struct BalancerHealthTests {
         @Test func healthIs200WhileTheUpstreamIsDown() throws {
-            let dead = try ServerProcessTests.freePort()
+            let dead = try freePort()
             let station = try ServedStation(upstream: "http://127.0.0.1:\(dead)/stream.mp3")
             defer { station.stop() }
             // Past the 3 s allowance, with the upstream refused all along: still 200, and the listener gets silence.
@@ -33,11 +33,11 @@ extension ServerProcessTests {
     /// The real binary with its upstream down and a pipeline hung by the test hook after 1 s: `/health` answers
     /// 200 until the hang outlasts the allowance (3 s), then 503, so the balancer takes the edge out.
     @Test func healthIs503OnceAPipelineHangsAnd200BeforeWithTheUpstreamDown() throws {
-        let status = try Self.freePort()
+        let status = try freePort()
         let server = try ServerProcess(
             arguments: [
-                "serve", "--bind", "127.0.0.1", "--port", "\(try Self.freePort())",
-                "--upstream", "http://127.0.0.1:\(try Self.freePort())/stream.mp3", "--status", "127.0.0.1:\(status)",
+                "serve", "--bind", "127.0.0.1", "--port", "\(try freePort())",
+                "--upstream", "http://127.0.0.1:\(try freePort())/stream.mp3", "--status", "127.0.0.1:\(status)",
             ], environment: ["RADIO_RELAY_TEST_HANG_PIPELINE": "main:1"])
         defer { server.stop() }
         let first = try httpGet(status, "/health")
@@ -54,9 +54,9 @@ extension ServerProcessTests {
 
     /// `serve --proxy-protocol yes` puts both the station's port and `--http` behind the balancer.
     @Test func serveWithTheProxyProtocolExpectsTheHeaderOnBothAddresses() throws {
-        let http = try Self.freePort()
+        let http = try freePort()
         let server = try ServerProcess(arguments: [
-            "serve", "--bind", "127.0.0.1", "--port", "\(try Self.freePort())", "--http", "127.0.0.1:\(http)",
+            "serve", "--bind", "127.0.0.1", "--port", "\(try freePort())", "--http", "127.0.0.1:\(http)",
             "--proxy-protocol", "yes",
         ])
         defer { server.stop() }

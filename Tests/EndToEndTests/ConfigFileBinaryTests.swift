@@ -106,7 +106,7 @@ extension PeerTests {
 
         /// A port nothing listens on now.
         func freeTCPPort() throws -> Int {
-            Int(try ServerProcessTests.freePort())
+            Int(try freePort())
         }
     }
 }

@@ -93,8 +93,8 @@ extension PeerTests {
         func listenersThroughHAProxyKeepTheirAddressesAndHealthChecksPass() throws {
             let station = try ServedStation(["--proxy-protocol", "yes", "--max-per-ip", "1"])
             defer { station.stop() }
-            let front = try ServerProcessTests.freePort()
-            let nowhere = try ServerProcessTests.freePort()  // edge2: nothing listens, its checks fail
+            let front = try freePort()
+            let nowhere = try freePort()  // edge2: nothing listens, its checks fail
             // deploy/haproxy.cfg's choices, with faster checks and short timeouts for the test.
             let haproxy = try HAProxy(
                 config: """

@@ -7,9 +7,9 @@ import Testing
 extension ServerProcessTests {
     @Test func theDemoAndAConfigFileServeHTTPListeners() throws {
         // `serve` with the demo sample and `--http` (the bare demo takes the same flag; CommandLineTests).
-        let demoHTTP = try Self.freePort()
+        let demoHTTP = try freePort()
         let demo = try ServerProcess(arguments: [
-            "serve", "--bind", "127.0.0.1", "--port", "\(try Self.freePort())", "--http", "127.0.0.1:\(demoHTTP)",
+            "serve", "--bind", "127.0.0.1", "--port", "\(try freePort())", "--http", "127.0.0.1:\(demoHTTP)",
         ])
         defer { demo.stop() }
         let (head, body, _) = try httpExchange(
@@ -19,8 +19,8 @@ extension ServerProcessTests {
         #expect(demo.log.contains("http listeners on http://127.0.0.1:\(demoHTTP)/"), "\(demo.log)")
 
         // A config file: two stations, one with its own mount and name for people.
-        let http = try Self.freePort()
-        let (portA, portB) = (try Self.freePort(), try Self.freePort())
+        let http = try freePort()
+        let (portA, portB) = (try freePort(), try freePort())
         let sample = Fixture.path("stereo-44k-128k.mp3")
         let config = temporaryPath("http.conf")
         defer { try? FileManager.default.removeItem(atPath: config) }

@@ -61,7 +61,7 @@ extension PeerTests {
                 process.standardError = FileHandle.nullDevice
                 try process.run()
                 self.process = process
-                let accepting = waitFor(10) { (try? ListenerClient(port: self.port)) != nil }
+                let accepting = waitUntil(10) { (try? ListenerClient(port: self.port)) != nil }
                 try #require(accepting, "icecast2 did not listen on \(port): \(errorLog)")
             }
 
@@ -94,16 +94,6 @@ extension PeerTests {
             }
         }
 
-        /// Polls `condition` every 50 ms for at most `seconds`.
-        static func waitFor(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-            let deadline = Date().addingTimeInterval(seconds)
-            while Date() < deadline {
-                if condition() { return true }
-                usleep(50_000)
-            }
-            return condition()
-        }
-
         /// The push URL of `mount` on `icecast` (with `password`, by default the right one).
         static func target(_ icecast: IcecastServer, _ mount: String, password: String? = nil) -> String {
             "icecast://source:\(password ?? icecast.password)@127.0.0.1:\(icecast.port)\(mount)"
@@ -133,14 +123,14 @@ extension PeerTests {
         }
 
         @Test func aStationPushesToIcecastAndSurvivesItsRestart() throws {
-            let icecast = try IcecastServer(port: try ServerProcessTests.freePort())
+            let icecast = try IcecastServer(port: try freePort())
             defer { icecast.remove() }
             let station = try Self.station(pushingTo: [Self.target(icecast, "/push.opus")])
             defer { station.stop() }
             // The station's own listener, from before the push connects until after Icecast came back.
             let own = try ServerProcessTests.Reader(port: station.port)
 
-            #expect(Self.waitFor(10) { Self.state(station) == "connected" }, "\((try? station.pushes()) ?? [])")
+            #expect(waitUntil(10) { Self.state(station) == "connected" }, "\((try? station.pushes()) ?? [])")
             let (head, body) = try icecast.listen("/push.opus", seconds: 4)
             #expect(head.hasPrefix("HTTP/1.0 200"), "\(head)")
             #expect(
@@ -159,11 +149,11 @@ extension PeerTests {
 
             // Icecast goes away and comes back on the same port: the push notices, retries and reconnects by itself.
             icecast.stop()
-            #expect(Self.waitFor(5) { Self.state(station) == "retrying" }, "\((try? station.pushes()) ?? [])")
+            #expect(waitUntil(5) { Self.state(station) == "retrying" }, "\((try? station.pushes()) ?? [])")
             usleep(500_000)
             try icecast.start()
             let restarted = Date()
-            #expect(Self.waitFor(20) { Self.state(station) == "connected" }, "\((try? station.pushes()) ?? [])")
+            #expect(waitUntil(20) { Self.state(station) == "connected" }, "\((try? station.pushes()) ?? [])")
             let back = Date().timeIntervalSince(restarted)
             let (_, again) = try icecast.listen("/push.opus", seconds: 3)
             try Self.expectStationAudio(again, "Icecast listener after the restart")
@@ -184,10 +174,10 @@ extension PeerTests {
 
         /// A reload that adds and removes pushes leaves the unchanged one connected, and the station goes on.
         @Test func aReloadChangesOnlyThePushesThatChanged() throws {
-            let icecast = try IcecastServer(port: try ServerProcessTests.freePort())
+            let icecast = try IcecastServer(port: try freePort())
             defer { icecast.remove() }
             let (first, second) = (Self.target(icecast, "/a.opus"), Self.target(icecast, "/b.opus"))
-            let (status, port) = (try ServerProcessTests.freePort(), try ServerProcessTests.freePort())
+            let (status, port) = (try freePort(), try freePort())
             let path = temporaryPath("push-reload.conf")
             defer { unlink(path) }
             func write(_ pushes: [String]) throws {
@@ -215,18 +205,18 @@ extension PeerTests {
             func sent(_ mount: String) -> Int {
                 pushes().first { ($0["target"] as? String)?.hasSuffix(mount) == true }?["bytes_sent"] as? Int ?? -1
             }
-            #expect(Self.waitFor(15) { states() == ["connected"] && sent("/a.opus") > 60_000 }, "\(pushes())")
+            #expect(waitUntil(15) { states() == ["connected"] && sent("/a.opus") > 60_000 }, "\(pushes())")
             let firstSent = sent("/a.opus")
             try write([first, second])
             server.signal(SIGHUP)
-            #expect(Self.waitFor(10) { states() == ["connected", "connected"] }, "\(pushes())")
+            #expect(waitUntil(10) { states() == ["connected", "connected"] }, "\(pushes())")
             #expect(sent("/a.opus") >= firstSent, "the first push kept its connection: \(pushes())")
             #expect(pushes().map { $0["reconnects"] as? Int } == [0, 0], "\(pushes())")
-            #expect(Self.waitFor(15) { sent("/b.opus") > 60_000 }, "\(pushes())")
+            #expect(waitUntil(15) { sent("/b.opus") > 60_000 }, "\(pushes())")
             let secondSent = sent("/b.opus")
             try write([second])
             server.signal(SIGHUP)
-            #expect(Self.waitFor(10) { pushes().count == 1 && states() == ["connected"] }, "\(pushes())")
+            #expect(waitUntil(10) { pushes().count == 1 && states() == ["connected"] }, "\(pushes())")
             #expect(pushes().first?["target"] as? String == "icecast://***@127.0.0.1:\(icecast.port)/b.opus")
             #expect(sent("/b.opus") >= secondSent, "the second push kept its connection: \(pushes())")
             #expect(pushes().first?["reconnects"] as? Int == 0, "\(pushes())")
@@ -237,12 +227,12 @@ extension PeerTests {
         }
 
         @Test func aRefusedPushSaysWhyAndKeepsTrying() throws {
-            let icecast = try IcecastServer(port: try ServerProcessTests.freePort())
+            let icecast = try IcecastServer(port: try freePort())
             defer { icecast.remove() }
             let station = try Self.station(pushingTo: [Self.target(icecast, "/refused.opus", password: "wrong")])
             defer { station.stop() }
             func reconnects() -> Int { ((try? station.pushes().first?["reconnects"]) as? Int) ?? 0 }
-            #expect(Self.waitFor(10) { reconnects() >= 2 }, "\((try? station.pushes()) ?? [])")
+            #expect(waitUntil(10) { reconnects() >= 2 }, "\((try? station.pushes()) ?? [])")
             let status = try #require(try station.pushes().first)
             #expect(status["state"] as? String == "retrying" || status["state"] as? String == "connecting")
             #expect(

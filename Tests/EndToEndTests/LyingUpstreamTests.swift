@@ -28,7 +28,7 @@ extension ServerProcessTests {
         }
         defer { upstream.stop() }
         let names = ["shoutcast", "moved", "html", "fast"]
-        let ports = try names.map { _ in try ServerProcessTests.freePort() }
+        let ports = try names.map { _ in try freePort() }
         var config = "[server]\nstatus = off\n"
         for (name, port) in zip(names, ports) {
             config += "\n[station \(name)]\nupstream = \(upstream.baseURL)/\(name)\nbind = 127.0.0.1\nport = \(port)\n"

@@ -47,7 +47,7 @@ extension ServerProcessTests {
         /// rings and descriptors): with the status endpoint on, as by default, whose thread once held every replaced
         /// station through its wait, so the successor's bind failed with EADDRINUSE every time.
         @Test func restartsKeepThePortAndLeakNothing() throws {
-            let ports = try (0..<2).map { _ in try ServerProcessTests.freePort() }
+            let ports = try (0..<2).map { _ in try freePort() }
             let path = temporaryPath("reload-restart.conf")
             defer { unlink(path) }
             try Self.config([("beta", ports[0], "")], status: ports[1]).write(
@@ -79,7 +79,7 @@ extension ServerProcessTests {
         }
 
         @Test func aReloadKeepsUnchangedStationsAndAppliesTheRest() throws {
-            let ports = try (0..<6).map { _ in try ServerProcessTests.freePort() }
+            let ports = try (0..<6).map { _ in try freePort() }
             let path = temporaryPath("reload.conf")
             defer { unlink(path) }
             try Self.config([

@@ -33,7 +33,7 @@ extension ServerProcessTests {
 
         @Test func noSecretInAnythingTheServerSays() throws {
             // Nothing listens on the upstream's or the push's port: both fail and retry.
-            let ports = try (0..<4).map { _ in try ServerProcessTests.freePort() }
+            let ports = try (0..<4).map { _ in try freePort() }
             let path = temporaryPath("secrets.conf")
             defer { unlink(path) }
             try Self.config(

@@ -99,24 +99,6 @@ import Testing
         }
     }
 
-    /// A port nothing listens on now (the kernel's choice for a socket bound to port 0, closed again).
-    static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        try #require(bound)
-        return UInt16(bigEndian: address.sin_port)
-    }
-
     /// A blocking TCP socket connected (or trying to) to 127.0.0.1:`port`; -1 when no socket could be made.
     static func rawConnect(_ port: UInt16) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -148,7 +130,7 @@ import Testing
         defer { upstream.stop() }
         let server = try ServerProcess(arguments: [
             "serve", "--upstream", upstream.baseURL + "/live.mp3", "--bind", "127.0.0.1", "--port",
-            "\(try Self.freePort())",
+            "\(try freePort())",
             "--name", "e2e", "--max-lag", "10", "--log-level", "debug",
         ])
         defer { server.stop() }
@@ -208,7 +190,7 @@ import Testing
     func runningOutOfDescriptorsDoesNotSpin() throws {
         let fixture = Fixture.path("stereo-44k-128k.mp3")
         let server = try ServerProcess(arguments: [
-            "serve", "--upstream", fixture, "--bind", "127.0.0.1", "--port", "\(try Self.freePort())", "--name", "fd",
+            "serve", "--upstream", fixture, "--bind", "127.0.0.1", "--port", "\(try freePort())", "--name", "fd",
         ])
         defer { server.stop() }
         let pid = server.process.processIdentifier
@@ -286,7 +268,7 @@ import Testing
         defer { upstream.stop() }
         let server = try ServerProcess(arguments: [
             "serve", "--upstream", upstream.baseURL + "/live.mp3", "--bind", "127.0.0.1", "--port",
-            "\(try Self.freePort())", "--name", "bursty", "--burst", "0",
+            "\(try freePort())", "--name", "bursty", "--burst", "0",
         ])
         defer { server.stop() }
         try #require(waitUntil(10) { server.log.contains("bursty: upstream") }, "\(server.log)")

@@ -18,17 +18,6 @@ func radioRelayExecutable() -> String? {
     return nil
 }
 
-/// Polls `condition` every 50 ms until it holds or `seconds` have passed; whether it held.
-@discardableResult
-func waitUntil(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while true {
-        if try condition() { return true }
-        if Date() >= deadline { return false }
-        usleep(50_000)
-    }
-}
-
 /// The second of the two lanes the end-to-end tests run in (the first is `ServerProcessTests`): each lane runs one
 /// test at a time, so at most two run at once, and the real peers (Chromium, Icecast, HAProxy, systemd's tools)
 /// never share the machine with one another.
@@ -50,12 +39,12 @@ final class ServedStation: @unchecked Sendable {
     var port: UInt16 { server.port }
 
     init(upstream: String = Fixture.path("stereo-44k-128k.mp3"), _ flags: [String] = []) throws {
-        http = try ServerProcessTests.freePort()
-        status = try ServerProcessTests.freePort()
+        http = try freePort()
+        status = try freePort()
         server = try ServerProcessTests.ServerProcess(
             arguments: [
                 "serve", "--upstream", upstream, "--name", "test", "--bind", "127.0.0.1", "--port",
-                "\(try ServerProcessTests.freePort())", "--http", "127.0.0.1:\(http)", "--status",
+                "\(try freePort())", "--http", "127.0.0.1:\(http)", "--status",
                 "127.0.0.1:\(status)",
             ] + flags)
     }

@@ -84,7 +84,7 @@ extension PeerTests {
 
         @Test func theDemoServesTheSocketItWasPassedAndTalksToSystemd() throws {
             let notify = try NotifySocket()
-            let port = try ServerProcessTests.freePort()
+            let port = try freePort()
             let process = try Self.start([], ports: [port], notify: notify)
             defer {
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
@@ -108,8 +108,8 @@ extension PeerTests {
 
         @Test func twoPassedSocketsGoToTheTwoStationsOfTheConfig() throws {
             let notify = try NotifySocket()
-            let first = try ServerProcessTests.freePort()
-            let second = try ServerProcessTests.freePort()
+            let first = try freePort()
+            let second = try freePort()
             let fixture = Fixture.path("stereo-44k-128k.mp3")
             let config = temporaryPath("two.conf")
             try """
@@ -147,7 +147,7 @@ extension PeerTests {
         /// pings within the allowance (half the watchdog interval).
         @Test func theNotifyConversationAndAHungPipelineStopsTheWatchdog() throws {
             let notify = try NotifySocket()
-            let port = try ServerProcessTests.freePort()
+            let port = try freePort()
             let config = temporaryPath("one.conf")
             try
                 "[server]\nstatus = off\n[station one]\nupstream = \(Fixture.path("stereo-44k-128k.mp3"))\nport = \(port)\n"

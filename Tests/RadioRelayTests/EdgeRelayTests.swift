@@ -58,7 +58,7 @@ extension RealTimeTests {
             .enabled(if: tool("oggz-validate") != nil, "needs oggz-validate (Debian: oggz-tools; `.ci/deps --test`)"),
             .enabled(if: tool("opusinfo") != nil, "needs opusinfo (Debian: opus-tools; `.ci/deps --test`)"))
         func anEdgeRelaysTheRootPacketForPacketAcrossARootRestart() throws {
-            let rootPort = try RealTimeTests.freePort()
+            let rootPort = try freePort()
             var root: Station? = try Self.root(port: rootPort)
             try root?.start()
             var edgeConfiguration = StationConfiguration()

@@ -45,14 +45,4 @@ func decodeAll(_ name: String, commonRate: Int = 48_000, gapless: Bool = true) t
 /// cores, so `.ci/run` runs this chain in a test process of its own beside the rest of the target (`--skip`), and
 /// the two overlap instead of taking turns on two threads. (The ThreadSanitizer run filters on the suites nested
 /// here too.)
-@Suite(.timeLimit(.minutes(2)), .serialized) struct RealTimeTests {
-    /// A port nothing listens on now (the kernel's choice for a socket bound to port 0, closed again).
-    static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        let bound = try #require(SocketAddress(host: "127.0.0.1", port: 0)).withSockaddr { bind(fd, $0, $1) }
-        try #require(bound == 0)
-        return try SocketAddress.local(of: fd).port
-    }
-}
+@Suite(.timeLimit(.minutes(2)), .serialized) struct RealTimeTests {}

@@ -99,7 +99,11 @@ package final class StatusServer: Service {
 
     package func start() throws {
         let started = ServiceThread(name: "status", onUnexpectedExit: onUnexpectedExit) { [self] thread in
-            let loop = try StatusLoop(server: self)
+            let loop = try StatusLoop(
+                listenFD: listenSocket.rawValue, wakeFD: wakeEvent.rawValue, headerTimeout: limits.headerTimeout,
+                maxRequestBytes: limits.maxRequestBytes, maxConnections: limits.maxConnections,
+                maxPendingPerAddress: limits.maxPendingPerAddress, activity: activity,
+                responder: StationStatusResponder(server: self))
             try loop.run(in: thread)
         }
         try thread.start(started)
