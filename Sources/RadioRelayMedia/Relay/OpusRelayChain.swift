@@ -24,7 +24,7 @@ package final class OpusRelayChain {
     }
 
     /// What waits for the clock, in order.
-    private enum Entry {
+    enum Entry {
         case packet([UInt8], samples: Int)
         /// A new link of the station's own, taking effect at this point of the audio.
         case link(headPacket: [UInt8], comments: [String])
@@ -57,39 +57,39 @@ package final class OpusRelayChain {
     package let settings: Settings
     /// With it, each new upstream title also starts a link of the station's own (`chain_titles`).
     package var chainsTitles: Bool
-    private var demuxer = OggDemuxer()
-    private let repager: OpusRepager
-    private var queue: [Entry] = []
-    private var queueHead = 0
-    private var queuedSamples = 0
+    var demuxer = OggDemuxer()
+    let repager: OpusRepager
+    var queue: [Entry] = []
+    var queueHead = 0
+    var queuedSamples = 0
     /// Samples the clock released but no packet has used yet (a packet goes out whole).
-    private var credit = 0.0
-    private var silenceCredit = 0.0
-    private var silence: [UInt8]
-    private var silenceChannels: Int
-    private var events: [StageChain.Event] = []
+    var credit = 0.0
+    var silenceCredit = 0.0
+    var silence: [UInt8]
+    var silenceChannels: Int
+    var events: [StageChain.Event] = []
     /// The upstream stream last followed, the end granule of its last packet queued, and whether packets are being
     /// skipped (a reconnect to it).
-    private var upstreamSerial: UInt32?
-    private var upstreamGranule: Int64?
-    private var skipping = false
+    var upstreamSerial: UInt32?
+    var upstreamGranule: Int64?
+    var skipping = false
     /// The head and title of the link the queue ends in.
-    private var queuedHead: OpusPacketInfo.Head
-    private var queuedHeadPacket: [UInt8]
-    private var title: String?
+    var queuedHead: OpusPacketInfo.Head
+    var queuedHeadPacket: [UInt8]
+    var title: String?
     /// When the last link was queued (the clock's seconds), and the link waiting for its turn.
-    private var lastLinkAt: Double?
-    private var heldLink: (headPacket: [UInt8], head: OpusPacketInfo.Head)?
+    var lastLinkAt: Double?
+    var heldLink: (headPacket: [UInt8], head: OpusPacketInfo.Head)?
     /// The upstream's head the queued link cannot carry while a head change is held: its packets are dropped.
-    private var mismatched = false
-    private var linkLog = LogRateLimit<Int>(limit: 1, window: 1)
+    var mismatched = false
+    var linkLog = LogRateLimit<Int>(limit: 1, window: 1)
     /// The serial of a multichannel stream refused, and the reason not yet taken by the pipeline.
-    private var refusedSerial: UInt32?
-    private var refusal: String?
-    package private(set) var statistics = Statistics()
+    var refusedSerial: UInt32?
+    var refusal: String?
+    package internal(set) var statistics = Statistics()
     /// Stream errors are logged at most once a second, with the count of those left out.
-    private var errorLog = LogRateLimit<Int>(limit: 1, window: 1)
-    private let clock: () -> Double
+    var errorLog = LogRateLimit<Int>(limit: 1, window: 1)
+    let clock: () -> Double
 
     package init(_ settings: Settings, clock: @escaping () -> Double = monotonicNow) throws {
         self.settings = settings
@@ -249,7 +249,7 @@ package final class OpusRelayChain {
         }
     }
 
-    private var titleComments: [String] { title.map { ["TITLE=\($0)"] } ?? [] }
+    var titleComments: [String] { title.map { ["TITLE=\($0)"] } ?? [] }
 
     private func queueLink(headPacket: [UInt8], head: OpusPacketInfo.Head, comments: [String]) {
         if queueHead < queue.count, case .link = queue[queue.count - 1] {
@@ -269,74 +269,6 @@ package final class OpusRelayChain {
     }
 
     /// Sends the oldest `seconds` of waiting packets on (whole packets: the rest is credited to the next call).
-    package func release(seconds: Double) throws {
-        guard seconds > 0 else { return }
-        credit += seconds * Double(OpusClock.rate)
-        while queueHead < queue.count {
-            switch queue[queueHead] {
-            case .link(let headPacket, let comments):
-                try startLink(headPacket: headPacket, comments: comments)
-            case .packet(let packet, let samples):
-                guard credit >= Double(samples) else { return compact() }
-                credit -= Double(samples)
-                queuedSamples -= samples
-                repager.append(packet, samples: samples)
-            }
-            queueHead += 1
-        }
-        credit = min(credit, 960)  // nothing waited: what was released was not there (the clock fills silence)
-        compact()
-    }
-
-    /// Drops the oldest `seconds` of waiting packets (links on the way still take effect).
-    package func drop(seconds: Double) throws {
-        guard seconds.isFinite, seconds > 0 else { return }
-        var left = Int(min(seconds, 86_400) * Double(OpusClock.rate))
-        while queueHead < queue.count, left > 0 {
-            switch queue[queueHead] {
-            case .link(let headPacket, let comments): try startLink(headPacket: headPacket, comments: comments)
-            case .packet(_, let samples):
-                left -= samples
-                queuedSamples -= samples
-            }
-            queueHead += 1
-        }
-        compact()
-    }
-
-    /// Relays `frames` samples (48 kHz) of Opus silence, 20 ms packets, the remainder credited to the next call.
-    package func encodeSilence(frames: Int) throws {
-        silenceCredit += Double(max(0, frames))
-        let channels = repager.head.channels
-        if channels != silenceChannels {
-            silence = try OpusSilence.packet(channels: channels)
-            silenceChannels = channels
-        }
-        while silenceCredit >= 960 {
-            silenceCredit -= 960
-            repager.append(silence, samples: 960)
-        }
-    }
-
-    package func takePages() -> [OggPage] { repager.takePages() }
-
-    package func takeEvents() -> [StageChain.Event] {
-        guard !events.isEmpty else { return [] }
-        defer { events.removeAll() }
-        return events
-    }
-
-    private func startLink(headPacket: [UInt8], comments: [String]) throws {
-        statistics.links += 1
-        try repager.startLink(serial: .random(in: 1...UInt32.max), headPacket: headPacket, comments: comments)
-    }
-
-    private func compact() {
-        if queueHead > 0 && (queueHead >= queue.count || queueHead > 1024) {
-            queue.removeFirst(queueHead)
-            queueHead = 0
-        }
-    }
 }
 
 @available(*, unavailable) extension OpusRelayChain: Sendable {}
