@@ -930,10 +930,22 @@ def cmd_run(args):
 
     signal.signal(signal.SIGTERM, on_signal)
     res = {"name": args.name, "label": args.label, "send": args.send, "join": args.connect_delay}
+    load = None
     try:
         if not up.first_client.wait(15):
             res["error"] = "the server never connected to the upstream"
         else:
+            if args.attach > 0:
+                # Other listeners on the same station (the load tool, 2000 connects a second), all connected
+                # before the measured listener joins, and staying for the whole run: the server then flushes as
+                # it does for an audience of that size.
+                ramp = args.attach / 2000
+                load = subprocess.Popen(
+                    [args.load_binary, "--port", str(port), "-n", str(args.attach), "--ramp", f"{ramp:.2f}",
+                     "--duration", f"{ramp + args.connect_delay + args.duration + 10:.1f}"],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                res["attached"] = args.attach
+                time.sleep(ramp + 1)
             time.sleep(args.connect_delay)
             if proc.poll() is not None:
                 res["error"] = f"the server exited with status {proc.returncode}"
@@ -949,13 +961,14 @@ def cmd_run(args):
         res["error"] = "interrupted"
     finally:
         lis.stop()
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        for child in (load, proc):
+            if child is not None and child.poll() is None:
+                child.terminate()
+                try:
+                    child.wait(5)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+                    child.wait()
         up.stop()
         if args.log:
             logf.close()
@@ -1037,6 +1050,9 @@ def main():
     r.add_argument("--log")
     r.add_argument("--pidfile")
     r.add_argument("--dump", help="write per-page and per-marker rows (JSON lines) here")
+    r.add_argument("--attach", type=int, default=0,
+                   help="connect this many other raw listeners (the load tool) before the measured one joins")
+    r.add_argument("--load-binary", default=os.path.join(here, "..", ".build", "release", "radio-relay-load"))
     r.add_argument("cmd", nargs="+")
     t = sub.add_parser("table")
     t.add_argument("files", nargs="+")

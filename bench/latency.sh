@@ -9,6 +9,8 @@
 # chunk50 (whatever became due, every 20-50 ms), chunk250 (every 250 ms: a server's write loop), burst2 (2 s of
 # frames at once on connect, then one per send()). Joins: the listener connects 0.3 s and 2 s after the upstream.
 #   EXTRA=1 bench/latency.sh                # also 100 ms pages with flush-ms 0 (separates page size from flushing)
+#   ATTACH=5000 bench/latency.sh            # 5000 other listeners (radio-relay-load) connected to the station
+#                                           # before the measured one joins: flush_ms auto flushes for that audience
 #   RADIO_RELAY=/path/to/radio-relay bench/latency.sh
 #   BENCH_OUT=/tmp/bench bench/latency.sh   # cache/output dir (default bench/out/, git-ignored)
 #
@@ -30,6 +32,8 @@ JOINS=${JOINS:-0.3 2}
 EXTRA=${EXTRA:-0}
 CONNECT_DELAY=${CONNECT_DELAY:-2}   # seconds between the relay's upstream connection and the listener's
 RR=$(abs_path "${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}")
+LOAD=$(abs_path "${LOAD:-$REPO_ROOT/.build/release/radio-relay-load}")
+ATTACH=${ATTACH:-0}
 OUT=$(abs_path "${BENCH_OUT:-$REPO_ROOT/bench/out}")
 PY=${PYTHON:-python3}
 LATENCY_PY=$REPO_ROOT/bench/latency.py
@@ -40,6 +44,10 @@ die() { echo "error: $*" >&2; exit 1; }
 
 source "$REPO_ROOT/bench/lib.sh"
 require_binaries "radio-relay:$RR"
+if ((ATTACH > 0)); then
+    require_binaries "radio-relay-load:$LOAD"
+    ulimit -n "$(ulimit -Hn)"   # the server and the load tool each hold ATTACH descriptors
+fi
 install_bench_tools
 "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 9))' || die "$PY must be Python 3.9 or newer"
 
@@ -103,7 +111,7 @@ run() {  # name label connect-delay send-pattern -- command...
     CURRENT_CHILD_FILE=$RUN_DIR/$file.pid
     "$PY" "$LATENCY_PY" run --out "$OUT" --name "$name" --label "$label" --duration "$DURATION" --send "$send" \
         --connect-delay "$delay" --json "$json" --log "$RUN_DIR/$file.log" --pidfile "$CURRENT_CHILD_FILE" \
-        --dump "$RUN_DIR/$file.dump" \
+        --dump "$RUN_DIR/$file.dump" --attach "$ATTACH" --load-binary "$LOAD" \
         -- "$@" &
     CURRENT_PID=$!
     # latency.py bounds its own run (startup <= 30 s, then DURATION, then the analysis); this is a backstop.
@@ -124,11 +132,14 @@ run() {  # name label connect-delay send-pattern -- command...
     echo
 }
 
-DEFAULT_FLUSH=$("$RR" serve --help 2>&1 | sed -n 's/.*--flush-ms MS.*(default \([0-9]*\).*/\1/p' | head -1)
+DEFAULT_FLUSH=$("$RR" serve --help 2>&1 | sed -n 's/.*--flush-ms MS.*: \([a-z0-9]*\) (default).*/\1/p' | head -1)
+DEFAULT_HOLD=$("$RR" serve --help 2>&1 | sed -n 's/.*--flush-hold-ms MS.*(default \([0-9]*\).*/\1/p' | head -1)
+[[ -n $DEFAULT_HOLD ]] && DEFAULT_FLUSH="$DEFAULT_FLUSH, hold $DEFAULT_HOLD"
+((ATTACH > 0)) && DEFAULT_FLUSH="$DEFAULT_FLUSH; $ATTACH attached"
 DEFAULT_PAGE=$("$RR" serve --help 2>&1 | sed -n 's/.*--page-ms MS.*(default \([0-9]*\).*/\1/p' | head -1)
 for send in $SENDS; do
     for join in $JOINS; do
-        run "default/$send/join$join" "defaults (pages ${DEFAULT_PAGE:-?}, flush ${DEFAULT_FLUSH:-?} ms)" \
+        run "default/$send/join$join" "defaults (pages ${DEFAULT_PAGE:-?} ms, flush ${DEFAULT_FLUSH:-?})" \
             "$join" "$send" -- "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}'
         run "low-latency/$send/join$join" "--page-ms 20 --flush-ms 0" "$join" "$send" -- \
             "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' --page-ms 20 --flush-ms 0

@@ -45,7 +45,7 @@ func announce(_ station: Station) {
         "radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays "
             + "\(Redaction.text(configuration.upstream)) on \(station.listenAddress) "
             + "(listen: ffplay tcp://HOST:\(station.port)); pages \(configuration.encoder.pageDuration) ms, "
-            + "flush \(Int((configuration.broadcaster.flushInterval * 1000).rounded())) ms, "
+            + "flush \(configuration.broadcaster.flush), "
             + "lead \(configuration.maxLead) s")
     for output in station.outputs.dropFirst() {
         Log.notice(

@@ -57,14 +57,15 @@ import Testing
         #expect(serve.station.encoder.bitrate == defaults.encoder.bitrate)
         #expect(serve.station.encoder.complexity == defaults.encoder.complexity)
         #expect(serve.station.encoder.pageDuration == defaults.encoder.pageDuration)
-        #expect(serve.station.broadcaster.flushInterval == 0.3)
+        #expect(serve.station.broadcaster.flush == .auto)
         #expect(serve.logLevel == .info)
     }
 
     @Test(arguments: [false, true]) func serveReadsEveryFlag(joined: Bool) throws {
         let pairs = [
             ("upstream", "http://example.com/stream.mp3"), ("port", "9000"), ("bind", "::"), ("bitrate", "128k"),
-            ("page-ms", "20"), ("flush-ms", "0"), ("burst", "0.5"), ("max-lag", "30"), ("max-lead", "2.5"),
+            ("page-ms", "20"), ("flush-ms", "0"), ("flush-hold-ms", "450"), ("burst", "0.5"), ("max-lag", "30"),
+            ("max-lead", "2.5"),
             ("max-listeners", "5"),
             ("max-per-ip", "2"), ("complexity", "3"), ("pace", "yes"), ("reconnect-max", "120"), ("name", "jazz"),
             ("chain-titles", "yes"), ("log-level", "debug"), ("channels", "1"), ("mount", "/live.opus"),
@@ -86,7 +87,7 @@ import Testing
         #expect(serve.status == ConfigFile.ListenAddress(host: "::1", port: 8080))
         #expect(station.broadcaster.port == 9000 && station.broadcaster.bind == "::")
         #expect(station.encoder.bitrate == 128_000 && station.encoder.pageDuration == 20)
-        #expect(station.broadcaster.flushInterval == 0)
+        #expect(station.broadcaster.flush == FlushPolicy(fixed: 0, hold: 0.45))
         #expect(station.broadcaster.burst == 0.5 && station.broadcaster.maxLag == 30)
         #expect(station.maxLead == 2.5)
         #expect(station.broadcaster.maxListeners == 5 && station.broadcaster.maxPerIP == 2)
@@ -150,6 +151,8 @@ import Testing
         let serve = try Self.serve(["serve", "--port", "9000", "--port=9001", "--flush-ms=1500"])
         #expect(serve.station.broadcaster.port == 9001)
         #expect(serve.station.broadcaster.flushInterval == 1.5)
+        let auto = try Self.serve(["serve", "--flush-ms", "100", "--flush-hold-ms=500", "--flush-ms=auto"])
+        #expect(auto.station.broadcaster.flush == FlushPolicy(fixed: nil, hold: 0.5))
     }
 
     @Test(arguments: [("auto", nil), ("yes", true), ("no", false)] as [(String, Bool?)])
@@ -255,7 +258,9 @@ import Testing
             (["serve", "--bitrate", "fast"], "--bitrate fast: use 6k to 510k, e.g. 96k or 96000", .serve),
             (["serve", "--page-ms", "30"], "--page-ms 30: use a multiple of 20 from 20 to 1000", .serve),
             (["serve", "--page-ms", "1020"], "--page-ms 1020: use a multiple of 20 from 20 to 1000", .serve),
-            (["serve", "--flush-ms", "2001"], "--flush-ms 2001: use 0 to 2000", .serve),
+            (["serve", "--flush-ms", "2001"], "--flush-ms 2001: use auto or 0 to 2000", .serve),
+            (["serve", "--flush-ms", "fast"], "--flush-ms fast: use auto or 0 to 2000", .serve),
+            (["serve", "--flush-hold-ms", "-1"], "--flush-hold-ms -1: use 0 to 2000", .serve),
             (["serve", "--burst", "61"], "--burst 61: use 0 to 60 seconds", .serve),
             (["serve", "--burst", "inf"], "--burst inf: use 0 to 60 seconds", .serve),
             (["serve", "--max-lag", "0.4"], "--max-lag 0.4: use 0.5 to 600 seconds", .serve),

@@ -39,6 +39,8 @@ import Testing
             [station jazz]
             upstream = http://icecast.example/jazz.mp3
             port = 8000
+            flush_ms = auto
+            flush_hold_ms = 450
 
             [station news]
             upstream = "/srv/news.mp3"
@@ -73,6 +75,7 @@ import Testing
         jazz.upstream = "http://icecast.example/jazz.mp3"
         jazz.broadcaster.maxListeners = 500
         jazz.broadcaster.maxPerIP = 3
+        jazz.broadcaster.flush = FlushPolicy(fixed: nil, hold: 0.45)
         #expect(file.stations[0] == jazz)
 
         var news = StationConfiguration()
@@ -100,6 +103,7 @@ import Testing
         talk.encoder.serial = serials[2]
         talk.upstream = "http://user:secret@icecast.example/talk.mp3"
         talk.broadcaster.port = 8002
+        talk.broadcaster.flush = .auto
         #expect(file.stations[2] == talk)
     }
 
@@ -130,7 +134,7 @@ import Testing
     }
 
     static let keyList =
-        "upstream, port, bind, bitrate, channels, page_ms, flush_ms, burst, max_lag, max_lead, max_listeners, "
+        "upstream, port, bind, bitrate, channels, page_ms, flush_ms, flush_hold_ms, burst, max_lag, max_lead, max_listeners, "
         + "max_per_ip, proxy_protocol, proxy_from, complexity, pace, reconnect_max, chain_titles, mount, display_name, description, "
         + "genre, url or push"
 
@@ -139,7 +143,8 @@ import Testing
         let keys = OptionSpecification.stationSettings.map(\.key)
         #expect(
             keys == [
-                "upstream", "port", "bind", "bitrate", "channels", "page_ms", "flush_ms", "burst", "max_lag",
+                "upstream", "port", "bind", "bitrate", "channels", "page_ms", "flush_ms", "flush_hold_ms", "burst",
+                "max_lag",
                 "max_lead", "max_listeners", "max_per_ip", "proxy_protocol", "proxy_from", "complexity", "pace",
                 "reconnect_max",
                 "chain_titles", "mount", "display_name", "description", "genre", "url", "push",

@@ -288,7 +288,7 @@ import Testing
 
     @Test func settingsComeFromTheConfigurationAndUnboundedNumbersNeverTrap() {
         let defaults = ListenerSchedule(BroadcasterConfiguration())
-        #expect(defaults == ListenerSchedule(flushInterval: 0.3, maxLag: 10, burst: 2))
+        #expect(defaults == ListenerSchedule(flush: .auto, maxLag: 10, burst: 2))
         #expect(defaults.burstGranules == 96_000)
         #expect(ListenerSchedule(flushInterval: 0.3, maxLag: 10, burst: .infinity).burstGranules == 0)
         #expect(ListenerSchedule(flushInterval: 0.3, maxLag: 10, burst: .nan).burstGranules == 0)

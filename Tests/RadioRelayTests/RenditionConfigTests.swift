@@ -10,7 +10,7 @@ import Testing
 /// every way they can be wrong (with file and line), and what a reload does with them.
 @Suite struct RenditionConfigTests {
     static let renditionKeys =
-        "port, bind, bitrate, channels, page_ms, flush_ms, burst, max_lag, max_listeners, max_per_ip, complexity or mount"
+        "port, bind, bitrate, channels, page_ms, flush_ms, flush_hold_ms, burst, max_lag, max_listeners, max_per_ip, complexity or mount"
 
     static func messages(_ text: String) -> [String] { ConfigFileErrorTests.messages(text) }
 

@@ -27,8 +27,13 @@ extension OptionSpecification {
             setting: station(Values.pageDuration, { $0.encoder.pageDuration = $1 })),
         .init(
             name: "flush-ms", placeholder: "MS",
-            summary: "how often each listener is written to (default 300; 0 = every page)", accepts: "0 to 2000",
-            setting: station(Values.integer(0...2000), { $0.broadcaster.flushInterval = Double($1) / 1000 })),
+            summary: "how often each listener is written to: auto (default) or MS (0 = every page)",
+            accepts: "auto or 0 to 2000", setting: station(Values.flush, { $0.broadcaster.flush.fixed = $1 })),
+        .init(
+            name: "flush-hold-ms", placeholder: "MS",
+            summary: "the longest interval flush-ms auto chooses (default 300)",
+            accepts: "0 to 2000",
+            setting: station(Values.integer(0...2000), { $0.broadcaster.flush.hold = Double($1) / 1000 })),
         .init(
             name: "burst", placeholder: "SECONDS", summary: "audio sent at once to a new listener (default 2)",
             accepts: "0 to 60 seconds", setting: station(Values.seconds(0...60), { $0.broadcaster.burst = $1 })),

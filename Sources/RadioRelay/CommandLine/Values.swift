@@ -24,6 +24,12 @@ enum Values {
         return ms
     }
 
+    /// `auto` (nil inside) or a fixed interval, 0 to 2000 ms, in seconds.
+    static func flush(_ text: String) -> Double?? {
+        if text == "auto" { return .some(nil) }
+        return Units.integer(text, in: 0...2000).map { Double($0) / 1000 }
+    }
+
     static func commonRate(_ text: String) -> Int? {
         guard let rate = Units.integer(text, in: 1...1_000_000), Reader.supportedCommonRates.contains(rate) else {
             return nil

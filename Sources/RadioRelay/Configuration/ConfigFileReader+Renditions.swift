@@ -7,7 +7,7 @@ import RadioRelaySystem
 extension ConfigFileReader {
     /// The keys a rendition takes: its encoding, its listening side and its mount (`port` required).
     static let renditionKeys: Set = [
-        "port", "bind", "bitrate", "channels", "complexity", "page_ms", "flush_ms", "burst", "max_lag",
+        "port", "bind", "bitrate", "channels", "complexity", "page_ms", "flush_ms", "flush_hold_ms", "burst", "max_lag",
         "max_listeners", "max_per_ip", "mount",
     ]
 

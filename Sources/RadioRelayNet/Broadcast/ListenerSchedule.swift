@@ -17,15 +17,23 @@ package struct ListenerSchedule: Sendable, Equatable {
     /// Granule positions count 48 kHz samples in Ogg Opus, whatever the input rate (RFC 7845 §4).
     package static let granuleRate = Double(OpusClock.rate)
 
-    /// Seconds between writes to one listener (0: every publication).
-    package let flushInterval: Double
+    /// Seconds between writes to one listener (0: every publication): the policy's, for the loop's listener count
+    /// as `retune` last saw it.
+    package private(set) var flushInterval: Double
+    /// Where `flushInterval` comes from.
+    package let flush: FlushPolicy
     /// Seconds behind the live edge after which a listener is moved (once), then dropped.
     package let maxLag: Double
     /// How far back a new listener starts, in granules.
     package let burstGranules: Int64
 
     package init(flushInterval: Double, maxLag: Double, burst: Double) {
-        self.flushInterval = flushInterval
+        self.init(flush: FlushPolicy(fixed: flushInterval), maxLag: maxLag, burst: burst)
+    }
+
+    package init(flush: FlushPolicy, maxLag: Double, burst: Double, listeners: Int = 0) {
+        self.flush = flush
+        self.flushInterval = flush.interval(listeners: listeners)
         self.maxLag = maxLag
         // Bounded before the conversion: a configuration is validated (0…60 s), but an Int64 conversion must not
         // trap whatever it is given.
@@ -34,9 +42,13 @@ package struct ListenerSchedule: Sendable, Equatable {
     }
 
     package init(_ configuration: BroadcasterConfiguration) {
-        self.init(
-            flushInterval: configuration.flushInterval, maxLag: configuration.maxLag,
-            burst: configuration.burst)
+        self.init(flush: configuration.flush, maxLag: configuration.maxLag, burst: configuration.burst)
+    }
+
+    /// Sets the interval for a loop now serving `listeners` (a fixed policy ignores it). Listeners keep their
+    /// phase: each is next written ¾ of the new interval after its last write.
+    package mutating func retune(listeners: Int) {
+        flushInterval = flush.interval(listeners: listeners)
     }
 
     // MARK: Where to start

@@ -71,6 +71,7 @@ extension NetworkLoop {
         active.append(listener)
         enterScan(listener)
         perHost[key, default: 0] += 1
+        retune()
         counters.listeners.store(active.count, ordering: .relaxed)
         if kind == .http { counters.httpListeners.add(1, ordering: .relaxed) }
         // The access log: info, so that `--log-level notice` turns it off (the text is then not even built).
@@ -133,6 +134,7 @@ extension NetworkLoop {
         perHost[listener.hostKey, default: 1] -= 1
         if perHost[listener.hostKey] == 0 { perHost[listener.hostKey] = nil }
         broadcaster.budget.release()
+        retune()
         counters.listeners.store(active.count, ordering: .relaxed)
         if listener.kind == .http { counters.httpListeners.subtract(1, ordering: .relaxed) }
         if quiet { return }

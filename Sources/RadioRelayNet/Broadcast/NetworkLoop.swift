@@ -71,6 +71,12 @@ package final class NetworkLoop {
         settingsVersion = version
         configuration = broadcaster.configuration
         schedule = ListenerSchedule(configuration)
+        retune()
+    }
+
+    /// The flush interval for the listeners the loop serves now (`flush_ms = auto` follows them).
+    package func retune() {
+        schedule.retune(listeners: active.count)
     }
 
     /// Serves until `thread` is asked to stop; every iteration (at least one per half second) beats its heartbeat.
