@@ -1,6 +1,8 @@
+#define _GNU_SOURCE
 #include "CLinux.h"
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -59,4 +61,11 @@ int rr_thread_join(unsigned long thread, long timeout_ms) {
         deadline.tv_nsec -= 1000000000L;
     }
     return pthread_timedjoin_np((pthread_t)thread, NULL, &deadline);
+}
+
+int rr_affinity_cpu_count(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return -1;
+    return CPU_COUNT(&set);
 }

@@ -11,16 +11,20 @@ package enum ResourceLimits {
     /// Kept for the process: stdio (3), the journal or log stream, the systemd notify socket, libcurl's shared
     /// resolver, /dev/urandom and similar one-off opens.
     package static let processReserve = 16
-    /// Kept per station: its listening socket, epoll, eventfd, the upstream's socket or file, libcurl's resolver
-    /// thread's pipe and socket, and a spare for a reconnection that overlaps the old connection's close.
+    /// Kept per station: its listening socket, the upstream's socket or file, libcurl's resolver thread's pipe and
+    /// socket, and spares for a reconnection that overlaps the old connection's close.
     package static let stationReserve = 8
+    /// Kept per network loop of the pool: its epoll and its two eventfds.
+    package static let loopReserve = 3
 
     /// Descriptors not available to listeners.
-    package static func reserve(stations: Int) -> Int { processReserve + stationReserve * max(1, stations) }
+    package static func reserve(stations: Int, loops: Int = 1) -> Int {
+        processReserve + stationReserve * max(1, stations) + loopReserve * max(1, min(loops, 4096))
+    }
 
     /// How many listeners all stations together may have under a descriptor limit (pure).
-    package static func listenerCeiling(descriptorLimit: Int, stations: Int) -> Int {
-        max(0, descriptorLimit - reserve(stations: stations))
+    package static func listenerCeiling(descriptorLimit: Int, stations: Int, loops: Int = 1) -> Int {
+        max(0, descriptorLimit - reserve(stations: stations, loops: loops))
     }
 
     /// The soft and hard `RLIMIT_NOFILE` (an unlimited hard limit reads as `Int.max`).
@@ -49,7 +53,7 @@ package enum ResourceLimits {
     /// caps the listeners of all stations together in `budget`, and says so in one log line. `configured` is each
     /// station's `maxListeners` (0: no limit). Returns the cap.
     @discardableResult
-    package static func apply(configured: [Int], budget: ListenerBudget = .shared) -> Int {
+    package static func apply(configured: [Int], loops: Int = 1, budget: ListenerBudget = .shared) -> Int {
         let raised: (before: Int, after: Int)
         do {
             raised = try raiseDescriptorLimit()
@@ -59,7 +63,7 @@ package enum ResourceLimits {
             Log.warning("cannot raise the open-files limit: \(error)")
         }
         let stations = max(1, configured.count)
-        let ceiling = listenerCeiling(descriptorLimit: raised.after, stations: stations)
+        let ceiling = listenerCeiling(descriptorLimit: raised.after, stations: stations, loops: loops)
         let wanted = configured.contains(0) ? Int.max : configured.reduce(0, +)
         let cap = min(wanted, ceiling)
         budget.limit.store(cap, ordering: .relaxed)
@@ -70,8 +74,8 @@ package enum ResourceLimits {
             ? "the \(wanted) listeners configured fit"
             : "listeners capped at \(cap) across \(stations) station\(stations == 1 ? "" : "s")"
         Log.notice(
-            "open files: limit \(limit); \(listeners) (\(reserve(stations: stations)) descriptors kept for stdio, "
-                + "logs and, per station, its socket, epoll, eventfd and upstream)")
+            "open files: limit \(limit); \(listeners) (\(reserve(stations: stations, loops: loops)) descriptors kept "
+                + "for stdio, logs, each station's socket and upstream, and each network loop's epoll and eventfds)")
         return cap
     }
 }

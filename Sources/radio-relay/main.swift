@@ -62,11 +62,19 @@ func serve(
     status: ConfigFile.ListenAddress? = nil, http: ConfigFile.ListenAddress? = nil, httpProxyProtocol: Bool = false,
     httpProxyFrom: TrustedProxies? = nil, statusAccess: StatusAccess = StatusAccess(),
     reload: (() throws -> ConfigFile)? = nil,
-    logLevelOverride: Log.Priority? = nil
+    logLevelOverride: Log.Priority? = nil, networkThreads: Int? = nil
 ) -> Never {
     Log.threshold = logLevel
     Server.blockSignals()
     do {
+        // One pool of network loops for every output, made before the first of them (a reload's stations join it).
+        let threads = networkThreads ?? NetworkThreads.automatic()
+        let pool = try NetworkPool(threads: threads)
+        NetworkPool.process.withLock { $0 = pool }
+        try pool.start()
+        Log.notice(
+            "network loops: \(pool.members.count) (\(networkThreads == nil ? "auto: the CPUs this process may use" : "network_threads")), shared by every station"
+        )
         let configured = try configurations()
         for note in TrustedProxies.notes(
             stations: configured, httpProxyProtocol: http != nil && httpProxyProtocol, httpProxyFrom: httpProxyFrom)
@@ -124,7 +132,8 @@ func serve(configPath path: String, logLevel: Log.Priority?) -> Never {
             { file.stations }, logLevel: logLevel ?? file.server.logLevel, status: file.server.status,
             http: file.server.http, httpProxyProtocol: file.server.httpProxyProtocol,
             httpProxyFrom: file.server.httpProxyFrom, statusAccess: file.server.statusAccess,
-            reload: { try ConfigFile.load(path: path) }, logLevelOverride: logLevel)
+            reload: { try ConfigFile.load(path: path) }, logLevelOverride: logLevel,
+            networkThreads: file.server.networkThreads)
     } catch {
         Log.threshold = logLevel ?? .info
         for message in error.messages { Log.error(message) }
@@ -149,7 +158,8 @@ case .serve(let options):
     if let warning = options.secretsWarning { Log.warning(warning) }
     serve(
         { [try options.resolvedStation()] }, logLevel: options.logLevel, status: options.status, http: options.http,
-        httpProxyProtocol: options.httpProxyProtocol, httpProxyFrom: options.httpProxyFrom)
+        httpProxyProtocol: options.httpProxyProtocol, httpProxyFrom: options.httpProxyFrom,
+        networkThreads: options.networkThreads)
 case .serveConfig(let path, let logLevel):
     serve(configPath: path, logLevel: logLevel)
 case .checkConfig(let path):

@@ -16,8 +16,10 @@ import Testing
         let broadcaster: Broadcaster
         var frames = 0
 
-        init(budget: ListenerBudget = .shared, _ configure: (inout BroadcasterConfiguration) -> Void = { _ in }) throws
-        {
+        init(
+            budget: ListenerBudget = .shared, pool: NetworkPool? = nil,
+            _ configure: (inout BroadcasterConfiguration) -> Void = { _ in }
+        ) throws {
             var configuration = BroadcasterConfiguration()
             configuration.bind = "127.0.0.1"
             configuration.port = 0
@@ -28,7 +30,7 @@ import Testing
             broadcaster = try Broadcaster(
                 name: "test", configuration: configuration, ring: ring,
                 onUnexpectedExit: ServiceThread.terminateProcess,
-                budget: budget)
+                budget: budget, pool: pool)
             try broadcaster.start()
         }
 

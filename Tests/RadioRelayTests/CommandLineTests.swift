@@ -71,7 +71,7 @@ import Testing
             ("chain-titles", "yes"), ("log-level", "debug"), ("channels", "1"), ("mount", "/live.opus"),
             ("rendition", "low:9001:32k:mono"), ("display-name", "Jazz FM"), ("description", "All jazz"),
             ("genre", "jazz"), ("url", "https://jazz.example.org/"), ("http", "8001"), ("status", "[::1]:8080"),
-            ("proxy-protocol", "yes"), ("proxy-from", "10.0.0.0/8, ::1"),
+            ("network-threads", "3"), ("proxy-protocol", "yes"), ("proxy-from", "10.0.0.0/8, ::1"),
             ("push", "icecast://source:hackme@icecast.example:8000/jazz.opus"),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
@@ -85,6 +85,8 @@ import Testing
         #expect(station.info.url == "https://jazz.example.org/")
         #expect(serve.http == ConfigFile.ListenAddress(host: "0.0.0.0", port: 8001))
         #expect(serve.status == ConfigFile.ListenAddress(host: "::1", port: 8080))
+        #expect(serve.networkThreads == 3)
+        #expect(try Self.serve(["serve", "--network-threads", "auto"]).networkThreads == nil)
         #expect(station.broadcaster.port == 9000 && station.broadcaster.bind == "::")
         #expect(station.encoder.bitrate == 128_000 && station.encoder.pageDuration == 20)
         #expect(station.broadcaster.flush == FlushPolicy(fixed: 0, hold: 0.45))
@@ -261,6 +263,8 @@ import Testing
             (["serve", "--flush-ms", "2001"], "--flush-ms 2001: use auto or 0 to 2000", .serve),
             (["serve", "--flush-ms", "fast"], "--flush-ms fast: use auto or 0 to 2000", .serve),
             (["serve", "--flush-hold-ms", "-1"], "--flush-hold-ms -1: use 0 to 2000", .serve),
+            (["serve", "--network-threads", "0"], "--network-threads 0: use auto or 1 to 64", .serve),
+            (["serve", "--network-threads", "65"], "--network-threads 65: use auto or 1 to 64", .serve),
             (["serve", "--burst", "61"], "--burst 61: use 0 to 60 seconds", .serve),
             (["serve", "--burst", "inf"], "--burst inf: use 0 to 60 seconds", .serve),
             (["serve", "--max-lag", "0.4"], "--max-lag 0.4: use 0.5 to 600 seconds", .serve),

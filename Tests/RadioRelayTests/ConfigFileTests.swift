@@ -150,7 +150,7 @@ import Testing
                 "chain_titles", "mount", "display_name", "description", "genre", "url", "push",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
-        #expect(others == ["rendition", "name", "http", "status", "config", "log-level"])
+        #expect(others == ["rendition", "name", "http", "status", "network-threads", "config", "log-level"])
         for option in OptionSpecification.stationSettings {
             #expect(option.key == option.name.replacingOccurrences(of: "-", with: "_"))
         }

@@ -47,9 +47,11 @@ import Testing
             return true
         }
 
-        var expectedProxies: ExpectedProxies? { proxies }
+        func expectedProxies(on listening: Int32) -> ExpectedProxies? { proxies }
 
-        func accepted(_ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath) {
+        func accepted(
+            _ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath, on listening: Int32
+        ) {
             let path =
                 switch via {
                 case .direct: "direct"
@@ -60,7 +62,7 @@ import Testing
             record("accepted \(peer.host):\(peer.port) \(path)")  // the socket closes here
         }
 
-        func refusedProxied(peer: SocketAddress) { record("refused \(peer.host)") }
+        func refusedProxied(peer: SocketAddress, on listening: Int32) { record("refused \(peer.host)") }
         func woken(_ source: Int) { record("woken \(source)") }
         func ready(_ fd: Int32, mask: UInt32) {}
         func expired(_ fd: Int32, now: Double) { record("expired \(fd)") }

@@ -13,6 +13,8 @@ int rr_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int max, int timeo
 int rr_eventfd(void);
 int rr_eventfd_signal(int fd);
 int rr_eventfd_drain(int fd);
+/// CPUs in the calling thread's affinity mask (-1: sched_getaffinity failed).
+int rr_affinity_cpu_count(void);
 /* accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC. */
 int rr_accept4(int fd, void *addr, uint32_t *addrlen);
 /* sendmsg of `count` iovecs (struct iovec *) with MSG_NOSIGNAL | MSG_DONTWAIT: a peer that is gone gives EPIPE,

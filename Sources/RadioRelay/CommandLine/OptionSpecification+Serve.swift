@@ -106,6 +106,7 @@ extension OptionSpecification {
             accepts: "a non-empty name"),
         http,
         status,
+        networkThreads,
         config,
         logLevel,
     ]

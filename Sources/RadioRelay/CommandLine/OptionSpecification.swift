@@ -94,6 +94,13 @@ struct OptionSpecification: Sendable {
         summary: "balancers whose PROXY header the HTTP address believes (default 127.0.0.0/8, ::1)",
         accepts: TrustedProxies.accepts)
 
+    /// `--network-threads`, a config file's `[server] network_threads`: the loops that serve every output's
+    /// listeners.
+    static let networkThreads = OptionSpecification(
+        name: "network-threads", placeholder: "N",
+        summary: "loops serving listeners, shared by all stations (default auto: the CPUs it may use)",
+        accepts: "auto or 1 to 64")
+
     static let status = OptionSpecification(
         name: "status", placeholder: "ADDR:PORT",
         summary: "status endpoint: /status.json, /metrics, /health (default: off)",

@@ -17,6 +17,8 @@ package struct ServeOptions: Sendable, Equatable {
     package var httpProxyFrom: TrustedProxies? { station.broadcaster.proxyFrom }
     /// Where the status endpoint listens (`--status`); nil: none.
     package var status: ConfigFile.ListenAddress?
+    /// `--network-threads`; nil: auto.
+    package var networkThreads: Int?
     /// The options whose value carries a secret in plain text (a URL's password or a query value, not an
     /// `@credential:NAME`): it works, but any user of the machine can read a command line.
     package var secretsOnCommandLine: [String] = []
@@ -90,6 +92,7 @@ package struct ServeOptions: Sendable, Equatable {
         logLevel = try scanner.value("log-level", Log.Priority.init(name:)) ?? .info
         http = try scanner.value(OptionSpecification.http.name, ConfigFile.ListenAddress.init(parsingPortOrAddress:))
         status = try scanner.value(OptionSpecification.status.name, ConfigFile.ListenAddress.init(parsing:))
+        networkThreads = try scanner.value(OptionSpecification.networkThreads.name, Values.networkThreads) ?? nil
         if let http, let status, ConfigFileReader.overlap(http, status) {
             throw scanner.error("--http \(http) and --status \(status) overlap: give each its own port")
         }

@@ -27,7 +27,15 @@ enum Values {
     /// `auto` (nil inside) or a fixed interval, 0 to 2000 ms, in seconds.
     static func flush(_ text: String) -> Double?? {
         if text == "auto" { return .some(nil) }
-        return Units.integer(text, in: 0...2000).map { Double($0) / 1000 }
+        guard let ms = Units.integer(text, in: 0...2000) else { return nil }  // not .some(nil): not a value
+        return .some(Double(ms) / 1000)
+    }
+
+    /// `auto` (nil inside) or a number of network loops.
+    static func networkThreads(_ text: String) -> Int?? {
+        if text == "auto" { return .some(nil) }
+        guard let count = Units.integer(text, in: 1...NetworkPool.maxThreads) else { return nil }
+        return .some(count)
     }
 
     static func commonRate(_ text: String) -> Int? {

@@ -38,6 +38,8 @@ package struct ConfigFile: Sendable, Equatable {
         package var httpProxyFrom: TrustedProxies?
         /// Who may read the status endpoint: its bearer token (`status_token`) and host names (`status_hosts`).
         package var statusAccess = StatusAccess()
+        /// The network loops shared by every output (`network_threads`); nil: auto (the CPUs it may use).
+        package var networkThreads: Int?
         /// What each station starts from before its own keys: the server-wide listener limits.
         package var stationDefaults = StationConfiguration()
 

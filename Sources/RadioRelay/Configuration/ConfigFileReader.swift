@@ -104,10 +104,11 @@ struct ConfigFileReader {
         let logLevel = OptionSpecification.logLevel
         let httpProxy = OptionSpecification.httpProxyProtocol
         let httpProxyFrom = OptionSpecification.httpProxyFrom
+        let threads = OptionSpecification.networkThreads
         let keys =
             [
                 Self.statusKey, Self.statusTokenKey, Self.statusHostsKey, Self.httpKey, httpProxy.key,
-                httpProxyFrom.key,
+                httpProxyFrom.key, threads.key,
                 logLevel.key,
             ] + defaults.map(\.key)
         var seen: [String: Int] = [:]
@@ -162,6 +163,13 @@ struct ConfigFileReader {
                     server.httpProxyFrom = trusted
                 } else {
                     problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(httpProxyFrom.accepts)")
+                }
+            case threads.key:
+                guard hasValue(entry.key, value, line: entry.line, accepts: threads.accepts) else { continue }
+                if let count = Values.networkThreads(value) {
+                    server.networkThreads = count
+                } else {
+                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(threads.accepts)")
                 }
             case logLevel.key:
                 guard hasValue(entry.key, value, line: entry.line, accepts: logLevel.accepts) else { continue }

@@ -104,7 +104,8 @@ package final class Server {
         // Before any listener: the open-files limit raised, and all outputs' listeners capped under it (each
         // rendition counts as a station: its own limit, socket, epoll and eventfd).
         ResourceLimits.apply(
-            configured: stations.flatMap { $0.outputs.map(\.broadcaster.configuration.maxListeners) })
+            configured: stations.flatMap { $0.outputs.map(\.broadcaster.configuration.maxListeners) },
+            loops: NetworkPool.process.snapshot?.members.count ?? stations.count)
         try group?.start()
         group = nil
         notifier.ready(status: statusLine())

@@ -5,12 +5,12 @@ import Synchronization
 
 /// Broadcaster: published pages → bytes on every listener's socket, over raw TCP.
 ///
-/// One network thread runs an epoll loop over the listening socket, an eventfd that the pipeline signals after each
-/// publish, another that the HTTP front end signals when it hands listeners over, and the listeners' non-blocking
-/// sockets. Pages are never copied per listener: each listener is a cursor
-/// into the shared `PageRing`, and one `sendmsg` sends several pages straight from the ring. A listener is written
-/// at most every `flushInterval` (listeners' phases differ, so the writes spread over time), and `EPOLLOUT` is armed
-/// only while its socket is backed up, so no listener can block or slow another.
+/// The loops of a `NetworkPool` serve its listeners (the process's pool, shared by every output; without one, a
+/// pool of its own with one loop): one of them accepts on its listening socket, and every listener, raw or handed
+/// over by the HTTP front end, goes to the loop with the fewest. Pages are never copied per listener: each listener
+/// is a cursor into the shared `PageRing`, and one `sendmsg` sends several pages straight from the ring. A listener
+/// is written at most every flush interval (listeners' phases differ, so the writes spread over time), and
+/// `EPOLLOUT` is armed only while its socket is backed up, so no listener can block or slow another.
 package final class Broadcaster: Sendable {
     /// The settings in force: replaced as a whole by `update` (a reload), read by the network loop when
     /// `settingsVersion` moves.
@@ -22,19 +22,18 @@ package final class Broadcaster: Sendable {
     /// Where it listens (the port is the real one when 0 was asked for).
     package let address: SocketAddress
     package let name: String
-    /// The listening socket (bound here, or adopted from systemd) and the eventfds that wake the loop — pages
-    /// published, listeners arrived (a reload's new settings and the stop come through the second) — owned here,
-    /// each closed once when the Broadcaster goes, whatever failed on the way.
+    /// The listening socket (bound here, or adopted from systemd), owned here, closed once when the Broadcaster
+    /// goes, whatever failed on the way.
     package let listenSocket: FileDescriptor
-    package let publishedEvent: EventFD
-    package let arrivedEvent: EventFD
     /// The places for listeners shared by all stations (capped by `ResourceLimits.apply` at start-up).
     package let budget: ListenerBudget
-    /// HTTP listeners handed over by the front end, waiting for the loop (`handOver`, bounded).
-    package let arrivals = LockedBox<[ArrivingListener]>([])
-    /// The network thread, while it runs.
-    private let thread = LoopThread()
-    private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
+    /// The loops that serve it, and whether they are its own (started and stopped with it).
+    package let pool: NetworkPool
+    private let ownsPool: Bool
+    /// Publications so far: a loop's view of the ring is refreshed only when this moved.
+    package let publications = Atomic<Int>(0)
+    /// Listeners by address (`maxPerIP`), across the pool's loops.
+    private let hosts = LockedBox<[HostKey: Int]>([:])
 
     /// Binds and listens now, so that a taken port fails here; `start()` begins serving.
     /// - Parameter adoptedSocket: an already listening socket (systemd socket activation) instead of binding; the
@@ -51,11 +50,13 @@ package final class Broadcaster: Sendable {
             onUnexpectedExit: ServiceThread.terminateProcess)
     }
 
+    /// - Parameter pool: the loops that serve it (default: the process's pool if `serve` made one, otherwise a pool
+    ///   of its own with one loop, named after it).
     package init(
         name: String, configuration: BroadcasterConfiguration, ring: PageRing, adoptedSocket: Int32? = nil,
-        onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void, budget: ListenerBudget = .shared
+        onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void, budget: ListenerBudget = .shared,
+        pool: NetworkPool? = nil
     ) throws {
-        self.onUnexpectedExit = onUnexpectedExit
         self.budget = budget
         let socket: FileDescriptor
         if let adoptedSocket {
@@ -72,9 +73,14 @@ package final class Broadcaster: Sendable {
         self.settings = LockedBox(configuration)
         self.ring = ring
         address = local
-        publishedEvent = try EventFD()
-        arrivedEvent = try EventFD()
         listenSocket = socket
+        if let shared = pool ?? NetworkPool.process.snapshot {
+            self.pool = shared
+            ownsPool = false
+        } else {
+            self.pool = try NetworkPool(threads: 1, label: "net-\(name)", onUnexpectedExit: onUnexpectedExit)
+            ownsPool = true
+        }
     }
 
     /// Applies new limits, lag, burst and flush settings to the running loop (its listeners stay connected). The
@@ -83,7 +89,7 @@ package final class Broadcaster: Sendable {
         try configuration.validate()
         settings.withLock { $0 = configuration }
         settingsVersion.add(1, ordering: .releasing)
-        signal(arrivedEvent, "new settings")
+        pool.settingsChanged(for: self)
     }
 
     private static func listen(_ configuration: BroadcasterConfiguration) throws -> FileDescriptor {
@@ -96,41 +102,52 @@ package final class Broadcaster: Sendable {
 
     deinit { Log.debug("\(name): broadcaster released (listening descriptor \(listenSocket.rawValue) closes)") }
 
-    /// Starts the network thread.
+    /// Starts serving: its pool's loops (if they are its own, or not started yet) take it on.
     package func start() throws {
-        let started = ServiceThread(name: "net-\(name)", onUnexpectedExit: onUnexpectedExit) { [self] thread in
-            let loop = try NetworkLoop(broadcaster: self)
-            try loop.run(in: thread)
-        }
-        try thread.start(started)
+        try pool.start()
+        pool.attach(self)
     }
 
-    /// Heartbeat of the network thread (for the watchdog); empty before `start`.
+    /// Heartbeats of the loops that serve it (for the watchdog); empty before `start`.
     package var heartbeats: [Int] {
-        thread.heartbeats
+        pool.heartbeats
     }
 
-    /// Wakes the loop for pages published, or (`arrivedEvent`) for listeners handed over or new settings.
-    package func signal(_ event: borrowing EventFD, _ what: String) {
-        do {
-            try event.signal()
-        } catch {
-            Log.warning("\(name): cannot wake the network loop for \(what): \(error)")
-        }
-    }
-
-    /// Publishes pages and wakes the loop once for all of them (from the pipeline thread).
+    /// Publishes pages and wakes the loops once for all of them (from the pipeline thread).
     package func publish(_ pages: [OggPage]) {
         guard !pages.isEmpty else { return }
         ring.publish(pages)
         counters.pagesPublished.add(pages.count, ordering: .relaxed)
-        signal(publishedEvent, "pages")
+        publications.add(1, ordering: .releasing)
+        pool.published(by: self)
     }
 
-    /// Stops the loop, which closes every listener; returns when the thread is joined (false: it outlived
-    /// `timeout` seconds).
+    /// Stops serving: every loop closes its listeners and forgets it (and a pool of its own stops); returns when
+    /// they did (false: not within `timeout` seconds).
     @discardableResult
     package func stop(timeout: Double = 10) -> Bool {
-        thread.stop(timeout: timeout, waking: arrivedEvent, label: name)
+        let detached = pool.detach(self, timeout: timeout)
+        guard ownsPool else { return detached }
+        return pool.stop(timeout: timeout) && detached
+    }
+
+    // MARK: Limits across loops
+
+    /// Counts one more listener from `key` unless `limit` (> 0) are there already.
+    package func reserveHost(_ key: HostKey, limit: Int) -> Bool {
+        hosts.withLock { hosts in
+            let count = hosts[key, default: 0]
+            guard limit <= 0 || count < limit else { return false }
+            hosts[key] = count + 1
+            return true
+        }
+    }
+
+    /// One listener from `key` left.
+    package func releaseHost(_ key: HostKey) {
+        hosts.withLock { hosts in
+            let count = hosts[key, default: 1] - 1
+            hosts[key] = count > 0 ? count : nil
+        }
     }
 }

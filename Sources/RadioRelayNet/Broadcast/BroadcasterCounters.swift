@@ -61,6 +61,27 @@ package final class ListenerGauge: Sendable {
 
     package func load(ordering: AtomicLoadOrdering) -> Int { current.load(ordering: .relaxed) }
 
+    /// Takes a place for one more listener unless `limit` (> 0) are there already: the pool's loops admit
+    /// listeners of one station at once, and the limit holds across them exactly.
+    package func reserve(limit: Int) -> Bool {
+        var count = current.load(ordering: .relaxed)
+        while true {
+            if limit > 0 && count >= limit { return false }
+            let (exchanged, original) = current.compareExchange(
+                expected: count, desired: count &+ 1, ordering: .relaxed)
+            if exchanged {
+                highest.max(count &+ 1, ordering: .relaxed)
+                return true
+            }
+            count = original
+        }
+    }
+
+    /// Gives a place back (a listener left).
+    package func release() {
+        current.subtract(1, ordering: .relaxed)
+    }
+
     /// The most listeners there have been at once since the Broadcaster was made.
     package var peak: Int { highest.load(ordering: .relaxed) }
 }

@@ -7,19 +7,28 @@ import Synchronization
 
 /// Admitting, reading from and closing listeners' connections, and the loop's rate-limited log lines.
 extension NetworkLoop {
-    /// Admits the HTTP listeners the front end handed over since the last wake-up.
-    package func admitArrivals() {
-        let arrivals = broadcaster.takeArrivals()
-        guard !arrivals.isEmpty else { return }
-        refresh()  // the newest pages, for their burst
-        for arrival in arrivals {
-            guard let socket = arrival.takeSocket() else { continue }
-            admit(socket, peer: arrival.peer, kind: .http, responseHead: arrival.responseHead)
+    /// Admits a listener handed to this loop: an HTTP listener from the front end, or a raw one accepted by the
+    /// output's home loop.
+    package func admit(_ arrival: ArrivingListener) {
+        guard let socket = arrival.takeSocket() else {
+            host.member.assigned.subtract(1, ordering: .relaxed)
+            return
         }
+        freshen()  // the newest pages, for its burst
+        admit(socket, peer: arrival.peer, kind: arrival.kind, responseHead: arrival.responseHead)
     }
 
-    /// Admits a listener within the limits (the same for both protocols, one count per address across both), or
-    /// refuses it: a raw listener is closed, an HTTP listener gets a 503 first.
+    /// Refreshes the view once per wake-up (the first admission of a batch; later ones find it fresh).
+    package func freshen() {
+        guard !refreshedThisWake else { return }
+        refresh()
+        refreshedThisWake = true
+    }
+
+    /// Admits a listener within the limits (the same for both protocols, one count per address across both and
+    /// across the pool's loops), or refuses it: a raw listener is closed, an HTTP listener gets a 503 first. The
+    /// connection was assigned to this loop (`NetworkPool.assign`): a refusal gives that back at once, a listener
+    /// when it leaves.
     package func admit(
         _ socket: consuming FileDescriptor, peer: SocketAddress, kind: ListenerProtocol = .tcp,
         responseHead: [UInt8] = []
@@ -27,16 +36,20 @@ extension NetworkLoop {
         counters.connections.add(1, ordering: .relaxed)
         let key = HostKey(peer)
         var refusal: String?
-        if configuration.maxListeners > 0 && active.count >= configuration.maxListeners {
+        if !counters.listeners.reserve(limit: configuration.maxListeners) {
             refusal = "station full (\(configuration.maxListeners) listeners)"
-        } else if configuration.maxPerIP > 0 && perHost[key, default: 0] >= configuration.maxPerIP {
+        } else if !broadcaster.reserveHost(key, limit: configuration.maxPerIP) {
+            counters.listeners.release()
             refusal = "too many connections from \(Self.clientName(peer)) (limit \(configuration.maxPerIP))"
         } else if !broadcaster.budget.acquire() {
+            counters.listeners.release()
+            broadcaster.releaseHost(key)
             let cap = broadcaster.budget.limit.load(ordering: .relaxed)
             refusal = "server full (\(cap) listeners across all stations: the open-files limit)"
         }
         let now = monotonicNow()
         if let refusal {
+            host.member.assigned.subtract(1, ordering: .relaxed)
             counters.rejected.add(1, ordering: .relaxed)
             logLimited(.refused, .notice, now: now, "\(name): \(kind.rawValue) listener \(peer) refused: \(refusal)")
             if kind == .http {
@@ -57,6 +70,9 @@ extension NetworkLoop {
             try loop.epoll.add(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(fd))
         } catch {
             broadcaster.budget.release()
+            broadcaster.releaseHost(key)
+            counters.listeners.release()
+            host.member.assigned.subtract(1, ordering: .relaxed)
             logLimited(.socketTrouble, .warning, now: now, "\(name): listener \(peer) not served: \(error)")
             return
         }
@@ -70,12 +86,13 @@ extension NetworkLoop {
         position[slot] = active.count
         active.append(listener)
         enterScan(listener)
-        perHost[key, default: 0] += 1
-        retune()
-        counters.listeners.store(active.count, ordering: .relaxed)
+        host.own(fd, self)
         if kind == .http { counters.httpListeners.add(1, ordering: .relaxed) }
         // The access log: info, so that `--log-level notice` turns it off (the text is then not even built).
-        Log.info("\(name): \(kind.rawValue) listener \(peer) connected (\(active.count) listening)")
+        if Log.isEnabled(.info) {
+            let listening = counters.listeners.load(ordering: .relaxed)
+            Log.info("\(name): \(kind.rawValue) listener \(peer) connected (\(listening) listening)")
+        }
         flush(listener, now: now)  // headers and burst right away
     }
 
@@ -131,11 +148,10 @@ extension NetworkLoop {
         position[slot] = -1
         leaveScan(listener)
         loop.deadlines.remove(listener.fd)
-        perHost[listener.hostKey, default: 1] -= 1
-        if perHost[listener.hostKey] == 0 { perHost[listener.hostKey] = nil }
+        host.disown(listener.fd)
+        broadcaster.releaseHost(listener.hostKey)
         broadcaster.budget.release()
-        retune()
-        counters.listeners.store(active.count, ordering: .relaxed)
+        counters.listeners.release()
         if listener.kind == .http { counters.httpListeners.subtract(1, ordering: .relaxed) }
         if quiet { return }
         let now = monotonicNow()

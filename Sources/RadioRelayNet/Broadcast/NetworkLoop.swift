@@ -4,18 +4,15 @@ import RadioRelayMedia
 import RadioRelaySystem
 import Synchronization
 
-/// The epoll loop behind a Broadcaster. Everything here lives on the network thread. The rules — where a listener
-/// starts, when it is written, when it is moved or dropped — are the `ListenerSchedule`'s; this type executes them
-/// (sendmsg, epoll, close).
+/// One output's listeners on one loop of the `NetworkPool` (its `PoolLoop`): everything here lives on that loop's
+/// thread. The rules — where a listener starts, when it is written, when it is moved or dropped — are the
+/// `ListenerSchedule`'s; this type executes them (sendmsg, epoll, close). Limits that span the pool's loops (the
+/// station's listener count and per-address counts) are the Broadcaster's.
 package final class NetworkLoop {
     private static let maxIOV = 64
     /// Connections accepted per wake-up at most: a storm is admitted in batches between which the loop serves the
     /// listeners already connected (each admission writes the headers and burst at once, ~20 µs).
     package static let acceptBatch = 128
-    /// The loop's wake-up sources, in the order of their eventfds.
-    static let publishedSource = 0
-    static let arrivedSource = 1
-
     package let broadcaster: Broadcaster
     package private(set) var configuration: BroadcasterConfiguration
     package private(set) var schedule: ListenerSchedule
@@ -23,7 +20,9 @@ package final class NetworkLoop {
     private var settingsVersion = 0
     package let counters: BroadcasterCounters
     package let name: String
-    /// The skeleton: epoll, accepting, the PROXY-header wait, deadlines, heartbeat, rate-limited log lines.
+    /// The pool loop it runs on, and that loop's skeleton: epoll, accepting, the PROXY-header wait, deadlines,
+    /// heartbeat, rate-limited log lines.
+    package unowned let host: PoolLoop
     package let loop: EventLoop
 
     /// Listeners by file descriptor, and the list of them for iteration (swap-remove through `position`).
@@ -32,13 +31,14 @@ package final class NetworkLoop {
     /// The listeners a publication looks at: those whose socket is not backed up (`NetworkLoop+Watch.swift`).
     package var scan: [Listener] = []
     package var position: [Int] = []
-    package var perHost: [HostKey: Int] = [:]
 
     package var ring = RingSnapshot()
     /// The view was refreshed in this wake-up already (an accept batch's first admission refreshes it).
     package var refreshedThisWake = false
     /// Pages were published since the last flush of every listener (the "published" eventfd fired).
     var published = false
+    /// The Broadcaster's publication count its view was last refreshed at.
+    var seenPublications = -1
     /// When the earliest deferred flush is due (monotonic seconds), if any listener has pages waiting.
     var nextDue: Double?
     /// The ring head the last flush of every listener saw: pages past it are new to the schedule, whoever refreshed
@@ -47,17 +47,17 @@ package final class NetworkLoop {
     private var iov: UnsafeMutablePointer<iovec>
     package var scratch = [UInt8](repeating: 0, count: 4096)
 
-    package init(broadcaster: Broadcaster) throws(SystemError) {
+    package init(broadcaster: Broadcaster, host: PoolLoop) {
         self.broadcaster = broadcaster
+        self.host = host
+        self.loop = host.loop
         self.configuration = broadcaster.configuration
         self.schedule = ListenerSchedule(broadcaster.configuration)
         self.counters = broadcaster.counters
         self.name = broadcaster.name
-        loop = try EventLoop(
-            label: broadcaster.name, listenFD: broadcaster.listenSocket.rawValue,
-            wakeFDs: [broadcaster.publishedEvent.rawValue, broadcaster.arrivedEvent.rawValue],
-            acceptBatch: Self.acceptBatch, tick: 500, activity: broadcaster.counters.loop)
         iov = .allocate(capacity: Self.maxIOV)
+        settingsVersion = broadcaster.settingsVersion.load(ordering: .acquiring)
+        retune()
     }
 
     deinit {
@@ -74,28 +74,22 @@ package final class NetworkLoop {
         retune()
     }
 
-    /// The flush interval for the listeners the loop serves now (`flush_ms = auto` follows them).
+    /// The flush interval for the listeners the pool loop serves now, of every output (`flush_ms = auto` follows
+    /// them).
     package func retune() {
-        schedule.retune(listeners: active.count)
+        schedule.retune(listeners: host.listenerCount)
     }
 
-    /// Serves until `thread` is asked to stop; every iteration (at least one per half second) beats its heartbeat.
-    /// A failing `epoll_wait` is thrown: the loop cannot go on, and the thread's owner decides what follows.
-    package func run(in thread: ServiceThread) throws {
-        Log.info("\(name): listening on \(broadcaster.address)")
-        refresh()
-        defer {
-            for listener in active { disconnect(listener, reason: "server stopping", quiet: true) }
-            logSummaries(now: .infinity)  // what the rate limit left out, counted before the last line
-            Log.info("\(name): stopped listening")
-        }
-        try loop.run(in: thread, self)
+    /// Closes every listener (the output stops, or the loop does).
+    package func closeAll() {
+        for listener in active { disconnect(listener, reason: "server stopping", quiet: true) }
     }
 
     // MARK: Pages
 
     /// Takes a fresh view of the ring (one lock for all listeners).
     package func refresh() {
+        seenPublications = broadcaster.publications.load(ordering: .acquiring)
         ring.refresh(from: broadcaster.ring)
     }
 

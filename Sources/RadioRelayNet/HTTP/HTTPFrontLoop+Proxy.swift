@@ -10,19 +10,21 @@ import Synchronization
 /// the event subscribers' titles and keep-alives.
 extension HTTPFrontLoop: EventLoopHandler {
     /// Read for each connection: a reload applies to the next one accepted.
-    package var expectedProxies: ExpectedProxies? {
+    package func expectedProxies(on listening: Int32) -> ExpectedProxies? {
         front.proxyProtocol.load(ordering: .relaxed)
             ? ExpectedProxies(front.trustedProxies, setting: "http_proxy_from") : nil
     }
 
-    package func accepted(_ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath) {
+    package func accepted(
+        _ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath, on listening: Int32
+    ) {
         // Counted against the client's address (the header's source behind a balancer) while it sends its head.
         guard let connection = register(socket, peer: peer) else { return }
         // The request often arrives with the connection: read it now rather than after another wake-up.
         handleRequest(connection, mask: 0)
     }
 
-    package func refusedProxied(peer: SocketAddress) {
+    package func refusedProxied(peer: SocketAddress, on listening: Int32) {
         front.proxyRejected.add(1, ordering: .relaxed)
     }
 

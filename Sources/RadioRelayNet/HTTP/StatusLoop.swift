@@ -56,13 +56,15 @@ package final class StatusLoop {
 /// What the event-loop skeleton hands the status endpoint: connections, the wake-up (the stop), socket events and
 /// deadlines; before each sleep, the responder comes round.
 extension StatusLoop: EventLoopHandler {
-    package var expectedProxies: ExpectedProxies? { nil }
+    package func expectedProxies(on listening: Int32) -> ExpectedProxies? { nil }
 
-    package func accepted(_ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath) {
+    package func accepted(
+        _ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath, on listening: Int32
+    ) {
         _ = http.register(socket, peer: peer)
     }
 
-    package func refusedProxied(peer: SocketAddress) {}
+    package func refusedProxied(peer: SocketAddress, on listening: Int32) {}
 
     package func woken(_ source: Int) {}
 

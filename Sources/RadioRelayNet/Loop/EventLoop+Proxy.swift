@@ -10,12 +10,15 @@ package final class AwaitingProxyHeader {
     package let fd: Int32
     /// The connection's own peer: the balancer.
     package let peer: SocketAddress
+    /// The listening socket it came through.
+    package let listening: Int32
     package var reader = ProxyHeaderReader()
 
-    package init(socket: consuming FileDescriptor, peer: SocketAddress) {
+    package init(socket: consuming FileDescriptor, peer: SocketAddress, on listening: Int32 = -1) {
         fd = socket.rawValue
         self.socket = consume socket
         self.peer = peer
+        self.listening = listening
     }
 
     /// Hands the socket on (once); otherwise it closes with this value.
@@ -33,11 +36,11 @@ extension EventLoop {
     /// Takes a fresh connection when the socket expects a PROXY header: it waits for it, read at once if it came
     /// with the connection (as a balancer sends it).
     func awaitProxyHeader(
-        _ socket: consuming FileDescriptor, peer: SocketAddress, proxies: ExpectedProxies,
+        _ socket: consuming FileDescriptor, peer: SocketAddress, proxies: ExpectedProxies, on listening: Int32,
         _ handler: some EventLoopHandler
     ) {
         let fd = socket.rawValue
-        let waiting = AwaitingProxyHeader(socket: socket, peer: peer)
+        let waiting = AwaitingProxyHeader(socket: socket, peer: peer, on: listening)
         let now = monotonicNow()
         guard proxies.trusted.trusts(peer) else {
             // Whatever it would send, its header is not believed: only the balancers reach this port.
@@ -78,11 +81,12 @@ extension EventLoop {
         guard let socket = waiting.takeSocket() else { return }
         switch result {
         case .proxied(let source, _, _):
-            handler.accepted(socket, peer: source.socketAddress, via: .proxied(balancer: waiting.peer))
+            handler.accepted(
+                socket, peer: source.socketAddress, via: .proxied(balancer: waiting.peer), on: waiting.listening)
         case .unknown:
-            handler.accepted(socket, peer: waiting.peer, via: .unnamed)
+            handler.accepted(socket, peer: waiting.peer, via: .unnamed, on: waiting.listening)
         case .local:
-            handler.accepted(socket, peer: waiting.peer, via: .local)
+            handler.accepted(socket, peer: waiting.peer, via: .local, on: waiting.listening)
         case .incomplete, .invalid:
             return  // not a step's `.done`
         }
@@ -99,7 +103,7 @@ extension EventLoop {
     private func refuse(
         _ waiting: AwaitingProxyHeader, _ reason: String, now: Double, _ handler: some EventLoopHandler
     ) {
-        handler.refusedProxied(peer: waiting.peer)
+        handler.refusedProxied(peer: waiting.peer, on: waiting.listening)
         logLimited(.proxyHeader, .notice, now: now, "\(label): connection from \(waiting.peer) closed: \(reason)")
     }
 }

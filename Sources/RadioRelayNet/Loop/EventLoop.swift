@@ -16,7 +16,8 @@ import Synchronization
 /// Each wake-up source is its own eventfd (for a station: "pages published" and "listeners arrived"), so the
 /// handler knows why it was woken without looking at anything.
 package final class EventLoop {
-    package static let listenTag = UInt64.max
+    /// A listening socket's tag is its descriptor with this bit set (a connection's tag is its descriptor).
+    private static let listeningBit = UInt64(1) << 40
     /// Wake-up source `i` (0-based) carries the tag `firstWakeTag - i`.
     private static let firstWakeTag = UInt64.max - 1
     private static let maxWakeSources = 8
@@ -24,7 +25,9 @@ package final class EventLoop {
     /// Names the loop in its log lines (a station's name, "http", "status").
     package let label: String
     package let epoll: Epoll
-    package let listenFD: Int32
+    /// The listening sockets it accepts on (a station network loop of a pool: every output whose socket it was
+    /// given; the HTTP and status loops: one).
+    package private(set) var listening: [Int32] = []
     /// Connections accepted per wake-up at most: a storm is admitted in batches between which the loop serves the
     /// connections it has.
     package let acceptBatch: Int
@@ -45,20 +48,37 @@ package final class EventLoop {
     package let activity: LoopActivity
 
     package init(
-        label: String, listenFD: Int32, wakeFDs: [Int32], epollCapacity: Int = Epoll.maxEvents, acceptBatch: Int,
+        label: String, listenFD: Int32?, wakeFDs: [Int32], epollCapacity: Int = Epoll.maxEvents, acceptBatch: Int,
         tick: Int32, proxyCapacity: Int = 1024, activity: LoopActivity = LoopActivity()
     ) throws(SystemError) {
         self.label = label
-        self.listenFD = listenFD
         self.acceptBatch = max(1, acceptBatch)
         self.tick = max(1, tick)
         self.activity = activity
         proxyWait = ProxyHeaderWait(capacity: max(1, proxyCapacity))
         epoll = try Epoll(capacity: epollCapacity)
-        try epoll.add(listenFD, events: EPOLLIN.rawValue, tag: Self.listenTag)
+        if let listenFD { try addListening(listenFD) }
         for fd in wakeFDs.prefix(Self.maxWakeSources) {
             try epoll.add(fd, events: EPOLLIN.rawValue, tag: Self.firstWakeTag - UInt64(self.wakeFDs.count))
             self.wakeFDs.append(fd)
+        }
+    }
+
+    /// Accepts on `fd` too (watched now unless accepting is paused).
+    package func addListening(_ fd: Int32) throws(SystemError) {
+        guard fd >= 0, !listening.contains(fd) else { return }
+        try epoll.add(fd, events: listenWatched ? EPOLLIN.rawValue : 0, tag: Self.listeningBit | UInt64(fd))
+        listening.append(fd)
+    }
+
+    /// Stops accepting on `fd` (its owner closes it); connections waiting for their PROXY header from it stay.
+    package func removeListening(_ fd: Int32) {
+        guard let index = listening.firstIndex(of: fd) else { return }
+        listening.remove(at: index)
+        do {
+            try epoll.remove(fd)
+        } catch {
+            logLimited(.socketTrouble, .warning, now: monotonicNow(), "\(label): listening socket: \(error)")
         }
     }
 
@@ -85,8 +105,8 @@ package final class EventLoop {
             handler.awake()
             for index in 0..<count {
                 let (tag, mask) = epoll.event(at: index)
-                if tag == Self.listenTag {
-                    accept(handler)
+                if tag & Self.listeningBit != 0 && tag < Self.firstWakeTag - UInt64(Self.maxWakeSources) {
+                    accept(Int32(truncatingIfNeeded: tag & 0xFFFF_FFFF), handler)
                 } else if tag > Self.firstWakeTag - UInt64(Self.maxWakeSources) {
                     let source = Int(Self.firstWakeTag - tag)
                     drainWake(source)
@@ -124,22 +144,22 @@ package final class EventLoop {
 
     /// Accepts up to `acceptBatch` connections. More waiting ones keep the (level-triggered) listening socket ready,
     /// so the next wake-up comes at once, after the connections already there have been served.
-    private func accept(_ handler: some EventLoopHandler) {
+    private func accept(_ listenFD: Int32, _ handler: some EventLoopHandler) {
         for _ in 0..<acceptBatch {
-            guard let (fd, peer) = acceptOne() else { return }
+            guard let (fd, peer) = acceptOne(listenFD) else { return }
             let socket = FileDescriptor(owning: fd)
-            guard let proxies = handler.expectedProxies else {
-                handler.accepted(socket, peer: peer, via: .direct)
+            guard let proxies = handler.expectedProxies(on: listenFD) else {
+                handler.accepted(socket, peer: peer, via: .direct, on: listenFD)
                 continue
             }
-            awaitProxyHeader(socket, peer: peer, proxies: proxies, handler)
+            awaitProxyHeader(socket, peer: peer, proxies: proxies, on: listenFD, handler)
         }
     }
 
     /// One connection from the backlog, or nil when there is none now, or when accepting failed for want of
     /// descriptors or memory (then the listening socket is left unwatched for the back-off's pause, and the failure
     /// reported once per interval, with a count).
-    private func acceptOne() -> (fd: Int32, peer: SocketAddress)? {
+    private func acceptOne(_ listenFD: Int32) -> (fd: Int32, peer: SocketAddress)? {
         while true {
             var storage = sockaddr_storage()
             var length = UInt32(MemoryLayout<sockaddr_storage>.size)
@@ -177,15 +197,17 @@ package final class EventLoop {
         Log.error("\(label): cannot accept: \(error)\(times); not accepting for \(failure.pause) s\(advice)")
     }
 
-    /// Watches the listening socket again (`true`), or stops watching it (`false`, events 0: it stays registered).
-    /// If epoll refuses, the socket is left as it was and the next attempt comes with the next pause.
+    /// Watches the listening sockets again (`true`), or stops watching them (`false`, events 0: they stay
+    /// registered). If epoll refuses, that socket is left as it was and the next attempt comes with the next pause.
     private func watchListenSocket(_ watched: Bool) {
         guard watched != listenWatched else { return }
-        do {
-            try epoll.modify(listenFD, events: watched ? EPOLLIN.rawValue : 0, tag: Self.listenTag)
-            listenWatched = watched
-        } catch {
-            logLimited(.socketTrouble, .warning, now: monotonicNow(), "\(label): listening socket: \(error)")
+        listenWatched = watched
+        for fd in listening {
+            do {
+                try epoll.modify(fd, events: watched ? EPOLLIN.rawValue : 0, tag: Self.listeningBit | UInt64(fd))
+            } catch {
+                logLimited(.socketTrouble, .warning, now: monotonicNow(), "\(label): listening socket: \(error)")
+            }
         }
     }
 
@@ -222,13 +244,14 @@ package final class EventLoop {
 
 /// What a loop built on `EventLoop` decides. Every call comes on the loop's thread.
 package protocol EventLoopHandler: AnyObject {
-    /// The balancers whose PROXY header the listening socket expects, read for each accepted connection (a reload
-    /// applies to the next one); nil: connections come straight from clients.
-    var expectedProxies: ExpectedProxies? { get }
-    /// A connection to serve: `peer` is the client (the PROXY header's source, when one named it).
-    func accepted(_ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath)
+    /// The balancers whose PROXY header the listening socket `fd` expects, asked for each accepted connection (a
+    /// reload applies to the next one); nil: connections come straight from clients.
+    func expectedProxies(on listening: Int32) -> ExpectedProxies?
+    /// A connection to serve, accepted on `listening`: `peer` is the client (the PROXY header's source, when one
+    /// named it).
+    func accepted(_ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath, on listening: Int32)
     /// A connection closed for its PROXY header (untrusted, late, invalid, or no room to wait): count it.
-    func refusedProxied(peer: SocketAddress)
+    func refusedProxied(peer: SocketAddress, on listening: Int32)
     /// Wake-up source `source` (the index of its eventfd at `init`) fired; it is drained already.
     func woken(_ source: Int)
     /// epoll reported `mask` for a descriptor the handler registered with its descriptor as the tag.

@@ -4,38 +4,19 @@ import RadioRelayMedia
 import RadioRelaySystem
 import Synchronization
 
-/// What the event-loop skeleton hands a station's network loop: connections (accepted, or through a trusted
-/// balancer once their PROXY header named the client), its two wake-ups — pages published, HTTP listeners arrived —
-/// and its listeners' socket events. Pages published are written in `settle`, once per wake-up for all listeners.
-extension NetworkLoop: EventLoopHandler {
+/// What its pool loop hands an output's share: connections accepted on the output's listening socket (by its home
+/// loop, directly or through a trusted balancer once their PROXY header named the client), pages published, and its
+/// listeners' socket events. Pages published are written in `settle`, once per wake-up for all listeners.
+extension NetworkLoop {
     /// With `proxy_protocol`, only the balancers of `proxy_from` reach the port, each connection with its header.
     package var expectedProxies: ExpectedProxies? {
         configuration.proxyProtocol ? ExpectedProxies(configuration.trustedProxies, setting: "proxy_from") : nil
     }
 
-    package func accepted(_ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath) {
-        if case .local = via {
-            // The balancer's own connection (a health check of this port): it has its answer, the close.
-            if Log.isEnabled(.debug) { Log.debug("\(name): PROXY LOCAL connection from \(peer) closed") }
-            return
-        }
-        if !refreshedThisWake {
-            refresh()  // the newest pages, even if their wake-up is still queued
-            refreshedThisWake = true
-        }
+    /// A connection accepted here and assigned to this loop.
+    package func accepted(_ socket: consuming FileDescriptor, peer: SocketAddress) {
+        freshen()  // the newest pages, even if their wake-up is still queued
         admit(socket, peer: peer)  // an UNKNOWN header's balancer stands for the client it did not name
-    }
-
-    package func refusedProxied(peer: SocketAddress) {
-        counters.proxyRejected.add(1, ordering: .relaxed)
-    }
-
-    package func woken(_ source: Int) {
-        if source == Self.arrivedSource {
-            admitArrivals()
-        } else {
-            published = true
-        }
     }
 
     package func ready(_ fd: Int32, mask: UInt32) {
@@ -67,15 +48,20 @@ extension NetworkLoop: EventLoopHandler {
     package func awake() {
         refreshSettings()  // a reload made while it slept applies to what this wake-up brings
         refreshedThisWake = false
+        counters.loop.wakeups.add(1, ordering: .relaxed)
     }
 
+    /// After the wake-up's events: if this output published since the view was taken, the new pages are written
+    /// to every listener due; otherwise only a deferred flush that came due.
     package func settle() {
-        if published || ring.head != scheduledHead {
-            // Without the second test, pages published while an accept batch ran were seen by the batch's refresh
-            // only, and the listeners already there waited for their fallback deadline (up to twice the flush
-            // interval: stalls of ~500 ms during every connect ramp).
-            published = false
+        if published && broadcaster.publications.load(ordering: .acquiring) != seenPublications {
             refresh()
+        }
+        published = false
+        if ring.head != scheduledHead {
+            // Pages published while an accept batch ran were seen by the batch's refresh only: the listeners
+            // already there are flushed now, not at their fallback deadline (up to twice the flush interval: stalls
+            // of ~500 ms during every connect ramp, before this test).
             scheduledHead = ring.head
             flushDue()
         } else if let due = nextDue, monotonicNow() >= due {
