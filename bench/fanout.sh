@@ -10,6 +10,7 @@
 #   FLUSH_MS, PAGE_MS    passed to radio-relay as --flush-ms / --page-ms when set; PAGE_MS also sets the page
 #                        duration of ffmpeg's Ogg muxer feeding Icecast (default 100 ms, radio-relay's default)
 #   BURST                radio-relay --burst seconds (default: the server's, 2 s)
+#   NETWORK_THREADS      radio-relay --network-threads (default: the server's, one loop per CPU)
 #   UPSTREAM             sample: radio-relay plays its bundled demo sample at real time (default);
 #                        paced: ffmpeg -re serves the same demo MP3 over HTTP on PORT_U, paced frame by frame like a
 #                        live station, and radio-relay relays that (--upstream http://127.0.0.1:PORT_U/stream.mp3)
@@ -225,6 +226,7 @@ fi
 [[ -n ${FLUSH_MS:-} ]] && rr_args+=(--flush-ms "$FLUSH_MS")
 [[ -n ${PAGE_MS:-} ]] && rr_args+=(--page-ms "$PAGE_MS")
 [[ -n ${BURST:-} ]] && rr_args+=(--burst "$BURST")
+[[ -n ${NETWORK_THREADS:-} ]] && rr_args+=(--network-threads "$NETWORK_THREADS")
 echo
 echo "== phase 1: radio-relay ${rr_args[*]}"
 "$RR" "${rr_args[@]}" >"$TMP/radio-relay.log" 2>&1 &
@@ -359,11 +361,11 @@ printf '%-28s %16s %16s\n' "load tool exit code" "$RR_RC" "$ICE_RC"
 echo
 echo "== radio-relay's threads in the steady hold ($RR_HOLD_WINDOW s): CPU s and % of one core, busiest first"
 awk -v w="$RR_HOLD_WINDOW" '$2 > 0.005 { printf "   %-16s %8.2f s %6.1f %%\n", $1, $2, 100 * $2 / w }' "$TMP/radio-relay.threads" | head -n 12
-# The station network loops: threads named net-*. The busiest one's share of their total says how evenly a pool of
-# them (one today) carries the listeners.
-awk -v w="$RR_HOLD_WINDOW" '$1 ~ /^net-/ { n++; total += $2; if ($2 > max) { max = $2; name = $1 } }
+# The station network loops: threads named net (a pool of one) or net-0, net-1, ... The busiest one's share of their
+# total says how evenly the pool carries the listeners.
+awk -v w="$RR_HOLD_WINDOW" '$1 ~ /^net(-[0-9]+)?$/ { n++; total += $2; if ($2 > max) { max = $2; name = $1 } }
     END {
-        if (n == 0) { print "   network loops: no thread named net-*"; exit }
+        if (n == 0) { print "   network loops: no thread named net or net-N"; exit }
         share = total > 0 ? 100 * max / total : 0
         printf "   network loops: %d, %.2f s in all; busiest %s %.2f s (%.0f %% of them, %.1f %% of one core)\n",
             n, total, name, max, share, 100 * max / w

@@ -11,6 +11,7 @@
 # connections; default 5), WARMUP (s before the first run, 4), RADIO_RELAY and LOAD (release binaries), KEEP_TMP=1.
 # Prints each run, then the medians side by side with the ratio http/raw.
 set -euo pipefail
+shopt -s extglob
 export LC_ALL=C
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 die() { echo "http: error: $*" >&2; exit 1; }
@@ -44,14 +45,16 @@ PORT_HTTP=$(bench_free_port)
 [[ $PORT_RAW != "$PORT_HTTP" ]] || PORT_HTTP=$(bench_free_port)
 clk_tck=$(getconf CLK_TCK)
 cpu_ticks() { awk '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print f[12] + f[13] }' "/proc/$1/stat"; }
-# thread_ticks NAME: CPU ticks of the server's thread named NAME (net-main: the station's network loop, http: the
-# front end that reads requests and hands them over).
+# thread_ticks PATTERN: CPU ticks of the server's threads whose name matches PATTERN (a shell pattern: net, net-*:
+# the network loops; http: the front end that reads requests and hands them over), summed.
 thread_ticks() {
-    local task
+    local task total=0 name
     for task in /proc/"$RR_PID"/task/*; do
-        [[ $(cat "$task/comm" 2>/dev/null) == "$1" ]] && { cpu_ticks "${task#/proc/}" | tr -d '\n'; echo; return; }
+        name=$(cat "$task/comm" 2>/dev/null) || continue
+        # shellcheck disable=SC2053  # a pattern on purpose
+        [[ $name == $1 ]] && total=$((total + $(cpu_ticks "${task#/proc/}")))
     done
-    echo 0
+    echo "$total"
 }
 calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -75,12 +78,12 @@ run() {
     [[ $kind == http ]] && args=(--port "$PORT_HTTP" --http /main.opus)
     c0=$(cpu_ticks "$RR_PID")
     local n0 h0 n1 h1
-    n0=$(thread_ticks net-main)
+    n0=$(thread_ticks "net@(|-+([0-9]))")
     h0=$(thread_ticks http)
     timeout --kill-after=10 $((DURATION + 120)) "$LOAD" "${args[@]}" -n "$N" --duration "$DURATION" --ramp "$RAMP" \
         --json "$json" >"$TMP/$kind-$round.txt" 2>&1 || true
     c1=$(cpu_ticks "$RR_PID")
-    n1=$(thread_ticks net-main)
+    n1=$(thread_ticks "net@(|-+([0-9]))")
     h1=$(thread_ticks http)
     kill -0 "$RR_PID" 2>/dev/null || die "radio-relay died during the $kind run"
     local served cpu errors
@@ -110,7 +113,7 @@ col() { awk -v k="$1" -v c="$2" '$1 == k { print $c }' "$TMP/runs" | median; }
 echo
 echo "== medians over $ROUNDS rounds, N=$N, ${DURATION} s each"
 printf '%-34s %12s %12s %10s\n' "" "raw TCP" "HTTP" "http/raw"
-for row in "2:server CPU ms per listener" "9:  network loop (net-main)" "10:  HTTP front end (http)" \
+for row in "2:server CPU ms per listener" "9:  network loops (net-*)" "10:  HTTP front end (http)" \
     "8:server CPU s per run" "3:first audio p50 ms" "4:first audio p99 ms" \
     "5:stall p99 ms" "6:stream errors + disconnects" "7:listeners served"; do
     c=${row%%:*} label=${row#*:}

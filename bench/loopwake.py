@@ -12,7 +12,7 @@ every 15 s) are attached from 127.0.0.2 ... 127.0.0.255, and the same requests a
 wake-ups look at every connection costs more per wake-up with the subscribers attached; one that looks only at
 what is due costs the same.
 
-For the station's network loop (thread "net-main", radio_relay_network_loop_wakeups_total): its wake-ups are the
+For the station's network loop (thread "net", --network-threads 1, radio_relay_network_loop_wakeups_total): its wake-ups are the
 pipeline's publications (a page every 100 ms) and whatever is due. Its CPU per wake-up is read over HOLD seconds with
 no listener, then with IDLE raw listeners that stopped reading (a 1 KiB receive buffer, never read: their sockets back
 up within seconds, and the server runs with --max-lag 600 so that none is moved or dropped while measured). A loop
@@ -45,7 +45,7 @@ def thread_ns(pid, name):
 
 def wakeups(status_port, loop):
     text = urllib.request.urlopen(f"http://127.0.0.1:{status_port}/metrics", timeout=5).read().decode()
-    if loop == "net-main":
+    if loop == "net":
         pattern = r'^radio_relay_network_loop_wakeups_total\{station="main",rendition="[^"]*"\} (\d+)$'
     else:
         pattern = r'^radio_relay_loop_wakeups_total\{loop="%s"\} (\d+)$' % re.escape(loop)
@@ -157,20 +157,20 @@ def main():
 
     nones, manys = [], []
     for round in range(1, rounds + 1):
-        nones.append(phase(f"station {round}: 0 listeners", pid, 0, status_port, 0, "net-main", hold))
+        nones.append(phase(f"station {round}: 0 listeners", pid, 0, status_port, 0, "net", hold))
         started = time.monotonic()
         stalled = stall(station_port, idle)
         print(f"station {round}: connected {len(stalled)} listeners that never read in "
               f"{time.monotonic() - started:.1f} s; their sockets back up", flush=True)
         time.sleep(8)
-        manys.append(phase(f"station {round}: {idle} stalled", pid, 0, status_port, 0, "net-main", hold))
+        manys.append(phase(f"station {round}: {idle} stalled", pid, 0, status_port, 0, "net", hold))
         held = listeners(status_port)
         if held != idle:
             print(f"station {round}: warning: {held} of the {idle} stalled listeners still connected", flush=True)
         for s in stalled:
             s.close()
         time.sleep(3)
-    report("station network loop (thread net-main)", idle, nones, manys, ((0, "µs per wake-up"),))
+    report("station network loop (thread net)", idle, nones, manys, ((0, "µs per wake-up"),))
 
 
 if __name__ == "__main__":

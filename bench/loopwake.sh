@@ -50,7 +50,7 @@ STATUS=$(bench_free_port)
 echo "== loop work per wake-up: 0 vs $IDLE idle connections, $REQUESTS requests each, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "   $(uname -sr), $(nproc) cores; $("$RR" --version | head -1) ($RR)"
 "$RR" serve --bind 127.0.0.1 --port "$PORT" --http "127.0.0.1:$HTTP" --status "127.0.0.1:$STATUS" \
-    --max-lag 600 --log-level notice >"$TMP/server.log" 2>&1 &
+    --max-lag 600 --network-threads 1 --log-level notice >"$TMP/server.log" 2>&1 &
 RR_PID=$!
 wait_until 10 "$RR_PID" port_busy "$STATUS" || die "the server did not start: $(cat "$TMP/server.log")"
 wait_until 10 "$RR_PID" port_busy "$HTTP" || die "no HTTP address: $(cat "$TMP/server.log")"
