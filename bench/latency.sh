@@ -9,6 +9,7 @@
 # chunk50 (whatever became due, every 20-50 ms), chunk250 (every 250 ms: a server's write loop), burst2 (2 s of
 # frames at once on connect, then one per send()). Joins: the listener connects 0.3 s and 2 s after the upstream.
 #   EXTRA=1 bench/latency.sh                # also 100 ms pages with flush-ms 0 (separates page size from flushing)
+#   ATTACH=5000 CONFIGS=default bench/latency.sh   # the defaults only, with 5000 other listeners
 #   ATTACH=5000 bench/latency.sh            # 5000 other listeners (radio-relay-load) connected to the station
 #                                           # before the measured one joins: flush_ms auto flushes for that audience
 #   RADIO_RELAY=/path/to/radio-relay bench/latency.sh
@@ -34,6 +35,7 @@ CONNECT_DELAY=${CONNECT_DELAY:-2}   # seconds between the relay's upstream conne
 RR=$(abs_path "${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}")
 LOAD=$(abs_path "${LOAD:-$REPO_ROOT/.build/release/radio-relay-load}")
 ATTACH=${ATTACH:-0}
+CONFIGS=${CONFIGS:-default low-latency ffmpeg}   # which of the three to run
 OUT=$(abs_path "${BENCH_OUT:-$REPO_ROOT/bench/out}")
 PY=${PYTHON:-python3}
 LATENCY_PY=$REPO_ROOT/bench/latency.py
@@ -139,10 +141,13 @@ DEFAULT_HOLD=$("$RR" serve --help 2>&1 | sed -n 's/.*--flush-hold-ms MS.*(defaul
 DEFAULT_PAGE=$("$RR" serve --help 2>&1 | sed -n 's/.*--page-ms MS.*(default \([0-9]*\).*/\1/p' | head -1)
 for send in $SENDS; do
     for join in $JOINS; do
-        run "default/$send/join$join" "defaults (pages ${DEFAULT_PAGE:-?} ms, flush ${DEFAULT_FLUSH:-?})" \
-            "$join" "$send" -- "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}'
-        run "low-latency/$send/join$join" "--page-ms 20 --flush-ms 0" "$join" "$send" -- \
-            "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' --page-ms 20 --flush-ms 0
+        [[ " $CONFIGS " == *" default "* ]] &&
+            run "default/$send/join$join" "defaults (pages ${DEFAULT_PAGE:-?} ms, flush ${DEFAULT_FLUSH:-?})" \
+                "$join" "$send" -- "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' \
+                --max-listeners 0
+        [[ " $CONFIGS " == *" low-latency "* ]] &&
+            run "low-latency/$send/join$join" "--page-ms 20 --flush-ms 0" "$join" "$send" -- \
+                "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' --page-ms 20 --flush-ms 0
         if [[ $EXTRA == 1 ]]; then
             run "page100-flush0/$send/join$join" "--page-ms 100 --flush-ms 0" "$join" "$send" -- \
                 "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' --flush-ms 0
@@ -151,7 +156,7 @@ for send in $SENDS; do
 done
 # ffmpeg accepts one listener and opens its output only after probing the input; latency.py connects as soon as it
 # listens (retrying every 2 ms). Audio that queued up before that is excluded like the relay's burst.
-run "ffmpeg/frame/join0" "libopus 96k, -page_duration 100000" 0 frame -- \
+[[ " $CONFIGS " == *" ffmpeg "* ]] && ATTACH=0 run "ffmpeg/frame/join0" "libopus 96k, -page_duration 100000" 0 frame -- \
     ffmpeg -nostdin -v error -i '{upstream}' -c:a libopus -b:a 96k -page_duration 100000 -f ogg \
     'tcp://127.0.0.1:{port}?listen=1'
 

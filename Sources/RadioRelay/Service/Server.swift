@@ -77,7 +77,9 @@ package final class Server {
         self.stations = stations
         self.status = statusServer
         self.http = http
-        if let http { statusServer?.reportLoops([("http", http.activity)]) }
+        // Every network loop of the process's pool, by thread name, and the HTTP front end.
+        let pool = NetworkPool.process.snapshot?.members.map { ($0.name, $0.activity) } ?? []
+        statusServer?.reportLoops(pool + (http.map { [("http", $0.activity)] } ?? []))
         // The HTTP front end starts after the stations it hands listeners to, the status endpoint last.
         let services: [any Service] = stations + (http.map { [$0] } ?? []) + (statusServer.map { [$0] } ?? [])
         self.group = ServiceGroup(services)
