@@ -10,6 +10,7 @@
 # frames at once on connect, then one per send()). Joins: the listener connects 0.3 s and 2 s after the upstream.
 #   EXTRA=1 bench/latency.sh                # also 100 ms pages with flush-ms 0 (separates page size from flushing)
 #   ATTACH=5000 CONFIGS=default bench/latency.sh   # the defaults only, with 5000 other listeners
+#   CONFIGS=default DEFAULT_ARGS="--flush-ms 500" bench/latency.sh   # the defaults with other flags
 #   ATTACH=5000 bench/latency.sh            # 5000 other listeners (radio-relay-load) connected to the station
 #                                           # before the measured one joins: flush_ms auto flushes for that audience
 #   RADIO_RELAY=/path/to/radio-relay bench/latency.sh
@@ -36,6 +37,7 @@ RR=$(abs_path "${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}")
 LOAD=$(abs_path "${LOAD:-$REPO_ROOT/.build/release/radio-relay-load}")
 ATTACH=${ATTACH:-0}
 CONFIGS=${CONFIGS:-default low-latency ffmpeg}   # which of the three to run
+DEFAULT_ARGS=${DEFAULT_ARGS:-}   # more flags for the "default" configuration, e.g. --flush-ms 500
 OUT=$(abs_path "${BENCH_OUT:-$REPO_ROOT/bench/out}")
 PY=${PYTHON:-python3}
 LATENCY_PY=$REPO_ROOT/bench/latency.py
@@ -138,13 +140,14 @@ DEFAULT_FLUSH=$("$RR" serve --help 2>&1 | sed -n 's/.*--flush-ms MS.*: \([a-z0-9
 DEFAULT_HOLD=$("$RR" serve --help 2>&1 | sed -n 's/.*--flush-hold-ms MS.*(default \([0-9]*\).*/\1/p' | head -1)
 [[ -n $DEFAULT_HOLD ]] && DEFAULT_FLUSH="$DEFAULT_FLUSH, hold $DEFAULT_HOLD"
 ((ATTACH > 0)) && DEFAULT_FLUSH="$DEFAULT_FLUSH; $ATTACH attached"
+[[ -n $DEFAULT_ARGS ]] && DEFAULT_FLUSH="$DEFAULT_FLUSH; $DEFAULT_ARGS"
 DEFAULT_PAGE=$("$RR" serve --help 2>&1 | sed -n 's/.*--page-ms MS.*(default \([0-9]*\).*/\1/p' | head -1)
 for send in $SENDS; do
     for join in $JOINS; do
         [[ " $CONFIGS " == *" default "* ]] &&
             run "default/$send/join$join" "defaults (pages ${DEFAULT_PAGE:-?} ms, flush ${DEFAULT_FLUSH:-?})" \
                 "$join" "$send" -- "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' \
-                --max-listeners 0
+                --max-listeners 0 $DEFAULT_ARGS
         [[ " $CONFIGS " == *" low-latency "* ]] &&
             run "low-latency/$send/join$join" "--page-ms 20 --flush-ms 0" "$join" "$send" -- \
                 "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' --page-ms 20 --flush-ms 0

@@ -5,6 +5,7 @@
 #   bench/scale.sh                               # N = 10000 14000 19000, loops 1 and 2, 40 s each, ~5 minutes
 #   COUNTS="10000" LOOPS="1 2" bench/scale.sh    # the busiest loop's CPU at 10 000, one loop against two
 #   RADIO_RELAY=/tmp/old/radio-relay LOOPS=- bench/scale.sh   # a build without --network-threads ("-": its default)
+#   EXTRA_ARGS="--flush-ms 300" bench/scale.sh   # more serve flags
 #
 # Printed per run: the load tool's errors (Ogg, disconnects, stuck, connect failures), first audio p99, longest
 # stall p50/p99 (from each listener's first audio page), the server's peak RSS (VmHWM), its CPU in the steady part
@@ -41,7 +42,7 @@ loop_ticks() {
     local task name
     for task in /proc/"$1"/task/*; do
         name=$(cat "$task/comm" 2>/dev/null) || continue
-        [[ $name =~ ^net(-[0-9]+)?$ ]] && echo "$name $(ticks "$task/stat")"
+        [[ $name =~ ^net(-[0-9]+|-main)?$ ]] && echo "$name $(ticks "$task/stat")"
     done
     return 0
 }
@@ -53,6 +54,8 @@ for n in $COUNTS; do
     for loops in $LOOPS; do
         args=(serve --bind 127.0.0.1 --port "$PORT" --max-listeners 0 --log-level warning)
         [[ $loops != - ]] && args+=(--network-threads "$loops")
+        # shellcheck disable=SC2206  # split on purpose
+        [[ -n ${EXTRA_ARGS:-} ]] && args+=($EXTRA_ARGS)
         "$RR" "${args[@]}" >"$TMP/server.log" 2>&1 &
         rr=$!
         PIDS+=("$rr")

@@ -167,7 +167,8 @@ enum MetricsReport {
             }
         }
         if !snapshot.loops.isEmpty {
-            header(&out, "loop_wakeups_total", .counter, "Wake-ups of the server's loops: network (net-N), HTTP, status")
+            header(
+                &out, "loop_wakeups_total", .counter, "Wake-ups of the server's loops: network (net-N), HTTP, status")
             for loop in snapshot.loops {
                 out += "\(prefix)loop_wakeups_total{loop=\"\(labelValue(loop.name))\"} \(loop.wakeups)\n"
             }

@@ -71,9 +71,11 @@ public struct BroadcasterConfiguration: Sendable, Equatable {
 public struct FlushPolicy: Sendable, Equatable, CustomStringConvertible {
     /// Every listener every `fixed` seconds, whatever the audience (`flush_ms = N`; 0: every page); nil: `auto`.
     ///
-    /// `auto` (the default): the interval follows the loop's listener count, `listeners / autoWriteRate` seconds,
-    /// so a loop makes at most `autoWriteRate` writes a second until the interval reaches `hold`; beyond, it stays
-    /// at `hold` and the writes grow with the listeners. A small audience is written at every page (lowest latency,
+    /// `auto` (the default): the interval follows the process's listener count (every station's, on every network
+    /// loop), `listeners / autoWriteRate` seconds, so the process makes at most `autoWriteRate` writes a second
+    /// until the interval reaches `hold`; beyond, it stays at `hold` and the writes grow with the listeners. (Counted
+    /// per loop instead, two loops made twice the writes for the same audience: at 2 000 listeners each loop had
+    /// 1 000 and wrote every 200 ms, 65 µs per listener-second against 52 at 300 ms.) A small audience is written at every page (lowest latency,
     /// few writes); a large one every `hold`, whose default is the 300 ms that was the fixed default: 100 ms pages
     /// then wait at most 200 ms, end-to-end p99 ≈ 315 ms (goal ≤ 400 ms).
     public var fixed: Double?
@@ -89,10 +91,10 @@ public struct FlushPolicy: Sendable, Equatable, CustomStringConvertible {
     public static let auto = FlushPolicy(fixed: nil)
     /// The default hold budget (seconds).
     public static let defaultHold = 0.3
-    /// Writes per second a loop allows itself before `auto` lengthens the interval: 5 000 `sendmsg` of a few KB
-    /// cost ~6 % of a core here (~12 µs each on loopback: 41 µs per listener-second at 3.3 writes a second), so an
-    /// audience below 1 500 per loop gets every page sooner at a cost nobody notices, and one above it the hold's
-    /// CPU per listener.
+    /// Writes per second the process allows itself before `auto` lengthens the interval: 5 000 `sendmsg` of a few
+    /// KB cost ~6 % of a core here (~12 µs each on loopback: 41 µs per listener-second at 3.3 writes a second), so
+    /// an audience below 1 500 gets every page sooner at a cost nobody notices, and one above it the hold's CPU per
+    /// listener.
     public static let autoWriteRate = 5_000.0
 
     /// For the start-up line: "auto (every page up to 300 ms)" or "300 ms".

@@ -74,10 +74,10 @@ package final class NetworkLoop {
         retune()
     }
 
-    /// The flush interval for the listeners the pool loop serves now, of every output (`flush_ms = auto` follows
-    /// them).
+    /// The flush interval for the process's audience (`flush_ms = auto` follows it: every loop's listeners, of
+    /// every output).
     package func retune() {
-        schedule.retune(listeners: host.listenerCount)
+        schedule.retune(listeners: host.audience)
     }
 
     /// Closes every listener (the output stops, or the loop does).

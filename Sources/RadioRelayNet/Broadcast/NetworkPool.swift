@@ -63,6 +63,9 @@ package final class NetworkPool: Sendable {
         return joined
     }
 
+    /// Listeners served now, by every loop (one relaxed load per loop).
+    package var listeners: Int { members.reduce(0) { $0 &+ $1.listeners.load(ordering: .relaxed) } }
+
     /// Every loop's heartbeat, for the watchdog (empty before `start`).
     package var heartbeats: [Int] { members.flatMap(\.thread.heartbeats) }
 

@@ -22,10 +22,11 @@ package final class PoolLoop: EventLoopHandler {
     private var homes: [Int32: NetworkLoop] = [:]
     /// The output each listener descriptor belongs to.
     private var owners: [NetworkLoop?] = []
-    /// Listeners it serves now, of every output (what `flush_ms = auto` follows), and the count the outputs'
-    /// intervals were last set for.
+    /// Listeners it serves now, of every output.
     package private(set) var listenerCount = 0
-    private var retunedFor = 0
+    /// The process's listeners (every loop's) when the outputs' intervals were last set: what `flush_ms = auto`
+    /// follows.
+    package private(set) var audience = 0
 
     init(member: PoolMember, pool: NetworkPool) throws(SystemError) {
         self.member = member
@@ -174,8 +175,9 @@ package final class PoolLoop: EventLoopHandler {
 
     package func prepare(now: Double) -> Double? {
         var earliest: Double?
-        let retune = listenerCount != retunedFor
-        retunedFor = listenerCount
+        let listeners = pool.listeners
+        let retune = listeners != audience
+        audience = listeners
         for output in outputs {
             if retune { output.retune() }
             if let due = output.prepare(now: now) { earliest = min(earliest ?? due, due) }
