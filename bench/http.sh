@@ -78,12 +78,12 @@ run() {
     [[ $kind == http ]] && args=(--port "$PORT_HTTP" --http /main.opus)
     c0=$(cpu_ticks "$RR_PID")
     local n0 h0 n1 h1
-    n0=$(thread_ticks "net@(|-+([0-9]))")
+    n0=$(thread_ticks "net@(|-+([0-9])|-main)")
     h0=$(thread_ticks http)
     timeout --kill-after=10 $((DURATION + 120)) "$LOAD" "${args[@]}" -n "$N" --duration "$DURATION" --ramp "$RAMP" \
         --json "$json" >"$TMP/$kind-$round.txt" 2>&1 || true
     c1=$(cpu_ticks "$RR_PID")
-    n1=$(thread_ticks "net@(|-+([0-9]))")
+    n1=$(thread_ticks "net@(|-+([0-9])|-main)")
     h1=$(thread_ticks http)
     kill -0 "$RR_PID" 2>/dev/null || die "radio-relay died during the $kind run"
     local served cpu errors
