@@ -31,6 +31,20 @@ extension ConfigFileReader {
         return false
     }
 
+    /// `entry`'s value read by `parse` for `option`; nil (reported with what the option accepts) when it is empty or
+    /// not one `parse` takes.
+    mutating func value<Value>(
+        _ entry: ConfigFileLines.Entry, _ value: String, for option: OptionSpecification,
+        _ parse: (String) -> Value?
+    ) -> Value? {
+        guard hasValue(entry.key, value, line: entry.line, accepts: option.accepts) else { return nil }
+        guard let parsed = parse(value) else {
+            problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(option.accepts)")
+            return nil
+        }
+        return parsed
+    }
+
     static func unknownKey(_ key: String, in section: String, keys: [String]) -> String {
         let underscored = String(key.map { $0 == "-" ? "_" : $0 })
         if underscored != key && keys.contains(underscored) {

@@ -135,12 +135,7 @@ struct ConfigFileReader {
                     problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(Self.httpAccepts)")
                 }
             case httpProxy.key:
-                guard hasValue(entry.key, value, line: entry.line, accepts: httpProxy.accepts) else { continue }
-                if let on = Values.yesNo(value) {
-                    server.httpProxyProtocol = on
-                } else {
-                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(httpProxy.accepts)")
-                }
+                if let on = self.value(entry, value, for: httpProxy, Values.yesNo) { server.httpProxyProtocol = on }
             case Self.statusTokenKey:
                 guard let text = credential(value, line: entry.line) else { continue }
                 guard hasValue(entry.key, value, line: entry.line, accepts: StatusToken.accepts) else { continue }
@@ -158,25 +153,16 @@ struct ConfigFileReader {
                     problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(Self.statusHostsAccepts)")
                 }
             case httpProxyFrom.key:
-                guard hasValue(entry.key, value, line: entry.line, accepts: httpProxyFrom.accepts) else { continue }
-                if let trusted = TrustedProxies(parsing: value) {
+                if let trusted = self.value(entry, value, for: httpProxyFrom, TrustedProxies.init(parsing:)) {
                     server.httpProxyFrom = trusted
-                } else {
-                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(httpProxyFrom.accepts)")
                 }
             case threads.key:
-                guard hasValue(entry.key, value, line: entry.line, accepts: threads.accepts) else { continue }
-                if let count = Values.networkThreads(value) {
+                if let count = self.value(entry, value, for: threads, Values.networkThreads) {
                     server.networkThreads = count
-                } else {
-                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(threads.accepts)")
                 }
             case logLevel.key:
-                guard hasValue(entry.key, value, line: entry.line, accepts: logLevel.accepts) else { continue }
-                if let level = Log.Priority(name: value) {
+                if let level = self.value(entry, value, for: logLevel, Log.Priority.init(name:)) {
                     server.logLevel = level
-                } else {
-                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(logLevel.accepts)")
                 }
             default:
                 if let option = defaults.first(where: { $0.key == entry.key }) {
