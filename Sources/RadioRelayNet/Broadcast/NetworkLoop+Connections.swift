@@ -69,9 +69,7 @@ extension NetworkLoop {
         do {
             try loop.epoll.add(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(fd))
         } catch {
-            broadcaster.budget.release()
-            broadcaster.releaseHost(key)
-            counters.listeners.release()
+            releasePlaces(key)
             host.member.assigned.subtract(1, ordering: .relaxed)
             logLimited(.socketTrouble, .warning, now: now, "\(name): listener \(peer) not served: \(error)")
             return
@@ -96,6 +94,13 @@ extension NetworkLoop {
         flush(listener, now: now)  // headers and burst right away
     }
 
+    /// Gives back the three places an admitted listener took: the station's, its address's and the server's.
+    private func releasePlaces(_ key: HostKey) {
+        counters.listeners.release()
+        broadcaster.releaseHost(key)
+        broadcaster.budget.release()
+    }
+
     /// An IPv4 address, or an IPv6 client's /64, as `maxPerIP` counts them (only for a refusal's log line).
     package static func clientName(_ peer: SocketAddress) -> String {
         let key = HostKey(peer)
@@ -109,7 +114,7 @@ extension NetworkLoop {
             let result: IOResult<Int>
             do {
                 result = try nonblockingSyscall("read") {
-                    scratch.withUnsafeMutableBytes { read(listener.fd, $0.baseAddress, $0.count) }
+                    loop.scratch.withUnsafeMutableBytes { read(listener.fd, $0.baseAddress, $0.count) }
                 }
             } catch {
                 disconnect(listener, reason: "read failed: \(String(cString: strerror(error.errno)))")
@@ -149,9 +154,7 @@ extension NetworkLoop {
         leaveScan(listener)
         loop.deadlines.remove(listener.fd)
         host.disown(listener.fd)
-        broadcaster.releaseHost(listener.hostKey)
-        broadcaster.budget.release()
-        counters.listeners.release()
+        releasePlaces(listener.hostKey)
         if listener.kind == .http { counters.httpListeners.subtract(1, ordering: .relaxed) }
         if quiet { return }
         let now = monotonicNow()

@@ -54,10 +54,7 @@ extension NetworkLoop {
     /// After the wake-up's events: if this output published since the view was taken, the new pages are written
     /// to every listener due; otherwise only a deferred flush that came due.
     package func settle() {
-        if published && broadcaster.publications.load(ordering: .acquiring) != seenPublications {
-            refresh()
-        }
-        published = false
+        if broadcaster.publications.load(ordering: .acquiring) != seenPublications { refresh() }
         if ring.head != scheduledHead {
             // Pages published while an accept batch ran were seen by the batch's refresh only: the listeners
             // already there are flushed now, not at their fallback deadline (up to twice the flush interval: stalls

@@ -35,9 +35,8 @@ package final class NetworkLoop {
     package var ring = RingSnapshot()
     /// The view was refreshed in this wake-up already (an accept batch's first admission refreshes it).
     package var refreshedThisWake = false
-    /// Pages were published since the last flush of every listener (the "published" eventfd fired).
-    var published = false
-    /// The Broadcaster's publication count its view was last refreshed at.
+    /// The Broadcaster's publication count its view was last refreshed at: when the count moved, the output
+    /// published since.
     var seenPublications = -1
     /// When the earliest deferred flush is due (monotonic seconds), if any listener has pages waiting.
     var nextDue: Double?
@@ -45,7 +44,6 @@ package final class NetworkLoop {
     /// the view (an accept batch earlier in the same wake-up refreshes it before the eventfd is looked at).
     var scheduledHead: Int64 = 0
     private var iov: UnsafeMutablePointer<iovec>
-    package var scratch = [UInt8](repeating: 0, count: 4096)
 
     package init(broadcaster: Broadcaster, host: PoolLoop) {
         self.broadcaster = broadcaster

@@ -11,7 +11,7 @@ import Synchronization
 /// commands queued (outputs attached or detached, listeners handed over, settings changed, the stop) — and its
 /// listeners' socket events, by descriptor.
 package final class PoolLoop: EventLoopHandler {
-    static let publishedSource = 0
+    /// The commands' wake-up source: the second eventfd (the first, pages published, needs no handling of its own).
     static let controlSource = 1
 
     package let member: PoolMember
@@ -157,12 +157,10 @@ package final class PoolLoop: EventLoopHandler {
         homes[listening]?.counters.proxyRejected.add(1, ordering: .relaxed)
     }
 
+    /// The "published" wake-up needs nothing more: each output's `settle` sees whether its own publication count
+    /// moved.
     package func woken(_ source: Int) {
-        if source == Self.controlSource {
-            takeCommands()
-        } else {
-            for output in outputs { output.published = true }
-        }
+        if source == Self.controlSource { takeCommands() }
     }
 
     package func ready(_ fd: Int32, mask: UInt32) {
