@@ -15,9 +15,15 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct NetworkPoolTests {
     static func listening(_ pool: NetworkPool) -> [Int] { pool.members.map { $0.listeners.load(ordering: .relaxed) } }
 
-    @Test func oneStationsListenersSpreadOverTheLoopsAndEachGetsTheStream() throws {
+    /// A pool of two loops, started (the caller stops it).
+    static func twoLoops() throws -> NetworkPool {
         let pool = try NetworkPool(threads: 2, label: "pool-test")
         try pool.start()
+        return pool
+    }
+
+    @Test func oneStationsListenersSpreadOverTheLoopsAndEachGetsTheStream() throws {
+        let pool = try Self.twoLoops()
         defer { pool.stop() }
         let rig = try BroadcasterTests.Rig(pool: pool) { $0.flushInterval = 0 }
         defer { rig.stop() }
@@ -51,8 +57,7 @@ import Testing
     }
 
     @Test func theStationsLimitsHoldAcrossLoops() throws {
-        let pool = try NetworkPool(threads: 2, label: "pool-test")
-        try pool.start()
+        let pool = try Self.twoLoops()
         defer { pool.stop() }
         let rig = try BroadcasterTests.Rig(pool: pool) { $0.maxListeners = 15 }
         defer { rig.stop() }
@@ -78,8 +83,7 @@ import Testing
     }
 
     @Test func stationsShareTheLoopsAndOneThatStopsLeavesTheOtherServed() throws {
-        let pool = try NetworkPool(threads: 2, label: "pool-test")
-        try pool.start()
+        let pool = try Self.twoLoops()
         defer { pool.stop() }
         let first = try BroadcasterTests.Rig(pool: pool) { $0.flushInterval = 0 }
         let second = try BroadcasterTests.Rig(pool: pool) { $0.flushInterval = 0 }
