@@ -35,7 +35,6 @@ package class HTTPConnectionLoop {
     package var connections: [Int32: HTTPConnection] = [:]
     /// Connections still sending their head, by address.
     package var pendingPerHost: [HostKey: Int] = [:]
-    package var scratch = [UInt8](repeating: 0, count: 4096)
 
     package init(
         label: String, listenFD: Int32, wakeFD: Int32, epollCapacity: Int, acceptBatch: Int, tick: Int32,
@@ -85,7 +84,7 @@ package class HTTPConnectionLoop {
     package func readHead(_ connection: HTTPConnection, mask: UInt32) -> HTTPRequestHead.Result? {
         var ended = mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
         while connection.input.count < maxRequestBytes {
-            let room = min(scratch.count, maxRequestBytes - connection.input.count)
+            let room = min(loop.scratch.count, maxRequestBytes - connection.input.count)
             guard let result = read(connection.fd, room: room) else {
                 close(connection)
                 return nil
@@ -95,7 +94,7 @@ package class HTTPConnectionLoop {
                 ended = true
                 break
             }
-            connection.input += scratch[0..<count]
+            connection.input += loop.scratch[0..<count]
         }
         let head =
             connection.headScan.shouldParse(connection.input, limit: maxRequestBytes)
@@ -157,7 +156,7 @@ package class HTTPConnectionLoop {
     /// Reads and drops what the client still sends after its answer, until it closes.
     private func drain(_ connection: HTTPConnection) {
         while true {
-            guard let result = read(connection.fd, room: scratch.count) else { return close(connection) }
+            guard let result = read(connection.fd, room: loop.scratch.count) else { return close(connection) }
             guard case .done(let count) = result else { return }
             connection.drained += count
             if count == 0 || connection.drained > Self.drainLimit { return close(connection) }
@@ -209,11 +208,11 @@ package class HTTPConnectionLoop {
         loop.logLimited(topic, .notice, now: now, message())
     }
 
-    /// `read` into the scratch buffer (at most `room` bytes); nil on an error (the connection is closed).
+    /// `read` into the loop's scratch buffer (at most `room` bytes); nil on an error (the connection is closed).
     package func read(_ fd: Int32, room: Int) -> IOResult<Int>? {
-        let room = max(0, min(room, scratch.count))
+        let room = max(0, min(room, loop.scratch.count))
         return try? nonblockingSyscall("read") {
-            scratch.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, room) }
+            loop.scratch.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, room) }
         }
     }
 

@@ -54,7 +54,7 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
             if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue | EPOLLRDHUP.rawValue) != 0 { return close(connection) }
             if mask & EPOLLIN.rawValue != 0 {
                 // A subscriber has nothing to say: what it sends is dropped, within the drain limit.
-                guard let result = read(connection.fd, room: scratch.count) else { return close(connection) }
+                guard let result = read(connection.fd, room: loop.scratch.count) else { return close(connection) }
                 if case .done(let count) = result {
                     connection.drained += count
                     if count == 0 || connection.drained > Self.drainLimit { return close(connection) }
