@@ -9,3 +9,11 @@ package func monotonicNow() -> Double {
     clock_gettime(CLOCK_MONOTONIC, &now)
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
+
+/// Seconds since the Unix epoch on the wall clock: only for dates shown to peers (HLS program dates, HTTP `Date`
+/// and `Last-Modified`), never for durations.
+package func wallClockNow() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}

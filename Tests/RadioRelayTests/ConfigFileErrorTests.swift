@@ -348,6 +348,13 @@ import Testing
                 "[station a]\nupstream = /a.mp3\nmount = b.opus\n[station b]\nupstream = /b.mp3\nport = 8001\n") == [
                     "r.conf:4: station b: mount b.opus is also station a's (line 3): give each output its own mount"
                 ])
+        // `/b` and `/b.opus` would share `/b/` for events and HLS.
+        #expect(
+            Self.messages(
+                "[station a]\nupstream = /a.mp3\nmount = b\n[station b]\nupstream = /b.mp3\nport = 8001\n") == [
+                    "r.conf:4: station b: mount b.opus has its events and HLS at /b/, as station a's mount does (line "
+                        + "3): give each output its own name (a final .opus is dropped there)"
+                ])
         #expect(
             Self.messages("[station a]\nupstream = /a.mp3\ngenre = \"\u{1B}[31m\"\nmount = a/b\n") == [
                 "r.conf:3: genre = \u{1B}[31m: use one line of 1 to 256 printable characters",

@@ -140,6 +140,11 @@ import Testing
         #expect(single.left.count == 195 * 960, "\(single.left.count) samples")
         #expect(abs(single.medianAmplitude(left: true, frequency: 440) - 0.5) < 0.05)
         #expect(abs(single.medianAmplitude(left: false, frequency: 1000) - 0.5) < 0.05)
+        // Each new upstream stream carried on in the link starts a page of its own, marked for HLS: the first, and
+        // the root's restart, whose page before ends with the first stream's 150th packet.
+        let marked = out.indices.filter { out[$0].startsUpstreamStream }
+        #expect(marked.count == 2 && marked.first == 0, "\(marked)")
+        #expect(marked.count == 2 && out[marked[1] - 1].granulePosition == 150 * 960)
         // A mono root: a new link of the relay's own.
         let (headersC, pagesC) = try Self.stream(serial: 300, seconds: 1, channels: 1)
         chain.restart()

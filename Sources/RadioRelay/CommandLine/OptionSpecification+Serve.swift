@@ -79,6 +79,19 @@ extension OptionSpecification {
             summary: "start a chained Ogg link at each new ICY title (default no: many players mishandle chaining)",
             accepts: "yes or no", setting: station(Values.yesNo, { $0.chainTitles = $1 })),
         .init(
+            name: "hls", placeholder: "yes|no",
+            summary: "a live HLS stream per output at /NAME/live.m3u8 on the HTTP address (default yes)",
+            accepts: "yes or no", setting: station(Values.yesNo, { $0.hls = $1 })),
+        .init(
+            name: "hls-segment", placeholder: "SECONDS", summary: "the longest HLS segment (default 2)",
+            accepts: "0.5 to 10 seconds",
+            setting: station(Values.seconds(HLSSegmenter.Settings.segmentRange), { $0.hlsSettings.segmentSeconds = $1 })
+        ),
+        .init(
+            name: "hls-window", placeholder: "N", summary: "segments in the HLS playlist (default 6)",
+            accepts: "3 to 30",
+            setting: station(Values.integer(HLSSegmenter.Settings.windowRange), { $0.hlsSettings.window = $1 })),
+        .init(
             name: "mount", placeholder: "PATH", summary: "HTTP mount path (default NAME.opus)",
             accepts: StationNames.mountRule, setting: station(Values.mount, { $0.mount = $1 })),
         .init(

@@ -63,19 +63,29 @@ extension ConfigFileReader {
     /// No two outputs in the file may share a mount: the HTTP front end serves all stations on one address.
     mutating func checkMounts(_ stations: [PlacedStation]) {
         var taken: [String: (what: String, line: Int)] = [:]
+        var directories: [String: (what: String, line: Int)] = [:]
         for placed in stations {
             let station = placed.station
             let outputs = station.outputSettings
             for (index, output) in outputs.enumerated() where index < placed.mountLines.count {
                 let what = output.name.map { "rendition \(station.name)/\($0)" } ?? "station \(station.name)"
                 let line = placed.mountLines[index]
+                let directory = PublicDirectory.directory(forMount: "/" + output.mount)
                 if let other = taken[output.mount] {
                     problems.add(
                         line,
                         "\(what): mount \(output.mount) is also \(other.what)'s (line \(other.line)): give each "
                             + "output its own mount")
+                } else if let other = directories[directory] {
+                    // `/NAME.opus` and `/NAME` would share `/NAME/` for their events and HLS streams.
+                    problems.add(
+                        line,
+                        "\(what): mount \(output.mount) has its events and HLS at \(directory), as \(other.what)'s "
+                            + "mount does (line \(other.line)): give each output its own name (a final .opus is "
+                            + "dropped there)")
                 } else {
                     taken[output.mount] = (what, line)
+                    directories[directory] = (what, line)
                 }
             }
         }

@@ -14,6 +14,7 @@ extension Pipeline {
             settings.serial = configuration.encoder.serial
             let relay = try OpusRelayChain(settings)
             outputs.first?.broadcaster.ring.setHeaders(relay.headerPages)
+            outputs.first?.hls?.setHeaders(relay.headerPages)
             return relay
         }
         var encoders: [Encoder] = []
@@ -22,6 +23,7 @@ extension Pipeline {
             encoderConfiguration.inputRate = configuration.commonRate
             let encoder = try Encoder(encoderConfiguration)
             output.broadcaster.ring.setHeaders(encoder.headerPages)
+            output.hls?.setHeaders(encoder.headerPages)
             encoders.append(encoder)
         }
         var settings = StageChain.Configuration()

@@ -14,6 +14,8 @@ final class Pipeline {
     var settingsVersion = 0
     /// One per output, in the order of the chain's Encoders.
     let broadcasters: [Broadcaster]
+    /// The outputs' HLS streams (same order; nil where there is none).
+    let hlsStreams: [HLSStream?]
     let shared: LockedBox<StationState>
     var local = StationState()
     /// New titles at most once a second, the newest winning.
@@ -39,6 +41,7 @@ final class Pipeline {
         self.configuration = station.configuration
         self.station = station
         self.broadcasters = station.outputs.map(\.broadcaster)
+        hlsStreams = station.outputs.map(\.hls)
         self.shared = state
         self.chain = chain
         var clockSettings = StreamClock.Settings()
@@ -244,6 +247,7 @@ final class Pipeline {
     func show(_ shown: (title: String, skipped: Int)) {
         guard shown.title != local.title else { return }
         local.title = shown.title
+        for stream in hlsStreams { stream?.title(shown.title) }
         let skipped = shown.skipped > 0 ? " (\(shown.skipped) titles in between not shown)" : ""
         Log.info("\(configuration.name): now playing: \(shown.title)\(skipped)")
         publishState()
@@ -282,7 +286,10 @@ final class Pipeline {
 
     /// Hands the pages completed in this iteration to each output's Broadcaster, with one wake-up for all of them.
     func publish() {
-        for (broadcaster, pages) in zip(broadcasters, chain.takePagesPerOutput()) { broadcaster.publish(pages) }
+        for (index, pages) in chain.takePagesPerOutput().enumerated() where index < broadcasters.count {
+            broadcasters[index].publish(pages)
+            if !pages.isEmpty { hlsStreams[index]?.publish(pages) }
+        }
     }
 
     func publishState() {

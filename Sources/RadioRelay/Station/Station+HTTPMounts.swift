@@ -12,7 +12,8 @@ extension Station: HTTPMounts {
             let mount = PublicDirectory.Mount(
                 path: path, eventsPath: PublicDirectory.eventsPath(forMount: path), station: name,
                 rendition: output.name, info: info, title: title, bitrate: output.encoder.bitrate,
-                channels: output.encoder.channels, rawAddress: output.broadcaster.address.description)
+                channels: output.encoder.channels, rawAddress: output.broadcaster.address.description,
+                hls: output.hls)
             return (mount, output.broadcaster)
         }
     }

@@ -75,7 +75,8 @@ public final class Station: Service {
             outputs.append(
                 StationOutput(
                     name: output.name, mount: output.mount, encoderSettings: LockedBox(output.encoder),
-                    broadcaster: broadcaster)
+                    broadcaster: broadcaster,
+                    hls: configuration.hls ? HLSStream(settings: configuration.hlsSettings) : nil)
             )
         }
         self.outputs = outputs
@@ -133,7 +134,7 @@ public final class Station: Service {
         let before = old.outputSettings
         let after = new.outputSettings
         guard new.name == old.name, new.commonRate == old.commonRate, before.count == after.count,
-            new.relaysOggOpus == old.relaysOggOpus
+            new.relaysOggOpus == old.relaysOggOpus, new.hls == old.hls, new.hlsSettings == old.hlsSettings
         else { return false }
         for (index, (was, now)) in zip(before, after).enumerated() {
             guard was.name == now.name, was.mount == now.mount, was.encoder.sameStream(as: now.encoder),
@@ -217,6 +218,8 @@ package struct StationOutput: Sendable {
     package var encoder: EncoderConfiguration { encoderSettings.snapshot }
     let encoderSettings: LockedBox<EncoderConfiguration>
     package let broadcaster: Broadcaster
+    /// Its live HLS stream, fed the pages its listeners get (nil with `hls = no`).
+    package var hls: HLSStream? = nil
 
     /// Its label in status and metrics: `main` for the station's own output, else the rendition's name.
     package var label: String { name ?? RenditionConfiguration.mainName }

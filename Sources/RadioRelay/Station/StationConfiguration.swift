@@ -41,6 +41,10 @@ public struct StationConfiguration: Sendable, Equatable {
     /// Each new ICY title starts a chained Ogg link with its own OpusTags (`TITLE=`), as Icecast relays Ogg sources
     /// (`--chain-titles`). Off by default: many players stop or stumble at a new link. A reload may change it.
     public var chainTitles = false
+    /// A live HLS stream per output under the mount's directory on the HTTP address (`/NAME/live.m3u8`), made from
+    /// the output's own packets; its segment length and window. A change restarts the station.
+    public var hls = true
+    package var hlsSettings = HLSSegmenter.Settings()
     /// What HTTP listeners are told about the station.
     public var info = StationInfo()
     /// Icecast mounts the station's stream is pushed to as a source (`--push`, `push = …`), each on its own thread.
@@ -84,6 +88,12 @@ public struct StationConfiguration: Sendable, Equatable {
         }
         try validateOutputs()
         try validatePushes()
+        guard HLSSegmenter.Settings.segmentRange.contains(hlsSettings.segmentSeconds),
+            HLSSegmenter.Settings.windowRange.contains(hlsSettings.window)
+        else {
+            throw ConfigurationError(
+                "station \(name): hls_segment must be 0.5 to 10 seconds and hls_window 3 to 30 segments")
+        }
     }
 
     /// The renditions: good names and mounts, each unique in the station, valid settings, no two outputs on one
@@ -94,6 +104,7 @@ public struct StationConfiguration: Sendable, Equatable {
         }
         var names: Set<String> = []
         var mounts: Set<String> = [mount]
+        var directories: Set<String> = [PublicDirectory.directory(forMount: mountPath)]
         var ports: Set<Int> = [broadcaster.port]
         for rendition in renditions {
             let label = "station \(name): rendition \(rendition.name)"
@@ -112,6 +123,12 @@ public struct StationConfiguration: Sendable, Equatable {
             }
             guard mounts.insert(mount).inserted else {
                 throw ConfigurationError("\(label): mount \(mount) is taken by another output of the station")
+            }
+            let directory = PublicDirectory.directory(forMount: "/" + mount)
+            guard directories.insert(directory).inserted else {
+                throw ConfigurationError(
+                    "\(label): mount \(mount) has its events and HLS at \(directory), as another output of the "
+                        + "station does: give each output its own name (a final .opus is dropped there)")
             }
             guard rendition.broadcaster.port == 0 || ports.insert(rendition.broadcaster.port).inserted else {
                 throw ConfigurationError(

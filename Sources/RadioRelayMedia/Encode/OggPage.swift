@@ -19,6 +19,9 @@ public struct OggPage: Sendable {
     /// One of a link's header pages (OpusHead, OpusTags), which a listener who joins later needs first. The Encoder
     /// sets it.
     package var isHeader = false
+    /// An edge relay's first page of another upstream stream carried on in the same link (`OpusRepager`): an HLS
+    /// stream starts a new segment after a discontinuity here.
+    package var startsUpstreamStream = false
 
     public init(bytes: [UInt8]) {
         precondition(bytes.count >= 27, "an Ogg page has a 27-byte header")

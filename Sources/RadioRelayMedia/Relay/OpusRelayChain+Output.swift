@@ -10,6 +10,8 @@ extension OpusRelayChain {
             switch queue[queueHead] {
             case .link(let headPacket, let comments):
                 try startLink(headPacket: headPacket, comments: comments)
+            case .streamStart:
+                repager.markStreamStart()
             case .packet(let packet, let samples):
                 guard credit >= Double(samples) else { return compact() }
                 credit -= Double(samples)
@@ -29,6 +31,7 @@ extension OpusRelayChain {
         while queueHead < queue.count, left > 0 {
             switch queue[queueHead] {
             case .link(let headPacket, let comments): try startLink(headPacket: headPacket, comments: comments)
+            case .streamStart: repager.markStreamStart()
             case .packet(_, let samples):
                 left -= samples
                 queuedSamples -= samples

@@ -28,6 +28,9 @@ package final class OpusRelayChain {
         case packet([UInt8], samples: Int)
         /// A new link of the station's own, taking effect at this point of the audio.
         case link(headPacket: [UInt8], comments: [String])
+        /// The packets from here on are another upstream stream's (a new serial the link carries on): the page
+        /// ends here, and the next one says so (`OggPage.startsUpstreamStream`, an HLS discontinuity).
+        case streamStart
     }
 
     package struct Statistics: Equatable, Sendable {
@@ -149,6 +152,7 @@ package final class OpusRelayChain {
             upstreamGranule = nil
             skipping = false
             if head.carriesPackets(of: queuedHead) {
+                queue.append(.streamStart)
                 if mismatched {
                     heldLink = nil  // the newest head fits the link in force: no new head waits
                     mismatched = false

@@ -21,6 +21,10 @@ package final class OpusRepager {
     /// The last packet appended, held back one packet so that a link's last packet can be flagged end-of-stream.
     private var held: (packet: [UInt8], samples: Int)?
     private var pages: [OggPage] = []
+    /// The next page completed starts another upstream stream's packets (`markStreamStart`); or it will once the
+    /// held packet, the old stream's last, is written.
+    private var marksNextPage = false
+    private var marksAfterHeld = false
     package private(set) var linksStarted = 0
     /// Samples relayed (silence included): the stream's clock.
     package private(set) var samplesOut: Int64 = 0
@@ -46,6 +50,11 @@ package final class OpusRepager {
     /// Appends one packet of `samples` (48 kHz) samples; a page is completed every `pageDuration`.
     package func append(_ packet: [UInt8], samples: Int) {
         if let held { write(held.packet, samples: held.samples, end: false) }
+        if marksAfterHeld {
+            marksAfterHeld = false
+            flush()
+            marksNextPage = true
+        }
         held = (packet, samples)
     }
 
@@ -57,12 +66,26 @@ package final class OpusRepager {
             self.held = nil
         }
         flush()
+        marksAfterHeld = false  // the new link starts afresh anyway
+        marksNextPage = false
         origin += linkSamples
         linkSamples = 0
         ogg = try OggStream(serial: serial)
         head = newHead
         linksStarted += 1
         writeHeaders(headPacket, comments: comments, publish: true)
+    }
+
+    /// The packets appended from now on are another upstream stream's, carried on in the same link: the page ends
+    /// here, and the next page is marked (`OggPage.startsUpstreamStream`), so an HLS stream can start a new segment
+    /// after a discontinuity there, its players' decoders starting afresh.
+    package func markStreamStart() {
+        guard held == nil else {
+            marksAfterHeld = true  // it may still end the link (end-of-stream): written with the next packet
+            return
+        }
+        flush()
+        marksNextPage = true
     }
 
     /// The pages completed since the last call.
@@ -85,6 +108,8 @@ package final class OpusRepager {
         samplesInPage = 0
         for var page in ogg.flush() {
             page.timeline = origin + max(0, page.granulePosition)
+            page.startsUpstreamStream = marksNextPage
+            marksNextPage = false
             pages.append(page)
         }
     }

@@ -29,9 +29,17 @@ package final class HTTPConnection {
     package var input: [UInt8] = []
     /// How far `input` has been looked at (`HTTPHeadScan`).
     package var headScan = HTTPHeadScan()
-    /// Bytes to send, and how much of them is sent.
+    /// Bytes to send — `output` then `body` (a segment's bytes, shared, not copied) — and how much of them is sent.
     package var output: [UInt8] = []
+    package var body: [UInt8] = []
     package var sent = 0
+    /// The answer being sent keeps the connection for another request (HLS), and answers sent on it so far.
+    package var keepAlive = false
+    package var answered = 0
+    /// The client sent more than its request head (a pipelined request): its answer closes the connection.
+    package var pipelined = false
+    /// Waiting for its next request after a kept answer: not counted as a pending head until bytes come.
+    package var idle = false
     /// Bytes read and dropped since the answer (bounded too).
     package var drained = 0
     /// An event subscriber's schedule.
@@ -50,7 +58,7 @@ package final class HTTPConnection {
     /// Hands the socket on (once): the connection no longer closes it.
     package func takeSocket() -> FileDescriptor? { socket.take() }
 
-    package var unsent: Int { output.count - sent }
+    package var unsent: Int { output.count + body.count - sent }
 }
 
 extension HTTPConnection.Phase {

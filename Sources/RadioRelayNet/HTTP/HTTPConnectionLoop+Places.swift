@@ -32,8 +32,27 @@ extension HTTPConnectionLoop {
             "\(label): \(peer) refused: \(maxPendingPerAddress) requests from its address pending already")
     }
 
-    /// Closes the connection due soonest (the oldest in its phase) to make room: every place is taken.
+    /// A kept connection whose next request began: its head counts as pending from its address from now on, with
+    /// the head deadline; false when its address has too many pending (503, closed).
+    package func wake(_ connection: HTTPConnection) -> Bool {
+        connection.idle = false
+        idleSince.remove(connection.fd)
+        guard hasPendingRoom(connection.hostKey) else {
+            refuseOverAddressLimit(connection.fd, peer: connection.peer, now: monotonicNow())
+            close(connection)
+            return false
+        }
+        countPending(connection)
+        setDeadline(connection, min(connection.deadline, monotonicNow() + headerTimeout))
+        return true
+    }
+
+    /// Closes a kept connection waiting for its next request (the longest waiting), or else the connection due
+    /// soonest (the oldest in its phase), to make room: every place is taken.
     package func evictOldest(now: Double) {
+        if let (fd, _) = idleSince.first(), let connection = connections[fd] {
+            return close(connection)
+        }
         guard let (fd, _) = loop.deadlines.first(), let connection = connections[fd] else { return }
         logLimited(
             .refused, now: now,

@@ -32,15 +32,21 @@ package class HTTPConnectionLoop {
     package let maxOpen: Int
     /// Connections still sending their head from one address at most (0: no limit).
     package let maxPendingPerAddress: Int
+    /// Seconds a kept connection may wait for its next request, and the most answers one connection is given.
+    package let keepAliveTimeout: Double
+    package static let maxAnswersPerConnection = 1000
     package var connections: [Int32: HTTPConnection] = [:]
     /// Connections still sending their head, by address.
     package var pendingPerHost: [HostKey: Int] = [:]
+    /// Kept connections waiting for their next request, by when they began to: the first to give a place up.
+    package var idleSince = DeadlineHeap<Int32>()
 
     package init(
         label: String, listenFD: Int32, wakeFD: Int32, epollCapacity: Int, acceptBatch: Int, tick: Int32,
         headerTimeout: Double, maxRequestBytes: Int, maxOpen: Int, maxPendingPerAddress: Int,
-        activity: LoopActivity = LoopActivity()
+        keepAliveTimeout: Double = 30, activity: LoopActivity = LoopActivity()
     ) throws(SystemError) {
+        self.keepAliveTimeout = keepAliveTimeout
         self.maxOpen = max(1, maxOpen)
         self.maxPendingPerAddress = max(0, maxPendingPerAddress)
         self.headerTimeout = headerTimeout
@@ -95,6 +101,7 @@ package class HTTPConnectionLoop {
                 break
             }
             connection.input += loop.scratch[0..<count]
+            if connection.idle && !wake(connection) { return nil }
         }
         let head =
             connection.headScan.shouldParse(connection.input, limit: maxRequestBytes)
@@ -103,6 +110,7 @@ package class HTTPConnectionLoop {
             if ended { close(connection) }  // gone before a whole request
             return nil
         }
+        connection.pipelined = connection.input.count > connection.headScan.scannedBytes
         connection.input = []
         return head
     }
@@ -111,11 +119,20 @@ package class HTTPConnectionLoop {
 
     /// Sends `bytes` as the connection's one answer, then closes it after a lingering drain.
     package func respond(_ connection: HTTPConnection, _ bytes: [UInt8]) {
-        connection.output = bytes
+        respond(connection, head: bytes, body: [], keepAlive: false)
+    }
+
+    /// Sends `head` and `body` (shared, not copied); then, with `keepAlive`, waits for the connection's next
+    /// request (`keepAliveTimeout`), else closes it after a lingering drain. The answer has `headerTimeout` and a
+    /// second for each 4 KiB to go out (a slow link's segment).
+    package func respond(_ connection: HTTPConnection, head: [UInt8], body: [UInt8], keepAlive: Bool) {
+        connection.output = head
+        connection.body = body
         connection.sent = 0
+        connection.keepAlive = keepAlive
         connection.phase = .writing
         endPending(connection)
-        setDeadline(connection, monotonicNow() + headerTimeout)
+        setDeadline(connection, monotonicNow() + headerTimeout + Double(head.count + body.count) / 4096)
         do {
             // Only writability from now on: input is not read while the answer goes out.
             try loop.epoll.modify(connection.fd, events: EPOLLOUT.rawValue, tag: UInt64(connection.fd))
@@ -137,10 +154,12 @@ package class HTTPConnectionLoop {
         }
     }
 
-    /// Sends what is left of the answer; once it is all out, shuts the sending side and drains.
+    /// Sends what is left of the answer; once it is all out, waits for the next request (a kept connection), or
+    /// shuts the sending side and drains.
     private func write(_ connection: HTTPConnection) {
         guard sendPending(connection) else { return close(connection) }
         guard connection.unsent == 0 else { return }  // EPOLLOUT is armed
+        if connection.keepAlive { return rest(connection) }
         do {
             _ = try syscall("shutdown") { shutdown(connection.fd, Int32(SHUT_WR)) }
             try loop.epoll.modify(
@@ -153,6 +172,25 @@ package class HTTPConnectionLoop {
         drain(connection)
     }
 
+    /// A kept connection after its answer: reading again, idle (no pending head, the keep-alive deadline) until its
+    /// next request starts.
+    private func rest(_ connection: HTTPConnection) {
+        do {
+            try loop.epoll.modify(
+                connection.fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(connection.fd))
+        } catch {
+            return close(connection)
+        }
+        connection.phase = .reading
+        connection.answered += 1
+        connection.keepAlive = false
+        connection.idle = true
+        connection.headScan = HTTPHeadScan()
+        let now = monotonicNow()
+        setDeadline(connection, now + keepAliveTimeout)
+        idleSince.set(connection.fd, now)
+    }
+
     /// Reads and drops what the client still sends after its answer, until it closes.
     private func drain(_ connection: HTTPConnection) {
         while true {
@@ -163,15 +201,31 @@ package class HTTPConnectionLoop {
         }
     }
 
-    /// Sends as much of the connection's output as the socket takes (`sendmsg` with `MSG_NOSIGNAL`: a client that
-    /// is gone gives EPIPE, never SIGPIPE); false on an error (the client is gone).
+    /// Sends as much of the connection's output (its head and body) as the socket takes (`sendmsg` with
+    /// `MSG_NOSIGNAL`: a client that is gone gives EPIPE, never SIGPIPE); false on an error (the client is gone).
     package func sendPending(_ connection: HTTPConnection) -> Bool {
         while connection.unsent > 0 {
-            let result: IOResult<Int>? = try? connection.output.withUnsafeBytes { buffer in
-                var vector = iovec(
-                    iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress?.advanced(by: connection.sent)),
-                    iov_len: connection.unsent)
-                return try nonblockingSyscall("sendmsg") { rr_send_iov(connection.fd, &vector, 1) }
+            let result: IOResult<Int>? = try? connection.output.withUnsafeBytes { head in
+                try connection.body.withUnsafeBytes { body in
+                    var vectors = (iovec(), iovec())
+                    let headLeft = max(0, head.count - connection.sent)
+                    let bodyDone = max(0, connection.sent - head.count)
+                    vectors.0 = iovec(
+                        iov_base: UnsafeMutableRawPointer(
+                            mutating: head.baseAddress?.advanced(by: head.count - headLeft)),
+                        iov_len: headLeft)
+                    vectors.1 = iovec(
+                        iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress?.advanced(by: bodyDone)),
+                        iov_len: body.count - bodyDone)
+                    return try withUnsafeMutablePointer(to: &vectors) { pair in
+                        try pair.withMemoryRebound(to: iovec.self, capacity: 2) { first in
+                            try nonblockingSyscall("sendmsg") {
+                                headLeft > 0
+                                    ? rr_send_iov(connection.fd, first, 2) : rr_send_iov(connection.fd, first + 1, 1)
+                            }
+                        }
+                    }
+                }
             }
             guard let result else { return false }
             guard case .done(let count) = result else { return true }
@@ -179,6 +233,7 @@ package class HTTPConnectionLoop {
             connection.sent += count
         }
         connection.output.removeAll(keepingCapacity: true)
+        connection.body = []
         connection.sent = 0
         return true
     }
@@ -189,6 +244,7 @@ package class HTTPConnectionLoop {
     package func close(_ connection: HTTPConnection) {
         guard connections[connection.fd] === connection else { return }
         untime(connection)
+        idleSince.remove(connection.fd)
         connections[connection.fd] = nil
     }
 

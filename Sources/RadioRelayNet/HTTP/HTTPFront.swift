@@ -23,6 +23,10 @@ package final class HTTPFront: Service {
         /// Connections still sending their request from one address (an IPv4 address, an IPv6 /64) at once; beyond,
         /// 503 at once. Only unfinished heads count: a CDN's many completed requests from few addresses never do.
         package var maxPendingPerAddress = 64
+        /// Seconds a kept connection (HLS: playlists and segments, one after another) may wait for its next
+        /// request; it holds no pending-head place meanwhile, and is the first to give its place up when all are
+        /// taken.
+        package var keepAliveTimeout = 30.0
         /// Bytes an event stream subscriber may leave unread before it is closed.
         package var maxEventBacklog = 64 * 1024
 
@@ -61,7 +65,8 @@ package final class HTTPFront: Service {
         onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
     ) throws {
         guard limits.headerTimeout.isFinite, limits.headerTimeout > 0, limits.maxRequestBytes >= 256,
-            limits.maxPending >= 1, limits.maxPendingPerAddress >= 0, limits.maxEventBacklog >= 1024
+            limits.maxPending >= 1, limits.maxPendingPerAddress >= 0, limits.maxEventBacklog >= 1024,
+            limits.keepAliveTimeout.isFinite, limits.keepAliveTimeout > 0
         else { throw ConfigurationError("http: limits out of range (\(limits))") }
         let socket: FileDescriptor
         if let adoptedSocket {

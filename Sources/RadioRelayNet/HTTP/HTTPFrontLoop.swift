@@ -35,7 +35,8 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
             label: "http", listenFD: front.listenSocket.rawValue, wakeFD: front.wakeEvent.rawValue, epollCapacity: 256,
             acceptBatch: Self.acceptBatch, tick: Self.tick, headerTimeout: front.limits.headerTimeout,
             maxRequestBytes: front.limits.maxRequestBytes, maxOpen: front.limits.maxPending,
-            maxPendingPerAddress: front.limits.maxPendingPerAddress, activity: front.activity)
+            maxPendingPerAddress: front.limits.maxPendingPerAddress, keepAliveTimeout: front.limits.keepAliveTimeout,
+            activity: front.activity)
     }
 
     /// Serves until `thread` is asked to stop. A failing `epoll_wait` is thrown: the loop cannot go on.
@@ -70,7 +71,13 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
         let (directory, broadcasters) = front.directory()
         switch PublicRouter.route(head, directory: directory) {
         case .respond(let response):
-            respond(connection, response.encoded)
+            // A kept connection: not after a pipelined request (its bytes are gone), nor past the most answers.
+            let keep =
+                response.keepAlive && !connection.pipelined
+                && connection.answered + 1 < Self.maxAnswersPerConnection
+            var answer = response
+            answer.keepAlive = keep
+            respond(connection, head: answer.encodedHead, body: answer.payload, keepAlive: keep)
         case .stream(let mount, let responseHead):
             handOver(connection, to: broadcasters[mount], mount: directory.mounts[mount], head: responseHead)
         case .events(let mount, let responseHead):

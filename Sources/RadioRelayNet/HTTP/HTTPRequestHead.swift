@@ -152,6 +152,9 @@ package struct HTTPHeadScan: Sendable {
 
     package init() {}
 
+    /// Bytes looked at so far: once `shouldParse` said yes at the end of a head, the head's length.
+    package var scannedBytes: Int { scanned }
+
     /// Looks at the bytes of `bytes` after those seen before (up to `limit`); true when a parse can decide now.
     package mutating func shouldParse(_ bytes: [UInt8], limit: Int) -> Bool {
         let end = min(bytes.count, max(0, limit))

@@ -1,7 +1,7 @@
 import RadioRelayMedia
 import RadioRelaySystem
 
-/// One HTTP/1.1 response, closing the connection.
+/// One HTTP/1.1 response, closing the connection unless it says to keep it.
 package struct HTTPResponse: Equatable, Sendable {
     package var status: Int
     package var headers: [(String, String)]
@@ -10,11 +10,20 @@ package struct HTTPResponse: Equatable, Sendable {
     package var omitsBody = false
     /// A head made elsewhere, sent as it is instead of the above (a stream's head, answering HEAD).
     package var rawHead: [UInt8]?
+    /// `Connection: keep-alive` instead of `close`: the connection waits for another request (HLS).
+    package var keepAlive = false
 
     package init(status: Int, contentType: String, body: String) {
         self.status = status
         self.body = Array(body.utf8)
         headers = [("Content-Type", contentType), ("Cache-Control", "no-store")]
+    }
+
+    /// A body of bytes (shared, not copied: a segment's).
+    package init(status: Int, contentType: String, bytes: [UInt8], headers: [(String, String)]) {
+        self.status = status
+        body = bytes
+        self.headers = [("Content-Type", contentType)] + headers
     }
 
     package init(rawHead: [UInt8]) {
@@ -28,6 +37,7 @@ package struct HTTPResponse: Equatable, Sendable {
 
     package static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
         lhs.status == rhs.status && lhs.body == rhs.body && lhs.omitsBody == rhs.omitsBody && lhs.rawHead == rhs.rawHead
+            && lhs.keepAlive == rhs.keepAlive
             && lhs.headers.map { "\($0.0): \($0.1)" } == rhs.headers.map { "\($0.0): \($0.1)" }
     }
 
@@ -35,6 +45,7 @@ package struct HTTPResponse: Equatable, Sendable {
         switch status {
         case 200: "OK"
         case 204: "No Content"
+        case 304: "Not Modified"
         case 400: "Bad Request"
         case 401: "Unauthorized"
         case 404: "Not Found"
@@ -50,11 +61,22 @@ package struct HTTPResponse: Equatable, Sendable {
     /// The bytes on the wire.
     package var encoded: [UInt8] {
         if let rawHead { return rawHead }
+        return encodedHead + payload
+    }
+
+    /// The head on the wire (the raw head if there is one).
+    package var encodedHead: [UInt8] {
+        if let rawHead { return rawHead }
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        // A 204 has no body, and says nothing of its length (RFC 9110 §8.6).
-        if status != 204 { head += "Content-Length: \(body.count)\r\n" }
-        head += "Connection: close\r\n\r\n"
-        return Array(head.utf8) + (omitsBody || status == 204 ? [] : body)
+        // A 204 and a 304 have no body, and say nothing of its length (RFC 9110 §8.6).
+        if status != 204 && status != 304 { head += "Content-Length: \(body.count)\r\n" }
+        head += keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n"
+        return Array(head.utf8)
+    }
+
+    /// The body on the wire: none for HEAD, 204, 304 or a raw head.
+    package var payload: [UInt8] {
+        rawHead != nil || omitsBody || status == 204 || status == 304 ? [] : body
     }
 }

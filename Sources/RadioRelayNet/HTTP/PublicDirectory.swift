@@ -20,11 +20,14 @@ package struct PublicDirectory: Sendable, Equatable {
         package var channels = 2
         /// Where raw TCP listeners connect, `ADDR:PORT`.
         package var rawAddress = ""
+        /// Its live HLS stream, if the station makes one (under `hlsDirectory`).
+        package var hls: HLSStream?
 
         package init(
             path: String, eventsPath: String, station: String, rendition: String? = nil,
             info: StationInfo = StationInfo(),
-            title: String? = nil, bitrate: Int = 0, channels: Int = 2, rawAddress: String = ""
+            title: String? = nil, bitrate: Int = 0, channels: Int = 2, rawAddress: String = "",
+            hls: HLSStream? = nil
         ) {
             self.path = path
             self.eventsPath = eventsPath
@@ -35,7 +38,11 @@ package struct PublicDirectory: Sendable, Equatable {
             self.bitrate = bitrate
             self.channels = channels
             self.rawAddress = rawAddress
+            self.hls = hls
         }
+
+        /// `/main/`: where its HLS playlists and segments are, the directory of its events path.
+        package var hlsDirectory: String { String(eventsPath.dropLast("events".utf8.count)) }
     }
 
     package var mounts: [Mount] = []
@@ -50,8 +57,24 @@ package struct PublicDirectory: Sendable, Equatable {
         mounts.firstIndex { $0.eventsPath == path }
     }
 
+    /// The mount with an HLS stream whose directory `path` is in, and the name asked for there.
+    package func hls(at path: String) -> (mount: Int, name: Substring)? {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        let directory = path[...slash]
+        guard let index = mounts.firstIndex(where: { $0.hls != nil && $0.hlsDirectory == directory }) else {
+            return nil
+        }
+        return (index, path[path.index(after: slash)...])
+    }
+
     /// `/NAME.opus` → `/NAME/events`.
     package static func eventsPath(forMount path: String) -> String {
-        (path.hasSuffix(".opus") ? String(path.dropLast(5)) : path) + "/events"
+        directory(forMount: path) + "events"
+    }
+
+    /// Where a mount's events and HLS stream are: the mount without a final `.opus`, as a directory (`/NAME.opus`
+    /// → `/NAME/`; `/NAME.ogg` → `/NAME.ogg/`; `/NAME.hq.opus` → `/NAME.hq/`).
+    package static func directory(forMount path: String) -> String {
+        (path.hasSuffix(".opus") ? String(path.dropLast(5)) : path) + "/"
     }
 }

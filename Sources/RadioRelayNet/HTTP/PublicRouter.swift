@@ -10,6 +10,7 @@ import RadioRelaySystem
 /// | `GET /NAME.opus` | 200 `audio/ogg` head, then the stream (the station's network loop sends both) |
 /// | `HEAD /NAME.opus` | the same head, no body |
 /// | `GET /NAME/events` | 200 `text/event-stream`: the title now, then each change, keep-alives every 15 s |
+/// | `GET /NAME/live.m3u8`, `master.m3u8`, segments | HLS (`PublicRouter+HLS`), the connection kept for more |
 /// | `GET /` | an HTML page listing the mounts, an `<audio>` element each |
 /// | `OPTIONS` any | 204, CORS preflight |
 /// | another path | 404 |
@@ -33,7 +34,10 @@ package enum PublicRouter {
     package static let allowedHeaders =
         "Icy-MetaData, Range, Accept, Accept-Encoding, Cache-Control, Content-Type, Origin"
 
-    package static func route(_ head: HTTPRequestHead.Result, directory: PublicDirectory) -> Action {
+    /// - Parameter now: the wall clock (Unix seconds), for the HLS answers' dates.
+    package static func route(_ head: HTTPRequestHead.Result, directory: PublicDirectory, now: Double = wallClockNow())
+        -> Action
+    {
         let request: HTTPRequestHead.Request
         switch head {
         case .incomplete, .malformed: return .respond(text(400, "bad request\n"))
@@ -61,6 +65,9 @@ package enum PublicRouter {
         if let index = directory.events(at: request.path) {
             let head = eventsHead()
             return isHead ? .respond(HTTPResponse(rawHead: head)) : .events(mount: index, head: head)
+        }
+        if let (index, name) = directory.hls(at: request.path) {
+            return .respond(hls(request, directory: directory, mount: index, name: name, now: now))
         }
         var response: HTTPResponse
         if request.path == "/" || request.path == "/index.html" {

@@ -1,0 +1,151 @@
+import Testing
+
+@testable import RadioRelayMedia
+@testable import RadioRelayNet
+@testable import RadioRelaySystem
+
+/// The HLS answers of the public HTTP address without sockets: playlists and segments with the headers a cache
+/// needs, validators and 304, HEAD, 404 for what left the window, 503 before the first segment, keep-alive by the
+/// request's version and `Connection`, and the multivariant playlist of a station's two outputs.
+@Suite struct PublicHLSTests {
+    static let start = 1_800_000_000.0
+
+    /// A station with two outputs (`/jazz.opus` stereo, `/jazz-low.opus` mono), each with 30 s of packets in its HLS
+    /// stream, and a third mount whose stream has no segment yet.
+    static func directory() -> (PublicDirectory, HLSStream) {
+        func stream(channels: Int, packet: [UInt8], seconds: Double) -> HLSStream {
+            let stream = HLSStream(settings: HLSSegmenter.Settings(), now: start)
+            let head = OpusRepager.defaultHead(channels: channels)
+            var pages = [OggPage(bytes: page([head]))]
+            stream.setHeaders(pages, now: start)
+            pages = (0..<Int(seconds * 10)).map { _ in OggPage(bytes: page(Array(repeating: packet, count: 5))) }
+            stream.publish(pages, now: start + 30)
+            return stream
+        }
+        let jazz = stream(channels: 2, packet: [0xFC] + [UInt8](repeating: 1, count: 239), seconds: 30)
+        let low = stream(channels: 1, packet: [0xF8] + [UInt8](repeating: 2, count: 79), seconds: 30)
+        let empty = stream(channels: 2, packet: [0xFC], seconds: 0)
+        let mounts = [
+            PublicDirectory.Mount(
+                path: "/jazz.opus", eventsPath: "/jazz/events", station: "jazz", bitrate: 96_000, hls: jazz),
+            PublicDirectory.Mount(
+                path: "/jazz-low.opus", eventsPath: "/jazz-low/events", station: "jazz", rendition: "low",
+                bitrate: 32_000, channels: 1, hls: low),
+            PublicDirectory.Mount(path: "/news.opus", eventsPath: "/news/events", station: "news", hls: empty),
+        ]
+        return (PublicDirectory(mounts: mounts), jazz)
+    }
+
+    /// One Ogg page holding `packets` (each under 255 bytes), as the splitter reads them.
+    static func page(_ packets: [[UInt8]]) -> [UInt8] {
+        var bytes = Array("OggS".utf8) + [0, 0] + [UInt8](repeating: 0, count: 20) + [UInt8(packets.count)]
+        for packet in packets { bytes.append(UInt8(packet.count)) }
+        for packet in packets { bytes += packet }
+        return bytes
+    }
+
+    static func answer(_ request: String) -> HTTPResponse? {
+        let (directory, _) = Self.directory()
+        let head = HTTPRequestHead.parse(Array(request.utf8), limit: 8192)
+        guard case .respond(let response) = PublicRouter.route(head, directory: directory, now: start + 31) else {
+            return nil
+        }
+        return response
+    }
+
+    static func header(_ response: HTTPResponse, _ name: String) -> String? {
+        response.headers.first { $0.0 == name }?.1
+    }
+
+    @Test func thePlaylistIsCachedForHalfASegmentAndKeepsTheConnection() throws {
+        let (_, jazz) = Self.directory()
+        let response = try #require(Self.answer("GET /jazz/live.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n"))
+        #expect(response.status == 200 && response.keepAlive)
+        #expect(response.body == jazz.snapshot.playlist)
+        #expect(Self.header(response, "Content-Type") == "application/vnd.apple.mpegurl")
+        #expect(Self.header(response, "Cache-Control") == "public, max-age=1")
+        #expect(Self.header(response, "Access-Control-Allow-Origin") == "*")
+        #expect(Self.header(response, "Date") == "Fri, 15 Jan 2027 08:00:31 GMT")
+        #expect(Self.header(response, "Last-Modified") == "Fri, 15 Jan 2027 08:00:30 GMT")
+        let tag = try #require(Self.header(response, "ETag"))
+        let text = String(decoding: response.body, as: UTF8.self)
+        #expect(text.hasPrefix("#EXTM3U\n") && text.contains("#EXT-X-MAP:URI=\"\(jazz.token)-init-"))
+        let head = String(decoding: response.encodedHead, as: UTF8.self)
+        #expect(
+            head.contains("\r\nContent-Length: \(response.body.count)\r\n")
+                && head.hasSuffix("Connection: keep-alive\r\n\r\n"))
+        // Revalidated: 304 without a body.
+        let again = try #require(
+            Self.answer("GET /jazz/live.m3u8 HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(tag)\r\n\r\n"))
+        #expect(again.status == 304 && again.payload.isEmpty && again.keepAlive)
+    }
+
+    @Test func keepAliveFollowsTheVersionAndConnection() throws {
+        let cases = [
+            ("HTTP/1.1", "", true), ("HTTP/1.1", "Connection: close\r\n", false), ("HTTP/1.0", "", false),
+            ("HTTP/1.0", "Connection: Keep-Alive\r\n", true),
+        ]
+        for (version, field, kept) in cases {
+            let response = try #require(Self.answer("GET /jazz/live.m3u8 \(version)\r\nHost: x\r\n\(field)\r\n"))
+            #expect(response.keepAlive == kept, "\(version) \(field)")
+            let head = String(decoding: response.encodedHead, as: UTF8.self)
+            #expect(head.contains(kept ? "Connection: keep-alive" : "Connection: close"))
+        }
+    }
+
+    @Test func segmentsAreCachedForTheirLifetimeAndGoneAfterIt() throws {
+        let (_, jazz) = Self.directory()
+        let snapshot = jazz.snapshot
+        // 30 s of 2 s segments: 14 closed, 13 still fetchable, the first gone.
+        #expect(snapshot.segments.count == 13)
+        let segment = try #require(snapshot.segments.last)
+        let name = HLSPlaylist.segmentName(token: jazz.token, sequence: segment.sequence)
+        let response = try #require(Self.answer("GET /jazz/\(name) HTTP/1.1\r\nHost: x\r\n\r\n"))
+        #expect(response.status == 200 && response.body == segment.bytes && response.keepAlive)
+        #expect(Self.header(response, "Content-Type") == "audio/mp4")
+        #expect(Self.header(response, "Cache-Control") == "public, max-age=26")
+        #expect(Self.header(response, "ETag") == "\"\(jazz.token)-\(segment.sequence)\"")
+        let head = try #require(Self.answer("HEAD /jazz/\(name) HTTP/1.1\r\nHost: x\r\n\r\n"))
+        #expect(head.status == 200 && head.payload.isEmpty)
+        #expect(
+            String(decoding: head.encodedHead, as: UTF8.self).contains("Content-Length: \(segment.bytes.count)\r\n"))
+        let map = try #require(snapshot.maps.first)
+        let initAnswer = try #require(
+            Self.answer("GET /jazz/\(HLSPlaylist.initName(token: jazz.token, id: map.id)) HTTP/1.1\r\nHost: x\r\n\r\n"))
+        #expect(initAnswer.status == 200 && initAnswer.body == map.bytes)
+        #expect(Self.header(initAnswer, "Cache-Control") == "public, max-age=86400, immutable")
+        let gone = [
+            HLSPlaylist.segmentName(token: jazz.token, sequence: snapshot.segments[0].sequence - 1),
+            HLSPlaylist.segmentName(token: jazz.token, sequence: segment.sequence + 1),
+            HLSPlaylist.segmentName(token: "other", sequence: segment.sequence), "nothing.ts",
+        ]
+        for name in gone {
+            let response = try #require(Self.answer("GET /jazz/\(name) HTTP/1.1\r\nHost: x\r\n\r\n"))
+            #expect(response.status == 404 && Self.header(response, "Cache-Control") == "no-cache", "\(name)")
+            #expect(response.keepAlive)
+        }
+    }
+
+    @Test func beforeItsFirstSegmentAStreamSaysWhenToComeBack() throws {
+        let response = try #require(Self.answer("GET /news/live.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n"))
+        #expect(response.status == 503 && Self.header(response, "Retry-After") == "2")
+        #expect(Self.header(response, "Cache-Control") == "no-cache")
+    }
+
+    @Test func theMultivariantPlaylistListsTheStationsOutputs() throws {
+        for path in ["/jazz/master.m3u8", "/jazz-low/master.m3u8"] {
+            let response = try #require(Self.answer("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n"))
+            let lines = String(decoding: response.body, as: UTF8.self).split(separator: "\n").map(String.init)
+            #expect(lines.prefix(3) == ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"])
+            #expect(lines.count == 7, "\(lines)")
+            // The stereo output first (more bits per second), then the mono one; each of the news station's absent.
+            #expect(lines[3].hasPrefix("#EXT-X-STREAM-INF:BANDWIDTH=") && lines[3].contains("CHANNELS=\"2\""))
+            #expect(lines[3].contains("CODECS=\"opus\"") && lines[3].contains("NAME=\"jazz\""))
+            #expect(lines[4] == "../jazz/live.m3u8" && lines[6] == "../jazz-low/live.m3u8")
+            #expect(lines[5].contains("CHANNELS=\"1\"") && lines[5].contains("NAME=\"low\""))
+            // 240-byte packets every 20 ms and their boxes: about 97 kbit/s; 80 bytes: about 33.
+            let bandwidth = Int(lines[3].split(separator: "=")[1].split(separator: ",")[0]) ?? 0
+            #expect((96_000...100_000).contains(bandwidth), "\(lines[3])")
+        }
+    }
+}
