@@ -43,56 +43,38 @@ extension PeerTests {
             return url
         }
 
-        @Test(.enabled(if: tool("ffmpeg") != nil, "needs ffmpeg (Debian: ffmpeg; `.ci/deps --test`)"))
-        func ffmpegDecodesTenSecondsOfTheMount() throws {
+        /// ffmpeg and mpv at once on one station (real-time clients: together they take as long as one).
+        @Test(
+            .enabled(if: tool("ffmpeg") != nil && tool("mpv") != nil, "needs ffmpeg and mpv (`.ci/deps --test`)"))
+        func ffmpegAndMpvEachPlayTenSecondsOfTheMount() throws {
             let rig = try ServedStation()
             defer { rig.stop() }
-            let directory = try Self.temporaryDirectory()
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let output = directory.appendingPathComponent("ffmpeg.f32").path
             let url = "http://127.0.0.1:\(rig.http)/test.opus"
-            let result = try run(
-                try #require(tool("ffmpeg")),
-                ["-nostdin", "-v", "error", "-t", "10", "-i", url, "-f", "f32le", "-ac", "2", "-ar", "48000", output])
-            #expect(result.status == 0)
-            #expect(result.stderr.isEmpty, "ffmpeg: \(result.stderr)")
-            let tones = Self.tones(interleaved: Self.floats(try Data(contentsOf: URL(fileURLWithPath: output))))
-            #expect(tones.seconds >= 9.9, "\(tones.seconds) s decoded")
-            #expect(abs(tones.left440 - 0.475) < 0.05 && abs(tones.right1000 - 0.475) < 0.05, "\(tones)")
+            let mpv = Background { try HLSPlayerTests.play(url, seconds: 10) }
+            let ffmpeg = try HLSPlayerTests.decode(url, seconds: 10)
+            #expect(ffmpeg.status == 0)
+            #expect(ffmpeg.stderr.isEmpty, "ffmpeg: \(ffmpeg.stderr)")
+            #expect(ffmpeg.tones.seconds >= 9.9, "\(ffmpeg.tones.seconds) s decoded")
+            #expect(
+                abs(ffmpeg.tones.left440 - 0.475) < 0.05 && abs(ffmpeg.tones.right1000 - 0.475) < 0.05,
+                "\(ffmpeg.tones)")
+            let played = try mpv.value()
+            #expect(played.status == 0, "mpv: \(played.stderr)")
+            #expect(played.tones.seconds >= 9.9, "\(played.tones.seconds) s played")
+            #expect(
+                abs(played.tones.left440 - 0.475) < 0.05 && abs(played.tones.right1000 - 0.475) < 0.05,
+                "\(played.tones)")
         }
 
-        @Test(.enabled(if: tool("mpv") != nil, "needs mpv (Debian: mpv; `.ci/deps --test`)"))
-        func mpvPlaysTenSecondsOfTheMount() throws {
-            let rig = try ServedStation()
-            defer { rig.stop() }
-            let directory = try Self.temporaryDirectory()
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let output = directory.appendingPathComponent("mpv.wav").path
-            let result = try run(
-                try #require(tool("mpv")),
-                [
-                    "--no-config", "--really-quiet", "--vo=null", "--ao=pcm", "--ao-pcm-file=\(output)",
-                    "--ao-pcm-waveheader=no", "--audio-format=float", "--audio-samplerate=48000",
-                    "--audio-channels=stereo", "--length=10", "http://127.0.0.1:\(rig.http)/test.opus",
-                ])
-            #expect(result.status == 0, "mpv: \(result.stderr)")
-            let tones = Self.tones(interleaved: Self.floats(try Data(contentsOf: URL(fileURLWithPath: output))))
-            #expect(tones.seconds >= 9.9, "\(tones.seconds) s played")
-            #expect(abs(tones.left440 - 0.475) < 0.05 && abs(tones.right1000 - 0.475) < 0.05, "\(tones)")
-        }
-
-        /// A page with `<audio src="http://…/test.opus">` in headless Chromium: 10 s after playback begins, its script
-        /// reports how far `currentTime` advanced and any error to the test's own HTTP server.
-        @Test(.enabled(if: tool("chromium") != nil, "needs chromium (Debian: chromium; `.ci/deps --test`)"))
-        func chromiumPlaysTheMount() throws {
-            let rig = try ServedStation()
-            defer { rig.stop() }
+        /// A page with `<audio src="STREAM">` in headless Chromium: 10 s after playback begins, its script reports how
+        /// far `currentTime` advanced and any error to the test's own HTTP server; that report (`whilePlaying` runs
+        /// once it came, the browser still playing).
+        static func playInChromium(_ stream: String, whilePlaying: () throws -> Void = {}) throws -> [String: Any] {
             final class Reports: @unchecked Sendable {
                 let lock = NSLock()
                 var lines: [String] = []
             }
             let reports = Reports()
-            let stream = "http://127.0.0.1:\(rig.http)/test.opus"
             let page = """
                 <!doctype html><html><body><audio id="a" src="\(stream)" autoplay></audio><script>
                 const a = document.getElementById("a"); const errors = []; let start = null; let began = null;
@@ -150,6 +132,16 @@ extension PeerTests {
             print("chromium: \(text)")
             let json = try #require(
                 try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not JSON: \(text)")
+            try whilePlaying()
+            return json
+        }
+
+        @Test(.enabled(if: tool("chromium") != nil, "needs chromium (Debian: chromium; `.ci/deps --test`)"))
+        func chromiumPlaysTheMount() throws {
+            let rig = try ServedStation()
+            defer { rig.stop() }
+            var station: [String: Any] = [:]
+            let json = try Self.playInChromium("http://127.0.0.1:\(rig.http)/test.opus") { station = try rig.station() }
             let advanced = try #require(json["advanced"] as? Double)
             let errors = try #require(json["errors"] as? [Any])
             #expect(errors.isEmpty, "\(errors)")
@@ -157,7 +149,6 @@ extension PeerTests {
             #expect((json["wall"] as? Double ?? 0) <= 10.5)
             #expect(json["paused"] as? Bool == false)
             // Still playing: the status endpoint counts it as an HTTP listener.
-            let station = try rig.station()
             let output = try #require((station["outputs"] as? [[String: Any]])?.first)
             #expect((station["listeners_http"] as? Int ?? 0) >= 1, "\(station)")
             #expect(output["mount"] as? String == "test.opus" && (output["listeners_http"] as? Int ?? 0) >= 1)

@@ -57,3 +57,22 @@ final class ServedStation: @unchecked Sendable {
 
     func stop() { server.stop() }
 }
+
+/// A player's run in the background: what `body` returned, once it is done.
+final class Background<Value>: @unchecked Sendable {
+    private let group = DispatchGroup()
+    private var result: Result<Value, any Error>?
+
+    init(_ body: @escaping @Sendable () throws -> Value) {
+        group.enter()
+        DispatchQueue.global().async {
+            self.result = Result { try body() }
+            self.group.leave()
+        }
+    }
+
+    func value() throws -> Value {
+        group.wait()
+        return try #require(result).get()
+    }
+}

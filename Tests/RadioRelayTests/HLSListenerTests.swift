@@ -46,8 +46,13 @@ extension RealTimeTests {
             return (lines.filter { !$0.hasPrefix("#") }, maps)
         }
 
+        /// Half-second segments: the first ones are there sooner.
+        static func configure(_ configuration: inout StationConfiguration) {
+            configuration.hlsSettings.segmentSeconds = 0.5
+        }
+
         @Test func oneConnectionCarriesThePlaylistAndItsSegments() throws {
-            let rig = try Rig()
+            let rig = try Rig(configure: Self.configure)
             defer { rig.stop() }
             let stream = try #require(rig.station.outputs[0].hls)
             #expect(waitUntil(10) { stream.snapshot.segments.count >= 2 })
@@ -78,7 +83,7 @@ extension RealTimeTests {
             var limits = HTTPFront.Limits()
             limits.maxPendingPerAddress = 2
             limits.keepAliveTimeout = 3
-            let rig = try Rig(limits: limits)
+            let rig = try Rig(limits: limits, configure: Self.configure)
             defer { rig.stop() }
             let stream = try #require(rig.station.outputs[0].hls)
             #expect(waitUntil(10) { !stream.snapshot.playlist.isEmpty })
