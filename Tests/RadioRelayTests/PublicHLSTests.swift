@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import RadioRelayMedia
@@ -147,5 +148,57 @@ import Testing
             let bandwidth = Int(lines[3].split(separator: "=")[1].split(separator: ",")[0]) ?? 0
             #expect((96_000...100_000).contains(bandwidth), "\(lines[3])")
         }
+    }
+}
+
+/// Icecast's `/status-json.xsl` on the public address: one mount as an object, several as an array, the members and
+/// their JSON types, dates in Icecast's two formats, the `Host` echoed only when it is a plain host.
+@Suite struct IcecastStatusTests {
+    static func answer(_ directory: PublicDirectory, host: String = "radio.example:8001") throws -> [String: Any] {
+        let request = "GET /status-json.xsl HTTP/1.1\r\nHost: \(host)\r\n\r\n"
+        let head = HTTPRequestHead.parse(Array(request.utf8), limit: 8192)
+        guard case .respond(let response) = PublicRouter.route(head, directory: directory, host: "127.0.0.1:8001")
+        else { throw ConfigurationError("not answered") }
+        #expect(response.status == 200 && response.headers.contains { $0 == ("Access-Control-Allow-Origin", "*") })
+        #expect(response.headers.contains { $0 == ("Content-Type", "application/json; charset=UTF-8") })
+        let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+        return try #require(json?["icestats"] as? [String: Any])
+    }
+
+    static func mount(_ path: String, station: String, title: String? = nil) -> PublicDirectory.Mount {
+        var info = StationInfo()
+        info.displayName = "Jazz FM"
+        var mount = PublicDirectory.Mount(
+            path: path, eventsPath: PublicDirectory.eventsPath(forMount: path), station: station, info: info,
+            title: title, bitrate: 96_000)
+        mount.listeners = 3
+        mount.listenerPeak = 7
+        mount.streamStart = 1_800_000_000
+        return mount
+    }
+
+    @Test func oneMountIsAnObjectSeveralAnArray() throws {
+        var directory = PublicDirectory(mounts: [Self.mount("/jazz.opus", station: "jazz", title: "Miles \"So\"")])
+        directory.serverStart = 1_799_999_999
+        let one = try Self.answer(directory)
+        #expect(one["server_start"] as? String == "Fri, 15 Jan 2027 07:59:59 +0000")
+        #expect(one["server_start_iso8601"] as? String == "2027-01-15T07:59:59+0000")
+        #expect(one["host"] as? String == "radio.example" && one["location"] is String && one["admin"] is String)
+        let source = try #require(one["source"] as? [String: Any])
+        #expect(source["listenurl"] as? String == "http://radio.example:8001/jazz.opus")
+        #expect(source["listeners"] as? Int == 3 && source["listener_peak"] as? Int == 7)
+        #expect(source["server_name"] as? String == "Jazz FM" && source["title"] as? String == "Miles \"So\"")
+        #expect(source["genre"] as? String == "various" && source["server_type"] as? String == "audio/ogg")
+        #expect(source["bitrate"] as? Int == 96 && source["subtype"] as? String == "Opus")
+        #expect(source["stream_start_iso8601"] as? String == "2027-01-15T08:00:00+0000")
+        #expect(source["server_url"] == nil)
+
+        directory.mounts.append(Self.mount("/jazz-low.opus", station: "jazz"))
+        let two = try Self.answer(directory, host: "<script>")
+        let sources = try #require(two["source"] as? [[String: Any]])
+        #expect(sources.count == 2 && sources[1]["title"] == nil)
+        // A Host that is not a plain host is not echoed: the front end's address instead.
+        #expect(sources[1]["listenurl"] as? String == "http://127.0.0.1:8001/jazz-low.opus")
+        #expect(try Self.answer(PublicDirectory())["source"] == nil)
     }
 }

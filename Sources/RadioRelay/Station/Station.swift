@@ -16,6 +16,8 @@ public final class Station: Service {
     public var configuration: StationConfiguration { settings.snapshot }
     /// The main output first, then the renditions in the order of the configuration.
     package let outputs: [StationOutput]
+    /// When it was made (wall clock): the stream's start in Icecast's status.
+    package let createdAt = wallClockNow()
     /// The main output's Broadcaster.
     package var broadcaster: Broadcaster { outputs[0].broadcaster }
     private let shared = LockedBox(StationState())

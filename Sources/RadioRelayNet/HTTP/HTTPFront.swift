@@ -55,6 +55,8 @@ package final class HTTPFront: Service {
     private let trusted: LockedBox<TrustedProxies>
     package var trustedProxies: TrustedProxies { trusted.snapshot }
     private let thread = LoopThread()
+    /// When it was made (wall clock): Icecast's `server_start` in `/status-json.xsl`.
+    package let started = wallClockNow()
     private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
     /// Binds and listens on `address` now (or adopts `adoptedSocket`, already listening); `start()` begins serving.
@@ -99,6 +101,7 @@ package final class HTTPFront: Service {
     /// Every station output's mount, with what its answers show, and the broadcaster behind each (same order).
     package func directory() -> (PublicDirectory, [Broadcaster]) {
         var directory = PublicDirectory()
+        directory.serverStart = started
         var broadcasters: [Broadcaster] = []
         for station in stations {
             for (mount, broadcaster) in station.httpMounts {

@@ -69,7 +69,7 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
     package func handleRequest(_ connection: HTTPConnection, mask: UInt32) {
         guard let head = readHead(connection, mask: mask) else { return }
         let (directory, broadcasters) = front.directory()
-        switch PublicRouter.route(head, directory: directory) {
+        switch PublicRouter.route(head, directory: directory, host: front.address.description) {
         case .respond(let response):
             // A kept connection: not after a pipelined request (its bytes are gone), nor past the most answers.
             let keep =

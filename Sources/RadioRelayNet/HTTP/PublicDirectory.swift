@@ -22,6 +22,11 @@ package struct PublicDirectory: Sendable, Equatable {
         package var rawAddress = ""
         /// Its live HLS stream, if the station makes one (under `hlsDirectory`).
         package var hls: HLSStream?
+        /// Listeners now (raw and HTTP), the most there have been at once, and when the station's stream began
+        /// (wall-clock seconds): Icecast's status.
+        package var listeners = 0
+        package var listenerPeak = 0
+        package var streamStart = 0.0
 
         package init(
             path: String, eventsPath: String, station: String, rendition: String? = nil,
@@ -46,6 +51,8 @@ package struct PublicDirectory: Sendable, Equatable {
     }
 
     package var mounts: [Mount] = []
+    /// When the HTTP address began serving (wall-clock seconds): Icecast's `server_start`.
+    package var serverStart = 0.0
 
     /// The mount (its index) at `path`.
     package func mount(at path: String) -> Int? {

@@ -11,6 +11,7 @@ import RadioRelaySystem
 /// | `HEAD /NAME.opus` | the same head, no body |
 /// | `GET /NAME/events` | 200 `text/event-stream`: the title now, then each change, keep-alives every 15 s |
 /// | `GET /NAME/live.m3u8`, `master.m3u8`, segments | HLS (`PublicRouter+HLS`), the connection kept for more |
+/// | `GET /status-json.xsl` | the mounts as Icecast 2.4 describes them (`IcecastStatus`) |
 /// | `GET /` | an HTML page listing the mounts, an `<audio>` element each |
 /// | `OPTIONS` any | 204, CORS preflight |
 /// | another path | 404 |
@@ -35,9 +36,10 @@ package enum PublicRouter {
         "Icy-MetaData, Range, Accept, Accept-Encoding, Cache-Control, Content-Type, Origin"
 
     /// - Parameter now: the wall clock (Unix seconds), for the HLS answers' dates.
-    package static func route(_ head: HTTPRequestHead.Result, directory: PublicDirectory, now: Double = wallClockNow())
-        -> Action
-    {
+    /// - Parameter host: the address to name in URLs when the request has no usable `Host`.
+    package static func route(
+        _ head: HTTPRequestHead.Result, directory: PublicDirectory, now: Double = wallClockNow(), host: String = ""
+    ) -> Action {
         let request: HTTPRequestHead.Request
         switch head {
         case .incomplete, .malformed: return .respond(text(400, "bad request\n"))
@@ -65,6 +67,9 @@ package enum PublicRouter {
         if let index = directory.events(at: request.path) {
             let head = eventsHead()
             return isHead ? .respond(HTTPResponse(rawHead: head)) : .events(mount: index, head: head)
+        }
+        if request.path == IcecastStatus.path {
+            return .respond(IcecastStatus.response(request, directory: directory, fallbackHost: host))
         }
         if let (index, name) = directory.hls(at: request.path) {
             return .respond(hls(request, directory: directory, mount: index, name: name, now: now))

@@ -1,13 +1,9 @@
-import RadioRelayMedia
-import RadioRelayNet
-import RadioRelaySystem
-
-/// Building JSON text by hand, for the status report: strings escaped per RFC 8259 §7 (`"`, `\` and every control
+/// Building JSON text by hand, for the status report and the Icecast-compatible status: strings escaped per RFC 8259 §7 (`"`, `\` and every control
 /// character below U+0020, plus U+007F and the line and paragraph separators, which some JavaScript consumers
 /// choke on), numbers that are always valid JSON (a non-finite double becomes `null`).
-enum JSONText {
+package enum JSONText {
     /// `text` as a JSON string literal, quotes included.
-    static func string(_ text: String) -> String {
+    package static func string(_ text: String) -> String {
         var out = "\""
         out.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {
@@ -31,10 +27,10 @@ enum JSONText {
     }
 
     /// A string literal, or `null`.
-    static func string(_ text: String?) -> String { text.map(string) ?? "null" }
+    package static func string(_ text: String?) -> String { text.map(string) ?? "null" }
 
     /// A number rounded to `decimals` places; `null` when not finite (JSON has no infinity or NaN).
-    static func number(_ value: Double, decimals: Int = 3) -> String {
+    package static func number(_ value: Double, decimals: Int = 3) -> String {
         guard value.isFinite else { return "null" }
         let scale = [1.0, 10, 100, 1000, 10_000, 100_000, 1_000_000][max(0, min(decimals, 6))]
         let rounded = (value * scale).rounded() / scale
@@ -44,15 +40,15 @@ enum JSONText {
         return rounded.description
     }
 
-    static func number(_ value: Int) -> String { String(value) }
+    package static func number(_ value: Int) -> String { String(value) }
 
     /// An object from already encoded members, in order.
-    static func object(_ members: [(String, String)]) -> String {
+    package static func object(_ members: [(String, String)]) -> String {
         "{" + members.map { string($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
     }
 
     /// An array from already encoded elements: always `[…]`, also for one element or none.
-    static func array(_ elements: [String]) -> String { "[" + elements.joined(separator: ",") + "]" }
+    package static func array(_ elements: [String]) -> String { "[" + elements.joined(separator: ",") + "]" }
 
     private static func hex4(_ value: UInt32) -> String {
         let digits = String(value, radix: 16, uppercase: false)

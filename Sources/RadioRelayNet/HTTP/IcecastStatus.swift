@@ -1,0 +1,113 @@
+import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
+
+/// `GET /status-json.xsl` on the HTTP address: the mounts as Icecast 2.4 describes them there, so that directory
+/// listings, now-playing widgets and monitoring plugins written for Icecast read radio-relay too. A pure function of
+/// the directory, the request's `Host` and the time.
+///
+/// `icestats` has Icecast's `admin`, `host`, `location`, `server_id`, `server_start` and `server_start_iso8601`, and
+/// `source`: one object for one mount, an array for several, absent for none (as Icecast has it). Each source has
+/// the members Icecast 2.4.4 gives an Ogg Opus source — `genre`, `listener_peak`, `listeners`, `listenurl`,
+/// `server_description`, `server_name`, `server_type`, `server_url` (when set), `stream_start`,
+/// `stream_start_iso8601`, `subtype` — with Icecast's defaults for what the station does not say ("various",
+/// "Unspecified description"), and those its documentation lists for sources that send them: `title` (when there is
+/// one), `bitrate` (kb/s) and `audio_info`. Public and readable across origins (CORS `*`), never cached.
+package enum IcecastStatus {
+    package static let path = "/status-json.xsl"
+    /// What Icecast's own configuration ships for `<admin>` and `<location>`: radio-relay has no such settings.
+    package static let admin = "icemaster@localhost"
+    package static let location = "Earth"
+
+    package static func response(_ request: HTTPRequestHead.Request, directory: PublicDirectory, fallbackHost: String)
+        -> HTTPResponse
+    {
+        let host = Self.host(request.field("host")) ?? fallbackHost
+        var members: [(String, String)] = [
+            ("admin", JSONText.string(admin)), ("host", JSONText.string(hostName(host))),
+            ("location", JSONText.string(location)),
+            ("server_id", JSONText.string("radio-relay \(RadioRelayVersion.string)")),
+            ("server_start", JSONText.string(rfc822(directory.serverStart))),
+            ("server_start_iso8601", JSONText.string(iso8601(directory.serverStart))),
+        ]
+        let sources = directory.mounts.map { source($0, host: host) }
+        if sources.count == 1 {
+            members.append(("source", sources[0]))
+        } else if sources.count > 1 {
+            members.append(("source", JSONText.array(sources)))
+        }
+        var response = HTTPResponse(
+            status: 200, contentType: "application/json; charset=UTF-8",
+            body: JSONText.object([("icestats", JSONText.object(members))]))
+        response.headers = [
+            ("Content-Type", "application/json; charset=UTF-8"), ("Cache-Control", "no-cache, no-store"),
+            ("Pragma", "no-cache"), ("Access-Control-Allow-Origin", "*"),
+        ]
+        response.omitsBody = request.method == "HEAD"
+        return response
+    }
+
+    static func source(_ mount: PublicDirectory.Mount, host: String) -> String {
+        let info = mount.info
+        let kbps = mount.bitrate / 1000
+        var members: [(String, String)] = [
+            ("audio_info", JSONText.string("channels=\(mount.channels);samplerate=48000;bitrate=\(kbps)")),
+            ("bitrate", JSONText.number(kbps)),
+            ("genre", JSONText.string(nonEmpty(info.genre) ?? "various")),
+            ("listener_peak", JSONText.number(mount.listenerPeak)),
+            ("listeners", JSONText.number(mount.listeners)),
+            ("listenurl", JSONText.string("http://\(host)\(mount.path)")),
+            ("server_description", JSONText.string(nonEmpty(info.description) ?? "Unspecified description")),
+            ("server_name", JSONText.string(nonEmpty(info.displayName) ?? mount.station)),
+            ("server_type", JSONText.string("audio/ogg")),
+        ]
+        if let url = nonEmpty(info.url) { members.append(("server_url", JSONText.string(url))) }
+        members += [
+            ("stream_start", JSONText.string(rfc822(mount.streamStart))),
+            ("stream_start_iso8601", JSONText.string(iso8601(mount.streamStart))),
+            ("subtype", JSONText.string("Opus")),
+        ]
+        if let title = nonEmpty(mount.title) { members.append(("title", JSONText.string(title))) }
+        return JSONText.object(members)
+    }
+
+    private static func nonEmpty(_ text: String?) -> String? {
+        guard let text, !text.isEmpty else { return nil }
+        return text
+    }
+
+    /// The request's `Host` when it is a plain host name or address with an optional port (nothing else is echoed).
+    static func host(_ field: String?) -> String? {
+        guard let field, (1...255).contains(field.utf8.count) else { return nil }
+        let allowed = field.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: ":"),
+                UInt8(ascii: "["), UInt8(ascii: "]"):
+                return true
+            default:
+                return false
+            }
+        }
+        return allowed ? field : nil
+    }
+
+    /// `host:port` → `host`; `[::1]:8000` → `::1`.
+    static func hostName(_ host: String) -> String {
+        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
+            return String(host[host.index(after: host.startIndex)..<close])
+        }
+        if host.filter({ $0 == ":" }).count == 1, let colon = host.firstIndex(of: ":") { return String(host[..<colon]) }
+        return host
+    }
+
+    /// `Wed, 02 Dec 2026 14:17:14 +0000`, as Icecast writes its dates.
+    static func rfc822(_ seconds: Double) -> String {
+        String(PublicRouter.httpDate(seconds).dropLast(4)) + " +0000"
+    }
+
+    /// `2026-12-02T14:17:14+0000`.
+    static func iso8601(_ seconds: Double) -> String {
+        String(HLSPlaylist.iso8601(seconds).prefix(19)) + "+0000"
+    }
+}
