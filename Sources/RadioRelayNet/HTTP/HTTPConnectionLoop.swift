@@ -133,13 +133,6 @@ package class HTTPConnectionLoop {
         connection.phase = .writing
         endPending(connection)
         setDeadline(connection, monotonicNow() + headerTimeout + Double(head.count + body.count) / 4096)
-        do {
-            // Only writability from now on: input is not read while the answer goes out.
-            try loop.epoll.modify(connection.fd, events: EPOLLOUT.rawValue, tag: UInt64(connection.fd))
-        } catch {
-            Log.warning("\(label): \(error)")
-            return close(connection)
-        }
         write(connection)
     }
 
@@ -158,29 +151,42 @@ package class HTTPConnectionLoop {
     /// shuts the sending side and drains.
     private func write(_ connection: HTTPConnection) {
         guard sendPending(connection) else { return close(connection) }
-        guard connection.unsent == 0 else { return }  // EPOLLOUT is armed
+        guard connection.unsent == 0 else {
+            // Backed up: only writability from now on (input is not read while the answer goes out). An answer the
+            // socket takes at once — nearly all — costs no epoll change at all.
+            return watch(connection, events: EPOLLOUT.rawValue, waitsForOutput: true)
+        }
         if connection.keepAlive { return rest(connection) }
         do {
             _ = try syscall("shutdown") { shutdown(connection.fd, Int32(SHUT_WR)) }
-            try loop.epoll.modify(
-                connection.fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(connection.fd))
         } catch {
-            return close(connection)  // the client is gone already (ENOTCONN), or epoll refused
+            return close(connection)  // the client is gone already (ENOTCONN)
         }
+        watch(connection, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, waitsForOutput: false)
+        guard connections[connection.fd] === connection else { return }
         connection.phase = .draining
         setDeadline(connection, monotonicNow() + min(Self.drainSeconds, headerTimeout))
         drain(connection)
     }
 
+    /// Sets what epoll reports for the connection when that changes (`waitsForOutput`: whether `EPOLLOUT` is
+    /// armed); closes it when epoll refuses.
+    private func watch(_ connection: HTTPConnection, events: UInt32, waitsForOutput: Bool) {
+        guard connection.waitsForOutput != waitsForOutput else { return }
+        do {
+            try loop.epoll.modify(connection.fd, events: events, tag: UInt64(connection.fd))
+            connection.waitsForOutput = waitsForOutput
+        } catch {
+            Log.warning("\(label): \(error)")
+            close(connection)
+        }
+    }
+
     /// A kept connection after its answer: reading again, idle (no pending head, the keep-alive deadline) until its
     /// next request starts.
     private func rest(_ connection: HTTPConnection) {
-        do {
-            try loop.epoll.modify(
-                connection.fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(connection.fd))
-        } catch {
-            return close(connection)
-        }
+        watch(connection, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, waitsForOutput: false)
+        guard connections[connection.fd] === connection else { return }
         connection.phase = .reading
         connection.answered += 1
         connection.keepAlive = false
