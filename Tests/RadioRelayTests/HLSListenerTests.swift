@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RadioRelayTestSupport
+import Synchronization
 import Testing
 
 @testable import RadioRelay
@@ -73,6 +74,13 @@ extension RealTimeTests {
             // Each is the stream's own bytes: an init segment (ftyp) and media segments (moof).
             #expect(fetched.first.map { Array($0[4..<8]) } == Array("ftyp".utf8))
             #expect(fetched.dropFirst().allSatisfy { $0.count > 8 && Array($0[4..<8]) == Array("moof".utf8) })
+            // A name that is not there: 404, counted apart from the answers (status and metrics show both).
+            client.send("GET /test/\(stream.token)-1.m4s HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(Self.response(client).head.hasPrefix("HTTP/1.1 404 Not Found"))
+            #expect(stream.answered.load(ordering: .relaxed) == 1 + maps.count + segments.count)
+            #expect(stream.notFound.load(ordering: .relaxed) == 1)
+            let report = HLSStatus(stream)
+            #expect(report.segments >= 2 && report.heldBytes >= fetched.reduce(0) { $0 + $1.count })
             // The connection is still there, and closes at the client's word.
             client.send("HEAD /test/live.m3u8 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             let last = client.read(for: 2)

@@ -94,6 +94,20 @@ enum MetricsReport {
         Family(name: "published_pages_total", kind: .counter, help: "Ogg pages put in the output's ring") {
             Double($0.pagesPublished)
         },
+        Family(name: "hls_segments_total", kind: .counter, help: "HLS media segments made") {
+            $0.hls.map { Double($0.segments) }
+        },
+        Family(name: "hls_held_bytes", kind: .gauge, help: "Bytes of HLS segments held in memory") {
+            $0.hls.map { Double($0.heldBytes) }
+        },
+        Family(name: "hls_answers_total", kind: .counter, help: "HLS playlists and segments answered (200, 304)") {
+            $0.hls.map { Double($0.answered) }
+        },
+        Family(
+            name: "hls_not_found_total", kind: .counter, help: "HLS names answered 404 (left the window, or unknown)"
+        ) {
+            $0.hls.map { Double($0.notFound) }
+        },
         Family(name: "connections_total", kind: .counter, help: "Listener connections accepted") {
             Double($0.connections)
         },

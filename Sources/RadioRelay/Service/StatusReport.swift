@@ -79,6 +79,17 @@ enum StatusReport {
             ("slow_drops", JSONText.number(status.slowDrops)),
             ("chatty_drops", JSONText.number(status.chattyDrops)),
             ("proxy_header_failures", JSONText.number(status.proxyRejected)),
+            ("hls", status.hls.map(hls) ?? "null"),
+        ])
+    }
+
+    /// An output's HLS stream: segments made, bytes held, answers given and 404s.
+    static func hls(_ status: HLSStatus) -> String {
+        JSONText.object([
+            ("segments", JSONText.number(status.segments)),
+            ("held_bytes", JSONText.number(status.heldBytes)),
+            ("answers", JSONText.number(status.answered)),
+            ("not_found", JSONText.number(status.notFound)),
         ])
     }
 

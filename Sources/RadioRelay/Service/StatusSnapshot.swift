@@ -161,6 +161,8 @@ package struct OutputStatus: Sendable, Equatable {
     package var pagesPublished = 0
     /// Wake-ups of its network loop so far.
     package var loopWakeups = 0
+    /// Its HLS stream's figures; nil without one (`hls = no`).
+    package var hls: HLSStatus?
 
     package init(rendition: String) { self.rendition = rendition }
 
@@ -183,5 +185,23 @@ package struct OutputStatus: Sendable, Equatable {
         proxyRejected = counters.proxyRejected
         pagesPublished = counters.pagesPublished
         loopWakeups = output.broadcaster.counters.loop.wakeups.load(ordering: .relaxed)
+        hls = output.hls.map(HLSStatus.init)
+    }
+}
+
+/// An output's HLS stream in a status report: segments made and held, and the answers given from it.
+package struct HLSStatus: Sendable, Equatable {
+    package var segments = 0
+    package var heldBytes = 0
+    package var answered = 0
+    package var notFound = 0
+
+    package init() {}
+
+    init(_ stream: HLSStream) {
+        segments = stream.statistics.segments
+        heldBytes = stream.heldBytes
+        answered = stream.answered.load(ordering: .relaxed)
+        notFound = stream.notFound.load(ordering: .relaxed)
     }
 }

@@ -1,5 +1,6 @@
 import RadioRelayMedia
 import RadioRelaySystem
+import Synchronization
 
 /// One output's live HLS stream, shared by the pipeline thread (which feeds it the pages it publishes to the
 /// output's listeners, so the segments hold the very packets they get: no second encode) and the HTTP front end
@@ -17,6 +18,9 @@ package final class HLSStream: Sendable, Equatable {
     /// Names this run's segments (its start time in milliseconds, base 36).
     package let token: String
     private let state: LockedBox<State>
+    /// HLS answers given from it (200, 304, HEAD), and 404s for names not or no longer there (status, metrics).
+    package let answered = Atomic<Int>(0)
+    package let notFound = Atomic<Int>(0)
 
     /// - Parameter now: the wall clock at the start (Unix seconds): the token, and the first media sequence number
     ///   (the seconds since the epoch over the segment length), so numbers keep rising across restarts.
@@ -35,6 +39,12 @@ package final class HLSStream: Sendable, Equatable {
     package var snapshot: HLSSnapshot { state.withLock { $0.snapshot } }
 
     package var statistics: HLSSegmenter.Statistics { state.withLock { $0.segmenter.statistics } }
+
+    /// Bytes of segments held now (the window, what stays fetchable after it, and the init segments).
+    package var heldBytes: Int {
+        let snapshot = snapshot
+        return snapshot.segments.reduce(0) { $0 + $1.bytes.count } + snapshot.maps.reduce(0) { $0 + $1.bytes.count }
+    }
 
     /// The first link's header pages (OpusHead, OpusTags), as the output's ring gets them.
     package func setHeaders(_ pages: [OggPage], now: Double = wallClockNow()) {

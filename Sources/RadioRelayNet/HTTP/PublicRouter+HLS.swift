@@ -1,6 +1,7 @@
 import Glibc
 import RadioRelayMedia
 import RadioRelaySystem
+import Synchronization
 
 /// The HLS answers under a mount's directory (`/NAME/`), made for HTTP caches and CDNs:
 ///
@@ -42,19 +43,20 @@ extension PublicRouter {
                 status: 200, contentType: playlistType, bytes: body,
                 headers: [("Cache-Control", "public, max-age=\(playlistAge)")])
         case .segment(let sequence):
-            guard let segment = snapshot.segment(sequence) else { return gone(request, now: now) }
+            guard let segment = snapshot.segment(sequence) else { return gone(request, stream, now: now) }
             let lifetime = Int((Double(settings.window + settings.retained) * settings.segmentSeconds).rounded(.up))
             response = answer(
                 segment.bytes, type: segmentType, tag: "\(snapshot.token)-\(sequence)", modified: segment.made,
                 cache: "public, max-age=\(lifetime)", request: request)
         case .initSegment(let id):
-            guard let map = snapshot.initSegment(id) else { return gone(request, now: now) }
+            guard let map = snapshot.initSegment(id) else { return gone(request, stream, now: now) }
             response = answer(
                 map.bytes, type: segmentType, tag: "\(snapshot.token)-init-\(id)", modified: map.made,
                 cache: "public, max-age=86400, immutable", request: request)
         case nil:
-            return gone(request, now: now)
+            return gone(request, stream, now: now)
         }
+        stream.answered.add(1, ordering: .relaxed)
         return finish(response, request, now: now)
     }
 
@@ -72,8 +74,10 @@ extension PublicRouter {
     }
 
     /// 404 for a name that is not (or no longer) there: not cached, as it may be a segment that is yet to come.
-    private static func gone(_ request: HTTPRequestHead.Request, now: Double) -> HTTPResponse {
-        finish(uncached(text(404, "no such segment (it left the window, or is not made yet)\n")), request, now: now)
+    private static func gone(_ request: HTTPRequestHead.Request, _ stream: HLSStream, now: Double) -> HTTPResponse {
+        stream.notFound.add(1, ordering: .relaxed)
+        return finish(
+            uncached(text(404, "no such segment (it left the window, or is not made yet)\n")), request, now: now)
     }
 
     /// `Cache-Control: no-cache` instead of what the response had.
