@@ -17,7 +17,7 @@ enum MetricsReport {
     static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
     enum Kind: String, Sendable {
-        case counter, gauge
+        case counter, gauge, histogram
     }
 
     /// One metric family: name (without prefix), kind, help, and how to read its value from a station or an output.
@@ -93,6 +93,12 @@ enum MetricsReport {
         Family(name: "sent_bytes_total", kind: .counter, help: "Bytes sent to listeners") { Double($0.bytesOut) },
         Family(name: "published_pages_total", kind: .counter, help: "Ogg pages put in the output's ring") {
             Double($0.pagesPublished)
+        },
+        Family(name: "listeners_peak_hour", kind: .gauge, help: "Most listeners connected at once in the last hour") {
+            Double($0.peakListenersHour)
+        },
+        Family(name: "listening_seconds_total", kind: .counter, help: "Seconds listened, sessions going on included") {
+            $0.listeningSeconds
         },
         Family(name: "hls_segments_total", kind: .counter, help: "HLS media segments made") {
             $0.hls.map { Double($0.segments) }
@@ -180,6 +186,7 @@ enum MetricsReport {
                 }
             }
         }
+        sessionHistogram(&out, snapshot)
         if !snapshot.loops.isEmpty {
             header(
                 &out, "loop_wakeups_total", .counter, "Wake-ups of the server's loops: network (net-N), HTTP, status")
@@ -197,6 +204,25 @@ enum MetricsReport {
             }
         }
         return out
+    }
+
+    /// The lengths of the listener sessions that ended, per output, as a histogram (`ListenerStatistics`).
+    private static func sessionHistogram(_ out: inout String, _ snapshot: StatusSnapshot) {
+        let name = "listener_session_seconds"
+        header(&out, name, .histogram, "Lengths of the listener sessions that ended")
+        for station in snapshot.stations {
+            for output in station.outputs {
+                let labels = "station=\"\(labelValue(station.name))\",rendition=\"\(labelValue(output.rendition))\""
+                var count = 0
+                let bounds = ListenerStatistics.sessionBounds.map(number) + ["+Inf"]
+                for (bound, sessions) in zip(bounds, output.sessionBuckets) {
+                    count += sessions
+                    out += "\(prefix)\(name)_bucket{\(labels),le=\"\(bound)\"} \(count)\n"
+                }
+                out += "\(prefix)\(name)_sum{\(labels)} \(number(output.endedSessionSeconds))\n"
+                out += "\(prefix)\(name)_count{\(labels)} \(count)\n"
+            }
+        }
     }
 
     private static func header(_ out: inout String, _ name: String, _ kind: Kind, _ help: String) {

@@ -79,8 +79,18 @@ enum StatusReport {
             ("slow_drops", JSONText.number(status.slowDrops)),
             ("chatty_drops", JSONText.number(status.chattyDrops)),
             ("proxy_header_failures", JSONText.number(status.proxyRejected)),
+            ("peak_listeners_hour", JSONText.number(status.peakListenersHour)),
+            ("listening_seconds", JSONText.number(status.listeningSeconds, decimals: 1)),
+            ("sessions", JSONText.number(status.sessionBuckets.reduce(0, +))),
+            ("session_seconds", sessions(status.sessionBuckets)),
             ("hls", status.hls.map(hls) ?? "null"),
         ])
+    }
+
+    /// Ended sessions by length: `{"10": n, "60": n, …, "+Inf": n}`, each bucket on its own (not cumulative).
+    static func sessions(_ buckets: [Int]) -> String {
+        let labels = ListenerStatistics.sessionBounds.map { String(Int($0)) } + ["+Inf"]
+        return JSONText.object(zip(labels, buckets).map { ($0, JSONText.number($1)) })
     }
 
     /// An output's HLS stream: segments made, bytes held, answers given and 404s.

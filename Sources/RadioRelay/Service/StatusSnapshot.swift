@@ -163,6 +163,12 @@ package struct OutputStatus: Sendable, Equatable {
     package var loopWakeups = 0
     /// Its HLS stream's figures; nil without one (`hls = no`).
     package var hls: HLSStatus?
+    /// The most listeners at once over the last hour, the seconds listened (sessions going on included), and the
+    /// sessions that ended by length (`ListenerStatistics.sessionBounds`, then longer).
+    package var peakListenersHour = 0
+    package var listeningSeconds = 0.0
+    package var sessionBuckets = [Int](repeating: 0, count: ListenerStatistics.sessionBounds.count + 1)
+    package var endedSessionSeconds = 0.0
 
     package init(rendition: String) { self.rendition = rendition }
 
@@ -186,6 +192,12 @@ package struct OutputStatus: Sendable, Equatable {
         pagesPublished = counters.pagesPublished
         loopWakeups = output.broadcaster.counters.loop.wakeups.load(ordering: .relaxed)
         hls = output.hls.map(HLSStatus.init)
+        let now = monotonicNow()
+        let statistics = output.broadcaster.statistics.snapshot
+        peakListenersHour = statistics.peakLastHour(now: now)
+        listeningSeconds = statistics.listeningSeconds(now: now)
+        sessionBuckets = statistics.buckets
+        endedSessionSeconds = statistics.endedSeconds
     }
 }
 

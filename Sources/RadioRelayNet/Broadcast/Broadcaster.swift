@@ -34,6 +34,8 @@ package final class Broadcaster: Sendable {
     package let publications = Atomic<Int>(0)
     /// Listeners by address (`maxPerIP`), across the pool's loops.
     private let hosts = LockedBox<[HostKey: Int]>([:])
+    /// Peaks, session lengths and listening seconds (the loops note joins and leaves; status reads them).
+    package let statistics = LockedBox(ListenerStatistics())
 
     /// Binds and listens now, so that a taken port fails here; `start()` begins serving.
     /// - Parameter adoptedSocket: an already listening socket (systemd socket activation) instead of binding; the

@@ -86,6 +86,7 @@ extension NetworkLoop {
         enterScan(listener)
         host.own(fd, self)
         if kind == .http { counters.httpListeners.add(1, ordering: .relaxed) }
+        broadcaster.statistics.withLock { $0.joined(at: now) }
         // The access log: info, so that `--log-level notice` turns it off (the text is then not even built).
         if Log.isEnabled(.info) {
             let listening = counters.listeners.load(ordering: .relaxed)
@@ -156,8 +157,9 @@ extension NetworkLoop {
         host.disown(listener.fd)
         releasePlaces(listener.hostKey)
         if listener.kind == .http { counters.httpListeners.subtract(1, ordering: .relaxed) }
-        if quiet { return }
         let now = monotonicNow()
+        broadcaster.statistics.withLock { $0.left(joinedAt: listener.connectedAt, at: now) }
+        if quiet { return }
         func line() -> String {
             "\(name): \(listener.kind.rawValue) listener \(listener.peer) left after \(String(format: "%.1f", now - listener.connectedAt)) s, "
                 + "\(listener.bytesSent) bytes: \(reason)"
