@@ -2,7 +2,7 @@ import RadioRelayMedia
 import RadioRelayNet
 import RadioRelaySystem
 
-/// Which chain a station's pipeline drives.
+/// Which chain a station's pipeline drives, and where the pages it completes go.
 extension Pipeline {
     /// The chain for `configuration`: an edge relay's for an Ogg Opus upstream (one output), else the transcoding
     /// stage chain with one Encoder per output. Each output's ring gets the header pages its listeners start with.
@@ -39,5 +39,14 @@ extension Pipeline {
         let chain = StageChain(settings, encoders: encoders)
         chain.chainsTitles = configuration.chainTitles
         return chain
+    }
+
+    /// Hands the pages the chain completed in this iteration to each output: its Broadcaster (one wake-up for all
+    /// of them) and its HLS stream, which segments the same packets.
+    func publish() {
+        for (output, pages) in zip(outputs, chain.takePagesPerOutput()) {
+            output.broadcaster.publish(pages)
+            if !pages.isEmpty { output.hls?.publish(pages) }
+        }
     }
 }

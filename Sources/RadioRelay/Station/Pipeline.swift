@@ -13,9 +13,8 @@ final class Pipeline {
     /// The station's settings version `configuration` was taken at.
     var settingsVersion = 0
     /// One per output, in the order of the chain's Encoders.
-    let broadcasters: [Broadcaster]
-    /// The outputs' HLS streams (same order; nil where there is none).
-    let hlsStreams: [HLSStream?]
+    /// The station's outputs: each one's Broadcaster, and its HLS stream if it has one.
+    let outputs: [StationOutput]
     let shared: LockedBox<StationState>
     var local = StationState()
     /// New titles at most once a second, the newest winning.
@@ -40,8 +39,7 @@ final class Pipeline {
     init(station: Station, chain: any PipelineChain, state: LockedBox<StationState>) {
         self.configuration = station.configuration
         self.station = station
-        self.broadcasters = station.outputs.map(\.broadcaster)
-        hlsStreams = station.outputs.map(\.hls)
+        outputs = station.outputs
         self.shared = state
         self.chain = chain
         var clockSettings = StreamClock.Settings()
@@ -241,18 +239,18 @@ final class Pipeline {
         }
     }
 
-    /// Carries out one step of the stream clock: drops what runs too far ahead, encodes what is due (with the
-    /// clock's rate correction), fills silence while the upstream is away or late.
     /// A title the throttle let through: the station's state, and the access log's line.
     func show(_ shown: (title: String, skipped: Int)) {
         guard shown.title != local.title else { return }
         local.title = shown.title
-        for stream in hlsStreams { stream?.title(shown.title) }
+        for output in outputs { output.hls?.title(shown.title) }
         let skipped = shown.skipped > 0 ? " (\(shown.skipped) titles in between not shown)" : ""
         Log.info("\(configuration.name): now playing: \(shown.title)\(skipped)")
         publishState()
     }
 
+    /// Carries out one step of the stream clock: drops what runs too far ahead, encodes what is due (with the
+    /// clock's rate correction), fills silence while the upstream is away or late.
     func advanceClock(paced: Bool) {
         let now = monotonicNow()
         if let shown = titles.due(now: now) { show(shown) }
@@ -282,14 +280,6 @@ final class Pipeline {
         local.droppedSeconds = clock.droppedSeconds
         local.pausedSeconds = clock.pausedSeconds
         report(now: now)
-    }
-
-    /// Hands the pages completed in this iteration to each output's Broadcaster, with one wake-up for all of them.
-    func publish() {
-        for (index, pages) in chain.takePagesPerOutput().enumerated() where index < broadcasters.count {
-            broadcasters[index].publish(pages)
-            if !pages.isEmpty { hlsStreams[index]?.publish(pages) }
-        }
     }
 
     func publishState() {

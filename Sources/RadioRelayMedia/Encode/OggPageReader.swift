@@ -28,7 +28,8 @@ public struct OggPageReader {
     private var buffer: [UInt8] = []
     private var offset = 0
     private var consumed = 0
-    private var partialPacket: [UInt8] = []
+    /// Cuts each page into its packets, joining one that goes on from the page before (of any length, as before).
+    private var splitter = OggPacketSplitter(maxPacket: .max)
 
     public init() {}
 
@@ -70,18 +71,7 @@ public struct OggPageReader {
         offset += length
         consumed += length
 
-        var packets: [[UInt8]] = []
-        if !header.isContinued { partialPacket.removeAll() }
-        var position = 27 + segments
-        for i in 0..<segments {
-            let lace = Int(bytes[27 + i])
-            partialPacket.append(contentsOf: bytes[position..<position + lace])
-            position += lace
-            if lace < 255 {
-                packets.append(partialPacket)
-                partialPacket.removeAll()
-            }
-        }
+        let packets = splitter.packets(of: bytes)
         return Page(header: header, packets: packets)
     }
 

@@ -1,4 +1,4 @@
-import Glibc
+import RadioRelaySystem
 
 /// The HLS playlists (RFC 8216) as text, from plain values: an output's live media playlist and a station's
 /// multivariant playlist. Names are relative: a segment `TOKEN-SEQ.m4s` and an init segment `TOKEN-init-ID.mp4`
@@ -124,15 +124,5 @@ package enum HLSPlaylist {
     }
 
     /// Unix seconds as an ISO 8601 date in UTC with milliseconds: `2026-12-02T13:45:00.250Z`.
-    package static func iso8601(_ seconds: Double) -> String {
-        let clamped = seconds.isNaN ? 0 : min(max(seconds, 0), 253_402_300_799)  // 9999-12-31T23:59:59Z at most
-        var whole = time_t(clamped.rounded(.down))
-        let millis = Int(((clamped - Double(whole)) * 1000).rounded(.down))
-        var parts = tm()
-        gmtime_r(&whole, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let ms = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):"
-            + "\(two(parts.tm_min)):\(two(parts.tm_sec)).\(ms)Z"
-    }
+    package static func iso8601(_ seconds: Double) -> String { UTCTime(seconds).iso8601 }
 }

@@ -1,43 +1,32 @@
-/// The packets of a station's own Ogg pages, in order: a page's lacing values cut its body into packets, and a
-/// packet that goes on to the next page (a last lacing value of 255) is joined with the rest there. The pages come
-/// from the station's own encoder or repager, whole and checked; this still never traps on a short page (what does
-/// not fit is dropped) and holds at most `maxPacket` bytes of a packet across pages.
+/// The packets of a station's own Ogg pages, in order: `OggDemuxer.packets` cuts each page by its lacing values,
+/// and the packet that goes on to the next page is carried here and joined with the rest there. The pages come from
+/// the station's own encoder or repager, whole and checked; this still never traps on a short page (it is dropped)
+/// and holds at most `maxPacket` bytes of a packet across pages (a longer one is dropped). `OggPageReader` cuts the
+/// pages it reads with it too.
 package struct OggPacketSplitter: Sendable {
-    /// The most bytes a packet may gather across pages: more is no Opus packet (RFC 6716 allows 120 ms at most).
-    package static let maxPacket = 64 * 1024
+    /// The most bytes a packet may gather across pages: a longer one is dropped.
+    package let maxPacket: Int
+    /// The packet the last page left unfinished, and whether it is already too long.
     private var partial: [UInt8] = []
-    /// The packet being gathered grew past `maxPacket`: it is dropped when it ends.
-    private var overflowed = false
+    private var broken = false
 
-    package init() {}
+    package init(maxPacket: Int = OggDemuxer.maxPacket) {
+        self.maxPacket = max(0, maxPacket)
+    }
 
     /// The packets that end on `page` (a whole Ogg page: header, lacing values, body).
     package mutating func packets(of page: [UInt8]) -> [[UInt8]] {
         guard page.count >= 27 else { return [] }
         let segments = Int(page[26])
-        guard page.count >= 27 + segments else { return [] }
+        guard page.count >= 27 + segments,
+            page.count >= 27 + segments + page[27..<27 + segments].reduce(0, { $0 + Int($1) })
+        else { return [] }
+        // A page that is not continued starts afresh: what was carried ended unfinished, and is dropped.
         let continued = page[5] & 0x01 != 0
-        if !continued {
-            partial.removeAll(keepingCapacity: true)
-            overflowed = false
-        }
-        var packets: [[UInt8]] = []
-        var position = 27 + segments
-        for index in 0..<segments {
-            let lace = Int(page[27 + index])
-            guard position + lace <= page.count else { break }
-            if partial.count + lace <= Self.maxPacket {
-                partial.append(contentsOf: page[position..<position + lace])
-            } else {
-                overflowed = true
-            }
-            position += lace
-            if lace < 255 {
-                if !overflowed { packets.append(partial) }
-                partial.removeAll(keepingCapacity: true)
-                overflowed = false
-            }
-        }
-        return packets
+        let split = OggDemuxer.packets(
+            of: page, carried: continued ? partial : [], dropFirst: continued && broken, limit: maxPacket)
+        partial = split.rest ?? []
+        broken = split.restBroken
+        return split.packets
     }
 }

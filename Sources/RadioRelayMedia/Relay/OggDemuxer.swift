@@ -235,9 +235,10 @@ package struct OggDemuxer {
     }
 
     /// The packets a page completes (the first prefixed by `carried`, dropped when `dropFirst`), the packet it
-    /// leaves unfinished (nil when it ends on a packet boundary) and whether that one is already too long, and how
-    /// many packets were dropped.
-    package static func packets(of page: [UInt8], carried: [UInt8], dropFirst: Bool) -> (
+    /// leaves unfinished (nil when it ends on a packet boundary) and whether that one is already too long (over
+    /// `limit` bytes: dropped), and how many packets were dropped. The page must be whole (its lacing values and
+    /// body within `page`).
+    package static func packets(of page: [UInt8], carried: [UInt8], dropFirst: Bool, limit: Int = maxPacket) -> (
         packets: [[UInt8]], rest: [UInt8]?, restBroken: Bool, dropped: Int
     ) {
         let segments = Int(page[26])
@@ -249,7 +250,7 @@ package struct OggDemuxer {
         var open = false
         for index in 0..<segments {
             let lace = Int(page[27 + index])
-            if current.count + lace <= maxPacket {
+            if current.count + lace <= limit {
                 current.append(contentsOf: page[position..<position + lace])
             } else {
                 broken = true

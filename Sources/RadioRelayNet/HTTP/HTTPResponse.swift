@@ -59,10 +59,7 @@ package struct HTTPResponse: Equatable, Sendable {
     }
 
     /// The bytes on the wire.
-    package var encoded: [UInt8] {
-        if let rawHead { return rawHead }
-        return encodedHead + payload
-    }
+    package var encoded: [UInt8] { encodedHead + payload }
 
     /// The head on the wire (the raw head if there is one).
     package var encodedHead: [UInt8] {

@@ -1,4 +1,3 @@
-import Glibc
 import RadioRelayMedia
 import RadioRelaySystem
 
@@ -36,13 +35,12 @@ package enum IcecastStatus {
         } else if sources.count > 1 {
             members.append(("source", JSONText.array(sources)))
         }
+        let body = JSONText.object([("icestats", JSONText.object(members))])
         var response = HTTPResponse(
-            status: 200, contentType: "application/json; charset=UTF-8",
-            body: JSONText.object([("icestats", JSONText.object(members))]))
-        response.headers = [
-            ("Content-Type", "application/json; charset=UTF-8"), ("Cache-Control", "no-cache, no-store"),
-            ("Pragma", "no-cache"), ("Access-Control-Allow-Origin", "*"),
-        ]
+            status: 200, contentType: "application/json; charset=UTF-8", bytes: Array(body.utf8),
+            headers: [
+                ("Cache-Control", "no-cache, no-store"), ("Pragma", "no-cache"), ("Access-Control-Allow-Origin", "*"),
+            ])
         response.omitsBody = request.method == "HEAD"
         return response
     }

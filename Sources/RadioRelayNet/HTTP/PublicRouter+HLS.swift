@@ -1,4 +1,3 @@
-import Glibc
 import RadioRelayMedia
 import RadioRelaySystem
 import Synchronization
@@ -126,14 +125,5 @@ extension PublicRouter {
     }
 
     /// An HTTP date (RFC 9110 §5.6.7): `Wed, 02 Dec 2026 13:45:00 GMT`.
-    package static func httpDate(_ seconds: Double) -> String {
-        var whole = time_t(seconds.isNaN ? 0 : min(max(seconds, 0), 253_402_300_799).rounded(.down))
-        var parts = tm()
-        gmtime_r(&whole, &parts)
-        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(days[Int(parts.tm_wday) % 7]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon) % 12]) "
-            + "\(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
-    }
+    package static func httpDate(_ seconds: Double) -> String { UTCTime(seconds).httpDate }
 }
