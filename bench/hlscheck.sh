@@ -54,16 +54,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-wait_file() {  # file seconds pid
-    local i
-    for ((i = 0; i < $2 * 10; i++)); do
-        [[ -s $1 ]] && return 0
-        kill -0 "$3" 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
-}
-
 echo "hlscheck: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(uname -sr), $(nproc) cores; $("$RR" --version | head -1)"
 echo "$DURATION s of checking; logs in $RUN_DIR"
 "$PY" "$REPO_ROOT/bench/soak.py" gen --out "$OUT" --length "$LENGTH" >/dev/null
@@ -75,8 +65,8 @@ upstream up1
 UP1=$!
 upstream up2
 UP2=$!
-wait_file "$RUN_DIR/up1.port" 30 "$UP1" || die "upstream 1 did not start"
-wait_file "$RUN_DIR/up2.port" 30 "$UP2" || die "upstream 2 did not start"
+wait_until 30 "$UP1" test -s "$RUN_DIR/up1.port" || die "upstream 1 did not start"
+wait_until 30 "$UP2" test -s "$RUN_DIR/up2.port" || die "upstream 2 did not start"
 ROOT_PORT=$(bench_free_port)
 start_root() {  # extra serve options: the root relay, raw TCP
     "$RR" serve --name root --upstream "http://127.0.0.1:$(cat "$RUN_DIR/up1.port")/stream.mp3" --bind 127.0.0.1 \
@@ -104,11 +94,7 @@ port = $(bench_free_port)
 EOF
 "$RR" serve --config "$RUN_DIR/relay.conf" >"$RUN_DIR/relay.log" 2>&1 &
 RELAY=$!
-for _ in $(seq 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$HTTP_PORT") 2>/dev/null && break
-    kill -0 "$RELAY" 2>/dev/null || { cat "$RUN_DIR/relay.log"; die "the relay did not start"; }
-    sleep 0.1
-done
+wait_until 10 "$RELAY" port_busy "$HTTP_PORT" || { cat "$RUN_DIR/relay.log"; die "the relay did not start"; }
 
 "$PY" "$REPO_ROOT/bench/hlscheck.py" --base "http://127.0.0.1:$HTTP_PORT" --stream radio --stream edge \
     --duration "$DURATION" --json "$RUN_DIR/hlscheck.json" >"$RUN_DIR/hlscheck.txt" 2>&1 &

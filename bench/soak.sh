@@ -70,16 +70,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-wait_file() {  # file seconds pid: until the file exists; fails if the process died or the time ran out
-    local i
-    for ((i = 0; i < $2 * 10; i++)); do
-        [[ -s $1 ]] && return 0
-        kill -0 "$3" 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
-}
-
 echo "soak: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(uname -sr), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "radio-relay: $RR ($("$RR" --version 2>&1 | head -1))${RELAY_ARGS:+, extra options: $RELAY_ARGS}"
 echo "libopus $(dpkg-query -W -f '${Version}' libopus0 2>/dev/null || echo '?'), $("$PY" --version 2>&1)"
@@ -92,14 +82,14 @@ TABLE=${TABLE%.mp3}.json
     --port-file "$RUN_DIR/upstream.port" --t0-file "$RUN_DIR/t0" --json "$RUN_DIR/upstream.json" \
     2>"$RUN_DIR/upstream.log" &
 UP_PID=$!
-wait_file "$RUN_DIR/upstream.port" 30 "$UP_PID" || die "the upstream did not start (see $RUN_DIR/upstream.log)"
+wait_until 30 "$UP_PID" test -s "$RUN_DIR/upstream.port" || die "the upstream did not start (see $RUN_DIR/upstream.log)"
 UPORT=$(cat "$RUN_DIR/upstream.port")
 LPORT=$(bench_free_port)
 # shellcheck disable=SC2086  # RELAY_ARGS is a list of options
 "$RR" serve --upstream "http://127.0.0.1:$UPORT/stream.mp3" --bind 127.0.0.1 --port "$LPORT" $RELAY_ARGS \
     >"$RUN_DIR/relay.log" 2>&1 &
 RELAY_PID=$!
-wait_file "$RUN_DIR/t0" 30 "$RELAY_PID" || die "the relay never connected to the upstream (see $RUN_DIR/relay.log)"
+wait_until 30 "$RELAY_PID" test -s "$RUN_DIR/t0" || die "the relay never connected to the upstream (see $RUN_DIR/relay.log)"
 T0=$(cat "$RUN_DIR/t0")
 sleep "$CONNECT_DELAY"
 kill -0 "$RELAY_PID" 2>/dev/null || die "the relay exited (see $RUN_DIR/relay.log)"
