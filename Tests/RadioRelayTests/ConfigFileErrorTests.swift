@@ -229,6 +229,34 @@ import Testing
 
     /// A bad push is reported at its line with the password hidden (the file's text for a credential), a second
     /// push to one mount at the second line; any other key given twice is still an error.
+    @Test func mp3PassThrough() {
+        #expect(
+            Self.messages("[station a]\nupstream = http://x/a.opus\nmp3 = yes\n") == [
+                "r.conf:1: station a: mp3 = yes passes an MP3 upstream's frames through; this upstream is Ogg Opus: "
+                    + "set mp3 = no (its Opus mounts serve it)"
+            ])
+        #expect(
+            Self.messages(Self.station + "mp3 = yes\nmount = a.mp3\n") == [
+                "r.conf:1: station a: mount a.mp3 is the MP3 pass-through output's: choose another"
+            ])
+        #expect(
+            Self.messages(Self.station + "port = 9000\nmp3 = yes\nmp3_port = 9000\n") == [
+                "r.conf:1: station a: mp3_port 9000 is the station's own port: give it another"
+            ])
+        // Another station's mount, and another station's port.
+        #expect(
+            Self.messages(
+                Self.station
+                    + "mp3 = yes\nmp3_port = 9100\n[station b]\nupstream = /b.mp3\nport = 9100\nmount = a.mp3\n")
+                == [
+                    "r.conf:7: station b on 0.0.0.0:9100 overlaps the MP3 output of station a on 0.0.0.0:9100 (line 4): "
+                        + "give each output its own port",
+                    "r.conf:8: station b: mount a.mp3 is also the MP3 output of station a's (line 3): give each output "
+                        + "its own mount",
+                ])
+        #expect(Self.messages(Self.station + "mp3 = yes\n").isEmpty)
+    }
+
     @Test func pushes() throws {
         let directory = try ConfigFileTests.credentials(["bad-push": "icecast://source:secret@host\n"])
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -135,7 +135,7 @@ import Testing
 
     static let keyList =
         "upstream, port, bind, bitrate, channels, page_ms, flush_ms, flush_hold_ms, burst, max_lag, max_lead, max_listeners, "
-        + "max_per_ip, proxy_protocol, proxy_from, complexity, pace, reconnect_max, chain_titles, hls, hls_segment, hls_window, mount, display_name, description, "
+        + "max_per_ip, proxy_protocol, proxy_from, complexity, pace, reconnect_max, chain_titles, hls, mp3, mp3_port, hls_segment, hls_window, mount, display_name, description, "
         + "genre, url or push"
 
     /// One naming rule: each station flag of `serve` is a key, `_` for `-`, and nothing else is.
@@ -147,7 +147,8 @@ import Testing
                 "max_lag",
                 "max_lead", "max_listeners", "max_per_ip", "proxy_protocol", "proxy_from", "complexity", "pace",
                 "reconnect_max",
-                "chain_titles", "hls", "hls_segment", "hls_window", "mount", "display_name", "description", "genre",
+                "chain_titles", "hls", "mp3", "mp3_port", "hls_segment", "hls_window", "mount", "display_name",
+                "description", "genre",
                 "url", "push",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)

@@ -152,7 +152,8 @@ import Testing
         configuration.renditions[0].broadcaster.port = 8001
         let outputs = try configuration.outputSettings.map { output in
             StationOutput(
-                name: output.name, mount: output.mount, encoderSettings: LockedBox(output.encoder),
+                name: output.name, mount: output.mount, format: output.format,
+                encoderSettings: LockedBox(output.encoder),
                 broadcaster: try Broadcaster(
                     name: "t",
                     configuration: {

@@ -35,7 +35,7 @@ import Testing
     static func headText(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
     @Test func aMountIsHandedToItsStationWithIcecastsHead() throws {
-        guard case .stream(let mount, let head) = Self.route("GET /jazz.opus HTTP/1.1\r\nHost: x\r\n\r\n") else {
+        guard case .stream(let mount, let head, _) = Self.route("GET /jazz.opus HTTP/1.1\r\nHost: x\r\n\r\n") else {
             Issue.record("not a stream")
             return
         }
@@ -55,7 +55,8 @@ import Testing
         #expect(!text.contains("icy-metaint"))  // Ogg carries its own metadata
         // HTTP/1.0 needs no Host; Range and Icy-MetaData change nothing (a live stream, from the live point).
         guard
-            case .stream(1, _) = Self.route("GET /news-low.opus HTTP/1.0\r\nRange: bytes=0-\r\nIcy-MetaData: 1\r\n\r\n")
+            case .stream(1, _, _) = Self.route(
+                "GET /news-low.opus HTTP/1.0\r\nRange: bytes=0-\r\nIcy-MetaData: 1\r\n\r\n")
         else {
             Issue.record("HTTP/1.0 with Range not streamed")
             return
@@ -64,7 +65,7 @@ import Testing
 
     @Test func headAnswersTheStreamHeadOnly() throws {
         let response = try #require(Self.response("HEAD /jazz.opus HTTP/1.1\r\nHost: x\r\n\r\n"))
-        guard case .stream(_, let head) = Self.route("GET /jazz.opus HTTP/1.1\r\nHost: x\r\n\r\n") else {
+        guard case .stream(_, let head, _) = Self.route("GET /jazz.opus HTTP/1.1\r\nHost: x\r\n\r\n") else {
             Issue.record("not a stream")
             return
         }

@@ -83,6 +83,14 @@ extension OptionSpecification {
             summary: "a live HLS stream per output at /NAME/live.m3u8 on the HTTP address (default yes)",
             accepts: "yes or no", setting: station(Values.yesNo, { $0.hls = $1 })),
         .init(
+            name: "mp3", placeholder: "yes|no",
+            summary: "pass the MP3 upstream's own frames through at /NAME.mp3, titles in band (default no)",
+            accepts: "yes or no", setting: station(Values.yesNo, { $0.mp3 = $1 })),
+        .init(
+            name: "mp3-port", placeholder: "PORT",
+            summary: "raw TCP port of the MP3 pass-through (default 0: any free port; listeners use /NAME.mp3)",
+            accepts: "0 to 65535", setting: station(Values.integer(0...65535), { $0.mp3Port = $1 })),
+        .init(
             name: "hls-segment", placeholder: "SECONDS", summary: "the longest HLS segment (default 2)",
             accepts: "0.5 to 10 seconds",
             setting: station(Values.seconds(HLSSegmenter.Settings.segmentRange), { $0.hlsSettings.segmentSeconds = $1 })

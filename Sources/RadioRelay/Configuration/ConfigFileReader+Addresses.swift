@@ -22,7 +22,7 @@ extension ConfigFileReader {
             for (index, output) in station.outputSettings.enumerated() where index < placed.addressLines.count {
                 outputs.append(
                     PlacedAddress(
-                        what: output.name.map { "rendition \(station.name)/\($0)" } ?? "station \(station.name)",
+                        what: StationConfiguration.describe(output, of: station.name),
                         address: ConfigFile.ListenAddress(host: output.broadcaster.bind, port: output.broadcaster.port),
                         line: placed.addressLines[index], isStation: output.name == nil))
             }
@@ -55,7 +55,7 @@ extension ConfigFileReader {
             for (index, output) in station.outputSettings.enumerated() {
                 let address = ConfigFile.ListenAddress(host: output.broadcaster.bind, port: output.broadcaster.port)
                 guard Self.overlap(address, http) else { continue }
-                let what = output.name.map { "rendition \(station.name)/\($0)" } ?? "station \(station.name)"
+                let what = StationConfiguration.describe(output, of: station.name)
                 let at = index < placed.addressLines.count ? " (line \(placed.addressLines[index]))" : ""
                 problems.add(line, "http = \(http) overlaps \(what) on \(address)\(at): give HTTP its own port")
             }

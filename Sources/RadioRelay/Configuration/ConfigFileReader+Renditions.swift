@@ -68,7 +68,7 @@ extension ConfigFileReader {
             let station = placed.station
             let outputs = station.outputSettings
             for (index, output) in outputs.enumerated() where index < placed.mountLines.count {
-                let what = output.name.map { "rendition \(station.name)/\($0)" } ?? "station \(station.name)"
+                let what = StationConfiguration.describe(output, of: station.name)
                 let line = placed.mountLines[index]
                 let directory = PublicDirectory.directory(forMount: "/" + output.mount)
                 if let other = taken[output.mount] {

@@ -39,6 +39,8 @@ struct ConfigFileReader {
         var station: StationConfiguration
         var addressLines: [Int]
         var mountLines: [Int]
+        /// The lines of the station's `mp3` key and of its MP3 output's address (its `mp3_port`, else the same).
+        var mp3Lines = (mount: 0, address: 0)
     }
 
     mutating func read(_ text: String) throws(ConfigFileError) -> ConfigFile {
@@ -82,12 +84,21 @@ struct ConfigFileReader {
                     section.line, message.hasPrefix("station \(name):") ? message : "station \(name): \(message)")
                 continue
             }
-            placed.append(PlacedStation(station: station, addressLines: [lines.address], mountLines: [lines.mount]))
+            placed.append(
+                PlacedStation(
+                    station: station, addressLines: [lines.address], mountLines: [lines.mount],
+                    mp3Lines: (lines.mp3, lines.mp3Address)))
         }
         if !sawStation {
             problems.addToFile("no [station NAME] section: add one per station, each with upstream = URL or path")
         }
         readRenditions(lines, into: &placed, stationLines: firstLines)
+        // The MP3 output is the last: its mount is checked; its address only when it is a port of its own.
+        for index in placed.indices where placed[index].station.mp3 {
+            let lines = placed[index].mp3Lines
+            placed[index].mountLines.append(lines.mount)
+            if placed[index].station.mp3Port != 0 { placed[index].addressLines.append(lines.address) }
+        }
         checkAddresses(placed, status: result.server.status, statusLine: statusLine)
         checkHTTP(placed, server: result.server, httpLine: httpLine, statusLine: statusLine)
         checkMounts(placed)
@@ -178,7 +189,7 @@ struct ConfigFileReader {
     /// Reads a station's keys over `station`; returns whether all were good (and `upstream` given), and the lines
     /// its listening address comes from (`port`, else `bind`, else the section's header) and its mount.
     private mutating func readStation(_ section: ConfigFileLines.Section, into station: inout StationConfiguration)
-        -> (clean: Bool, lines: (address: Int, mount: Int))
+        -> (clean: Bool, lines: (address: Int, mount: Int, mp3: Int, mp3Address: Int))
     {
         let label = station.name.isEmpty ? "[station]" : "[station \(station.name)]"
         var (clean, seen) = readKeys(section, OptionSpecification.stationSettings, label: label, into: &station)
@@ -186,7 +197,13 @@ struct ConfigFileReader {
             problems.add(section.line, "\(label) has no upstream: add upstream = an http(s) URL, a file: URL or a path")
             clean = false
         }
-        return (clean, (seen["port"] ?? seen["bind"] ?? section.line, seen["mount"] ?? section.line))
+        return (
+            clean,
+            (
+                seen["port"] ?? seen["bind"] ?? section.line, seen["mount"] ?? section.line,
+                seen["mp3"] ?? section.line, seen["mp3_port"] ?? seen["mp3"] ?? section.line
+            )
+        )
     }
 
     /// Reads a section's keys, each one of `options`, over `station`; returns whether all were good and the line of

@@ -87,9 +87,11 @@ enum MetricsReport {
             Double($0.peakListeners)
         },
         Family(name: "opus_bitrate", kind: .gauge, help: "Opus target bitrate, bits per second") {
-            Double($0.opusBitrate)
+            $0.format == "mp3" ? nil : Double($0.opusBitrate)
         },
-        Family(name: "opus_channels", kind: .gauge, help: "Opus channels: 1 (mono) or 2") { Double($0.channels) },
+        Family(name: "opus_channels", kind: .gauge, help: "Opus channels: 1 (mono) or 2") {
+            $0.format == "mp3" ? nil : Double($0.channels)
+        },
         Family(name: "sent_bytes_total", kind: .counter, help: "Bytes sent to listeners") { Double($0.bytesOut) },
         Family(name: "published_pages_total", kind: .counter, help: "Ogg pages put in the output's ring") {
             Double($0.pagesPublished)

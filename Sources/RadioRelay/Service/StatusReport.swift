@@ -66,6 +66,7 @@ enum StatusReport {
             ("rendition", JSONText.string(status.rendition)),
             ("mount", JSONText.string(status.mount)),
             ("listen", JSONText.string(status.listenAddress)),
+            ("format", JSONText.string(status.format)),
             ("opus_bitrate", JSONText.number(status.opusBitrate)),
             ("channels", JSONText.number(status.channels)),
             ("listeners", JSONText.number(status.listeners)),

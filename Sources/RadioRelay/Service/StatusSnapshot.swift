@@ -100,6 +100,10 @@ package struct StationStatus: Sendable, Equatable {
         self.init(name: station.name)
         let state = station.state
         outputs = station.outputs.map(OutputStatus.init)
+        // The MP3 pass-through's channels are the upstream's (0 before it said).
+        for index in outputs.indices where outputs[index].format == "mp3" {
+            outputs[index].channels = state.format?.channels ?? 0
+        }
         listenAddress = station.listenAddress
         upstreamURL = Redaction.text(station.configuration.upstream)
         upstream = state.upstream
@@ -144,6 +148,8 @@ package struct OutputStatus: Sendable, Equatable {
     package var mount = ""
     /// Where its raw-TCP listeners connect (`ADDRESS:PORT`).
     package var listenAddress = ""
+    /// `ogg-opus`, or `mp3` for the MP3 pass-through (which has no Opus bitrate: 0).
+    package var format = "ogg-opus"
     package var opusBitrate = 0
     package var channels = 2
     package var listeners = 0
@@ -177,7 +183,9 @@ package struct OutputStatus: Sendable, Equatable {
         let counters = output.broadcaster.counters.snapshot
         mount = output.mount
         listenAddress = output.broadcaster.address.description
-        opusBitrate = output.encoder.bitrate
+        let mp3 = output.format == .mp3
+        format = mp3 ? "mp3" : "ogg-opus"
+        opusBitrate = mp3 ? 0 : output.encoder.bitrate
         channels = output.encoder.channels
         listeners = counters.listeners
         httpListeners = counters.httpListeners

@@ -18,7 +18,7 @@ extension Pipeline {
             return relay
         }
         var encoders: [Encoder] = []
-        for output in outputs {
+        for output in outputs where output.format == .oggOpus {
             var encoderConfiguration = output.encoder
             encoderConfiguration.inputRate = configuration.commonRate
             let encoder = try Encoder(encoderConfiguration)
@@ -38,15 +38,20 @@ extension Pipeline {
         settings.maxTagLength = Parser.liveTagLimit
         let chain = StageChain(settings, encoders: encoders)
         chain.chainsTitles = configuration.chainTitles
+        if outputs.contains(where: { $0.format == .mp3 }) { chain.passThrough = MP3PassThrough() }
         return chain
     }
 
     /// Hands the pages the chain completed in this iteration to each output: its Broadcaster (one wake-up for all
     /// of them) and its HLS stream, which segments the same packets.
+    /// The MP3 pass-through output, if the station has one, gets the frames released meanwhile.
     func publish() {
-        for (output, pages) in zip(outputs, chain.takePagesPerOutput()) {
+        for (output, pages) in zip(outputs.lazy.filter { $0.format == .oggOpus }, chain.takePagesPerOutput()) {
             output.broadcaster.publish(pages)
             if !pages.isEmpty { output.hls?.publish(pages) }
+        }
+        if let chunk = chain.takePassThrough() {
+            for output in outputs where output.format == .mp3 { output.broadcaster.publish(chunk) }
         }
     }
 }

@@ -243,7 +243,10 @@ final class Pipeline {
     func show(_ shown: (title: String, skipped: Int)) {
         guard shown.title != local.title else { return }
         local.title = shown.title
-        for output in outputs { output.hls?.title(shown.title) }
+        for output in outputs {
+            output.hls?.title(shown.title)
+            if output.format == .mp3 { output.broadcaster.setStreamTitle(shown.title) }
+        }
         let skipped = shown.skipped > 0 ? " (\(shown.skipped) titles in between not shown)" : ""
         Log.info("\(configuration.name): now playing: \(shown.title)\(skipped)")
         publishState()

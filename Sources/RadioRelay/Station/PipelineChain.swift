@@ -32,14 +32,19 @@ protocol PipelineChain: AnyObject {
     func retune(_ encoders: [EncoderConfiguration]) throws
     /// Why the upstream's stream cannot be relayed (once per connection): the pipeline drops the connection with it.
     func takeRefusal() -> String?
+    /// The MP3 frames released since the last call, for the pass-through output (only a transcoding chain has them).
+    func takePassThrough() -> MP3PassThrough.Chunk?
 }
 
 extension PipelineChain {
     func takeRefusal() -> String? { nil }
+    func takePassThrough() -> MP3PassThrough.Chunk? { nil }
 }
 
 extension StageChain: PipelineChain {
     var packetsSeen: Int { parser.statistics.packets }
+
+    func takePassThrough() -> MP3PassThrough.Chunk? { passThrough?.take() }
 
     func retune(_ configurations: [EncoderConfiguration]) throws {
         for (encoder, configuration) in zip(encoders, configurations) {

@@ -7,14 +7,19 @@ extension Station: HTTPMounts {
     /// Every output's mount, with the station's name for people, its title and the output's encoding.
     package var httpMounts: [(mount: PublicDirectory.Mount, broadcaster: Broadcaster)] {
         let info = configuration.info
-        let title = state.title
+        let state = self.state
         return outputs.map { output in
             let path = "/" + output.mount
+            // An MP3 output's bitrate and channels are the upstream's (0 and 2 before it said).
+            let mp3 = output.format == .mp3
             var mount = PublicDirectory.Mount(
                 path: path, eventsPath: PublicDirectory.eventsPath(forMount: path), station: name,
-                rendition: output.name, info: info, title: title, bitrate: output.encoder.bitrate,
-                channels: output.encoder.channels, rawAddress: output.broadcaster.address.description,
-                hls: output.hls)
+                rendition: output.name, info: info, title: state.title,
+                bitrate: mp3 ? state.format?.bitrate ?? 0 : output.encoder.bitrate,
+                channels: mp3 ? state.format?.channels ?? 2 : output.encoder.channels,
+                rawAddress: output.broadcaster.address.description, hls: output.hls)
+            mount.format = output.format
+            if mp3 { mount.sampleRate = state.format?.sampleRate ?? 44_100 }
             let counters = output.broadcaster.counters
             mount.listeners = counters.listeners.load(ordering: .relaxed)
             mount.listenerPeak = counters.listeners.peak

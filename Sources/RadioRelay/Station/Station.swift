@@ -67,8 +67,7 @@ public final class Station: Service {
         defer { for fd in unowned { _ = Glibc.close(fd) } }
         for output in configuration.outputSettings {
             let ring = PageRing(
-                capacity: max(16, Self.ringPages(output.encoder, output.broadcaster)),
-                maxBytes: Self.ringBytes(output.broadcaster))
+                capacity: max(16, Self.ringPages(output)), maxBytes: Self.ringBytes(output.broadcaster))
             let label = output.name.map { "\(configuration.name)/\($0)" } ?? configuration.name
             let socket = output.name == nil ? adoptedSocket : output.name.flatMap { renditionSockets[$0] }
             if let socket { unowned.remove(socket) }
@@ -76,9 +75,10 @@ public final class Station: Service {
                 name: label, configuration: output.broadcaster, ring: ring, adoptedSocket: socket)
             outputs.append(
                 StationOutput(
-                    name: output.name, mount: output.mount, encoderSettings: LockedBox(output.encoder),
-                    broadcaster: broadcaster,
-                    hls: configuration.hls ? HLSStream(settings: configuration.hlsSettings) : nil)
+                    name: output.name, mount: output.mount, format: output.format,
+                    encoderSettings: LockedBox(output.encoder), broadcaster: broadcaster,
+                    hls: configuration.hls && output.format == .oggOpus
+                        ? HLSStream(settings: configuration.hlsSettings) : nil)
             )
         }
         self.outputs = outputs
@@ -121,9 +121,11 @@ public final class Station: Service {
         return Int(min(keep, 3_600) * 2 * 510_000 / 8) + (1 << 20)
     }
 
-    private static func ringPages(_ encoder: EncoderConfiguration, _ broadcaster: BroadcasterConfiguration) -> Int {
-        let pageSeconds = Double(encoder.pageDuration) / 1000
-        let keep = broadcaster.maxLag * 2 + broadcaster.burst + 2
+    /// An MP3 output's ring holds a run of frames per publication: at most one per frame, and the shortest frame
+    /// is 8 ms (Layer I at 48 kHz).
+    private static func ringPages(_ output: StationConfiguration.OutputSettings) -> Int {
+        let pageSeconds = output.format == .mp3 ? 0.008 : Double(output.encoder.pageDuration) / 1000
+        let keep = output.broadcaster.maxLag * 2 + output.broadcaster.burst + 2
         return Int((keep / pageSeconds).rounded(.up))
     }
 
@@ -136,12 +138,13 @@ public final class Station: Service {
         let before = old.outputSettings
         let after = new.outputSettings
         guard new.name == old.name, new.commonRate == old.commonRate, before.count == after.count,
+            new.mp3 == old.mp3,
             new.relaysOggOpus == old.relaysOggOpus, new.hls == old.hls, new.hlsSettings == old.hlsSettings
         else { return false }
         for (index, (was, now)) in zip(before, after).enumerated() {
             guard was.name == now.name, was.mount == now.mount, was.encoder.sameStream(as: now.encoder),
                 was.broadcaster.bind == now.broadcaster.bind, was.broadcaster.port == now.broadcaster.port,
-                Self.ringPages(now.encoder, now.broadcaster) <= outputs[index].broadcaster.ring.capacity
+                Self.ringPages(now) <= outputs[index].broadcaster.ring.capacity
             else { return false }
         }
         return true
@@ -216,6 +219,8 @@ package struct StationOutput: Sendable {
     package let name: String?
     /// The HTTP mount path, without the leading `/`.
     package let mount: String
+    /// Opus in Ogg (the main output and renditions, each with an Encoder), or the MP3 pass-through.
+    package let format: PublicDirectory.Format
     /// Its encoder's settings (a reload may retune the bitrate, complexity and constrained VBR).
     package var encoder: EncoderConfiguration { encoderSettings.snapshot }
     let encoderSettings: LockedBox<EncoderConfiguration>
@@ -228,11 +233,25 @@ package struct StationOutput: Sendable {
 }
 
 extension StationConfiguration {
-    /// Every output's settings, the main output first (name nil), then the renditions.
-    var outputSettings:
-        [(name: String?, mount: String, encoder: EncoderConfiguration, broadcaster: BroadcasterConfiguration)]
-    {
-        [(nil, mount, encoder, broadcaster)]
-            + renditions.map { ($0.name, $0.mount(in: name), $0.encoder, $0.broadcaster) }
+    typealias OutputSettings = (
+        name: String?, mount: String, format: PublicDirectory.Format, encoder: EncoderConfiguration,
+        broadcaster: BroadcasterConfiguration
+    )
+
+    /// An output in messages: `station a`, `rendition a/low`, `the MP3 output of station a`.
+    static func describe(_ output: OutputSettings, of station: String) -> String {
+        if output.format == .mp3 { return "the MP3 output of station \(station)" }
+        return output.name.map { "rendition \(station)/\($0)" } ?? "station \(station)"
+    }
+
+    /// Every output's settings, the main output first (name nil), then the renditions, then the MP3 pass-through
+    /// (named `mp3`, the station's listening settings on its own port, no encoder of its own: the one given is not
+    /// used).
+    var outputSettings: [OutputSettings] {
+        var mp3Output = broadcaster
+        mp3Output.port = mp3Port
+        return [(nil, mount, .oggOpus, encoder, broadcaster)]
+            + renditions.map { ($0.name, $0.mount(in: name), .oggOpus, $0.encoder, $0.broadcaster) }
+            + (mp3 ? [(Self.mp3OutputName, mp3Mount, .mp3, encoder, mp3Output)] : [])
     }
 }

@@ -45,6 +45,15 @@ public struct StationConfiguration: Sendable, Equatable {
     /// the output's own packets; its segment length and window. A change restarts the station.
     public var hls = true
     package var hlsSettings = HLSSegmenter.Settings()
+    /// An MP3 pass-through output at `/NAME.mp3` (`mp3 = yes`): the upstream's own frames, with the same burst, lag
+    /// and limits as the station's own output, titles in band for players that ask; no decode or encode of its own.
+    /// Only for an MP3 upstream. A change restarts the station.
+    public var mp3 = false
+    /// Its raw TCP port (`mp3_port`; 0, the default: any free port — its listeners come to the HTTP address).
+    public var mp3Port = 0
+    /// The MP3 pass-through output's mount and its name in status and metrics.
+    public var mp3Mount: String { "\(name).mp3" }
+    public static let mp3OutputName = "mp3"
     /// What HTTP listeners are told about the station.
     public var info = StationInfo()
     /// Icecast mounts the station's stream is pushed to as a source (`--push`, `push = …`), each on its own thread.
@@ -72,6 +81,11 @@ public struct StationConfiguration: Sendable, Equatable {
         }
         try encoder.validate()
         try broadcaster.validate()
+        if relaysOggOpus && mp3 {
+            throw ConfigurationError(
+                "station \(name): mp3 = yes passes an MP3 upstream's frames through; this upstream is Ogg Opus: "
+                    + "set mp3 = no (its Opus mounts serve it)")
+        }
         if relaysOggOpus && !renditions.isEmpty {
             throw ConfigurationError(
                 "station \(name): an Ogg Opus upstream is relayed as it is, without decoding: renditions need an MP3 "
@@ -106,6 +120,22 @@ public struct StationConfiguration: Sendable, Equatable {
         var mounts: Set<String> = [mount]
         var directories: Set<String> = [PublicDirectory.directory(forMount: mountPath)]
         var ports: Set<Int> = [broadcaster.port]
+        if mp3 {
+            guard mp3Port == 0 || ports.insert(mp3Port).inserted else {
+                throw ConfigurationError(
+                    "station \(name): mp3_port \(mp3Port) is the station's own port: give it another")
+            }
+            guard !renditions.contains(where: { $0.name == Self.mp3OutputName }) else {
+                throw ConfigurationError(
+                    "station \(name): rendition mp3: the name mp3 is the MP3 pass-through output's: choose another")
+            }
+            mounts.insert(mp3Mount)
+            directories.insert(PublicDirectory.directory(forMount: "/" + mp3Mount))
+            guard mount != mp3Mount else {
+                throw ConfigurationError(
+                    "station \(name): mount \(mount) is the MP3 pass-through output's: choose another")
+            }
+        }
         for rendition in renditions {
             let label = "station \(name): rendition \(rendition.name)"
             guard StationNames.isValid(rendition.name) else {

@@ -51,6 +51,10 @@ public final class StageChain {
     private var icy: ICYDemuxer?
     /// Decoded audio not yet encoded (only with `holdsDecodedAudio`).
     private var queue: PCMQueue
+    /// The upstream's own frames for an MP3 pass-through output, released in step with `queue` (live only).
+    public var passThrough: MP3PassThrough?
+    /// Frames may wait this much longer than the decoded audio beside them (the decoder's delay, a damaged frame).
+    static let passThroughSlack = 0.5
     /// Pages completed since the last `take`, in order, per Encoder.
     private var pages: [[OggPage]]
     private var events: [Event] = []
@@ -87,7 +91,9 @@ public final class StageChain {
 
     /// Drops the oldest `seconds` of waiting audio (crossfaded into what follows).
     public func drop(seconds: Double) {
+        let before = queue.frameCount
         queue.drop(frames: PCMBuffer.frames(seconds, rate: configuration.commonRate))
+        passThrough?.drop(seconds: Double(before - queue.frameCount) / Double(configuration.commonRate))
     }
 
     /// Encodes the oldest `seconds` of waiting audio; `nudge` > 0 leaves that fraction of samples out, < 0 repeats
@@ -98,6 +104,11 @@ public final class StageChain {
         // Taken up to each title mark in turn, so that its link starts at the mark (one pass without marks); every
         // output starts its link at the same place.
         var remaining = min(frames, queue.frameCount)
+        if let passThrough {
+            passThrough.release(seconds: Double(remaining) / Double(configuration.commonRate))
+            passThrough.trim(
+                toSeconds: queue.seconds - Double(remaining) / Double(configuration.commonRate) + Self.passThroughSlack)
+        }
         while remaining > 0 {
             if let title = queue.takeReachedMark() {
                 for encoder in encoders { try encoder.startLink(title: title) }
@@ -156,6 +167,7 @@ public final class StageChain {
     /// Encodes `frames` samples of silence at the common rate (an outage, live).
     public func encodeSilence(frames: Int) throws {
         guard frames > 0 else { return }
+        passThrough?.silence(seconds: Double(frames) / Double(configuration.commonRate))
         try eachEncoder { try $0.encodeSilence(frames: frames) }
     }
 
@@ -214,6 +226,7 @@ public final class StageChain {
                 encoders = [made]
             }
         case .packet(let packet):
+            passThrough?.append(packet)
             let reader = try self.reader ?? makeReader()
             let pcm = try reader.read(packet)
             if configuration.holdsDecodedAudio {

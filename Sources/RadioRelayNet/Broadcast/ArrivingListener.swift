@@ -9,6 +9,23 @@ package enum ListenerProtocol: String, Sendable {
     case http
 }
 
+/// What an HTTP listener asked for: kept for its stream (titles in band) and for its access-log line.
+package struct ListenerRequest: Sendable, Equatable {
+    /// The request line, `GET /jazz.mp3 HTTP/1.1`, with its query values redacted.
+    package var line: String
+    package var referrer: String?
+    package var userAgent: String?
+    /// Audio bytes between ICY metadata blocks (`icy-metaint`), when it asked for titles in band; 0: none.
+    package var metaInterval = 0
+
+    package init(line: String, referrer: String? = nil, userAgent: String? = nil, metaInterval: Int = 0) {
+        self.line = line
+        self.referrer = referrer
+        self.userAgent = userAgent
+        self.metaInterval = metaInterval
+    }
+}
+
 /// A connection the HTTP front end hands to a station's network loop once its request is read: the socket, the
 /// peer, and the response head the loop sends before the stream's first byte. Moved from the front end's thread to
 /// the loop's through the pool loop's queue of commands, never touched by two threads at once.
@@ -17,14 +34,17 @@ package final class ArrivingListener: @unchecked Sendable {
     package let peer: SocketAddress
     package let responseHead: [UInt8]
     package let kind: ListenerProtocol
+    package let request: ListenerRequest?
 
     package init(
-        socket: consuming FileDescriptor, peer: SocketAddress, responseHead: [UInt8], kind: ListenerProtocol = .http
+        socket: consuming FileDescriptor, peer: SocketAddress, responseHead: [UInt8], kind: ListenerProtocol = .http,
+        request: ListenerRequest? = nil
     ) {
         self.socket = consume socket
         self.peer = peer
         self.responseHead = responseHead
         self.kind = kind
+        self.request = request
     }
 
     /// The socket, handed over once (nil afterwards). A socket never taken closes with this value.

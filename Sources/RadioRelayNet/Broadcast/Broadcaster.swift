@@ -36,6 +36,9 @@ package final class Broadcaster: Sendable {
     private let hosts = LockedBox<[HostKey: Int]>([:])
     /// Peaks, session lengths and listening seconds (the loops note joins and leaves; status reads them).
     package let statistics = LockedBox(ListenerStatistics())
+    /// An MP3 pass-through output's ICY metadata block for the newest title, which its listeners that asked for
+    /// titles (`Icy-MetaData: 1`) get once after the next `icy-metaint` bytes; nil before the first title.
+    package let icyBlock = LockedBox<SharedPage?>(nil)
 
     /// Binds and listens now, so that a taken port fails here; `start()` begins serving.
     /// - Parameter adoptedSocket: an already listening socket (systemd socket activation) instead of binding; the
@@ -122,6 +125,20 @@ package final class Broadcaster: Sendable {
         counters.pagesPublished.add(pages.count, ordering: .relaxed)
         publications.add(1, ordering: .releasing)
         pool.published(by: self)
+    }
+
+    /// Publishes a run of MP3 frames (a pass-through output) and wakes the loops.
+    package func publish(_ chunk: MP3PassThrough.Chunk) {
+        ring.publish(chunk)
+        counters.pagesPublished.add(1, ordering: .relaxed)
+        publications.add(1, ordering: .releasing)
+        pool.published(by: self)
+    }
+
+    /// The title its ICY listeners are told next (`StreamTitle`).
+    package func setStreamTitle(_ title: String) {
+        let block = SharedPage(bytes: ICYMetadataBlock.block(title: title), timeline: 0, index: -1)
+        icyBlock.withLock { $0 = block }
     }
 
     /// Stops serving: every loop closes its listeners and forgets it (and a pool of its own stops); returns when

@@ -30,11 +30,17 @@ package final class Listener {
     /// how much of it is sent.
     package let responseHead: UnsafeMutableRawBufferPointer?
     package var responseHeadSent = 0
+    /// What an HTTP listener asked for (nil for a raw one).
+    package let request: ListenerRequest?
+    /// Where it is in its ICY framing, when it asked for titles in band (`ICYCursor`).
+    package var icy: ICYCursor?
 
     package init(
         socket: consuming FileDescriptor, peer: SocketAddress, connectedAt: Double, kind: ListenerProtocol = .tcp,
-        responseHead: [UInt8] = []
+        responseHead: [UInt8] = [], request: ListenerRequest? = nil
     ) {
+        self.request = request
+        if let interval = request?.metaInterval, interval > 0 { icy = ICYCursor(interval: interval) }
         self.socket = socket
         self.peer = peer
         self.hostKey = HostKey(peer)

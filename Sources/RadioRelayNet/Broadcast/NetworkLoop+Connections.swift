@@ -15,7 +15,9 @@ extension NetworkLoop {
             return
         }
         freshen()  // the newest pages, for its burst
-        admit(socket, peer: arrival.peer, kind: arrival.kind, responseHead: arrival.responseHead)
+        admit(
+            socket, peer: arrival.peer, kind: arrival.kind, responseHead: arrival.responseHead, request: arrival.request
+        )
     }
 
     /// Refreshes the view once per wake-up (the first admission of a batch; later ones find it fresh).
@@ -31,7 +33,7 @@ extension NetworkLoop {
     /// when it leaves.
     package func admit(
         _ socket: consuming FileDescriptor, peer: SocketAddress, kind: ListenerProtocol = .tcp,
-        responseHead: [UInt8] = []
+        responseHead: [UInt8] = [], request: ListenerRequest? = nil
     ) {
         counters.connections.add(1, ordering: .relaxed)
         let key = HostKey(peer)
@@ -74,7 +76,8 @@ extension NetworkLoop {
             logLimited(.socketTrouble, .warning, now: now, "\(name): listener \(peer) not served: \(error)")
             return
         }
-        let listener = Listener(socket: socket, peer: peer, connectedAt: now, kind: kind, responseHead: responseHead)
+        let listener = Listener(
+            socket: socket, peer: peer, connectedAt: now, kind: kind, responseHead: responseHead, request: request)
         let slot = Int(fd)
         if slot >= byFD.count {
             byFD += Array(repeating: nil, count: slot + 1 - byFD.count + 64)

@@ -9,7 +9,7 @@ import Synchronization
 /// `ListenerSchedule`'s; this type executes them (sendmsg, epoll, close). Limits that span the pool's loops (the
 /// station's listener count and per-address counts) are the Broadcaster's.
 package final class NetworkLoop {
-    private static let maxIOV = 64
+    static let maxIOV = 64
     /// Connections accepted per wake-up at most: a storm is admitted in batches between which the loop serves the
     /// listeners already connected (each admission writes the headers and burst at once, ~20 µs).
     package static let acceptBatch = 128
@@ -44,6 +44,10 @@ package final class NetworkLoop {
     /// the view (an accept batch earlier in the same wake-up refreshes it before the eventfd is looked at).
     var scheduledHead: Int64 = 0
     private var iov: UnsafeMutablePointer<iovec>
+    /// An MP3 pass-through output's ICY block for the newest title (`Broadcaster.icyBlock`), as of the last refresh.
+    var icyBlock: SharedPage?
+    /// The blocks the last `addICYPages` put in the iovecs, in order.
+    var icyInserted: [SharedPage] = []
 
     package init(broadcaster: Broadcaster, host: PoolLoop) {
         self.broadcaster = broadcaster
@@ -89,9 +93,10 @@ package final class NetworkLoop {
     package func refresh() {
         seenPublications = broadcaster.publications.load(ordering: .acquiring)
         ring.refresh(from: broadcaster.ring)
+        icyBlock = broadcaster.icyBlock.snapshot
     }
 
-    private func page(_ index: Int64, for listener: Listener) -> SharedPage? {
+    func page(_ index: Int64, for listener: Listener) -> SharedPage? {
         if let page = ring.page(index) { return page }
         if let partial = listener.partial, partial.index == index { return partial }
         return nil
@@ -160,7 +165,9 @@ package final class NetworkLoop {
             offset = 0
             count += 1
         }
-        if var index = listener.state.cursor {
+        if listener.icy != nil, let index = listener.state.cursor {
+            addICYPages(listener, from: index, to: end, offset: offset, count: &count, total: &total)
+        } else if var index = listener.state.cursor {
             while index < end && count < Self.maxIOV {
                 guard let page = page(index, for: listener) else { break }
                 total += add(page.bytes, from: offset, at: count)
@@ -186,9 +193,9 @@ package final class NetworkLoop {
         setBackedUp(listener, written < total)
     }
 
-    /// Puts `bytes[offset...]` in iovec slot `slot`; returns its length.
-    private func add(_ bytes: UnsafeRawBufferPointer, from offset: Int, at slot: Int) -> Int {
-        let length = bytes.count - offset
+    /// Puts `bytes[offset...]` (`length` of them; nil: to the end) in iovec slot `slot`; returns its length.
+    func add(_ bytes: UnsafeRawBufferPointer, from offset: Int, length: Int? = nil, at slot: Int) -> Int {
+        let length = length ?? bytes.count - offset
         iov[slot] = iovec(
             iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress.map { $0 + offset }),
             iov_len: length)
@@ -216,21 +223,30 @@ package final class NetworkLoop {
                 return
             }
         }
+        if listener.icy != nil {
+            advanceICY(listener, by: remaining)
+            return
+        }
         while remaining > 0, let cursor = listener.state.cursor, let page = page(cursor, for: listener) {
-            let left = page.bytes.count - listener.state.offset
-            if remaining >= left {
-                remaining -= left
-                listener.state.cursor = cursor + 1
-                listener.state.offset = 0
-                listener.state.partialTimeline = nil
-                listener.state.link = page.link
-                listener.partial = nil
-            } else {
-                listener.state.offset += remaining
-                listener.state.partialTimeline = page.timeline
-                listener.partial = page
-                return
-            }
+            let sent = min(remaining, page.bytes.count - listener.state.offset)
+            remaining -= sent
+            advance(listener, in: page, at: cursor, by: sent)
+        }
+    }
+
+    /// Moves the listener `sent` bytes on in `page` (ring index `cursor`, where it is): to the next page when that
+    /// finishes it.
+    func advance(_ listener: Listener, in page: SharedPage, at cursor: Int64, by sent: Int) {
+        listener.state.offset += sent
+        if listener.state.offset >= page.bytes.count {
+            listener.state.cursor = cursor + 1
+            listener.state.offset = 0
+            listener.state.partialTimeline = nil
+            listener.state.link = page.link
+            listener.partial = nil
+        } else {
+            listener.state.partialTimeline = page.timeline
+            listener.partial = page
         }
     }
 }

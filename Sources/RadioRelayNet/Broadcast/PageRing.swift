@@ -29,6 +29,18 @@ package final class SharedPage: @unchecked Sendable {
         self.index = index
     }
 
+    /// A run of bytes that is not an Ogg page: an MP3 pass-through chunk (whole frames), or an ICY metadata block.
+    package init(bytes source: [UInt8], timeline: Int64, index: Int64, link: Int64 = -1) {
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, source.count), alignment: 16)
+        source.withUnsafeBytes { storage.copyMemory(from: $0) }
+        bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(storage)[..<source.count])
+        self.timeline = timeline
+        isContinued = false
+        isHeader = false
+        self.link = link
+        self.index = index
+    }
+
     deinit { bytes.deallocate() }
 }
 
@@ -87,18 +99,7 @@ package final class PageRing: Sendable {
                     s.pendingHeaders.removeAll()
                 }
                 let shared = SharedPage(page, index: s.next, link: s.link)
-                let slot = Int(s.next % Int64(capacity))
-                if let replaced = s.pages[slot] { s.bytes -= replaced.bytes.count }
-                s.pages[slot] = shared
-                s.bytes += shared.bytes.count
-                s.next += 1
-                s.oldest = max(s.oldest, s.next - Int64(capacity))
-                while s.bytes > maxBytes && s.oldest < s.next - 1 {
-                    let old = Int(s.oldest % Int64(capacity))
-                    s.bytes -= s.pages[old]?.bytes.count ?? 0
-                    s.pages[old] = nil
-                    s.oldest += 1
-                }
+                insert(shared, into: &s)
                 if page.isHeader {
                     s.pendingHeaders.append(shared)
                 } else if s.link != s.headerLink && !s.pendingHeaders.isEmpty {
@@ -107,6 +108,27 @@ package final class PageRing: Sendable {
                     s.pendingHeaders.removeAll()
                 }
             }
+        }
+    }
+
+    /// Publishes a run of MP3 frames (a pass-through output's ring holds no Ogg pages, and no headers).
+    package func publish(_ chunk: MP3PassThrough.Chunk) {
+        state.withLock { s in insert(SharedPage(bytes: chunk.bytes, timeline: chunk.timeline, index: s.next), into: &s)
+        }
+    }
+
+    private func insert(_ shared: SharedPage, into s: inout State) {
+        let slot = Int(s.next % Int64(capacity))
+        if let replaced = s.pages[slot] { s.bytes -= replaced.bytes.count }
+        s.pages[slot] = shared
+        s.bytes += shared.bytes.count
+        s.next += 1
+        s.oldest = max(s.oldest, s.next - Int64(capacity))
+        while s.bytes > maxBytes && s.oldest < s.next - 1 {
+            let old = Int(s.oldest % Int64(capacity))
+            s.bytes -= s.pages[old]?.bytes.count ?? 0
+            s.pages[old] = nil
+            s.oldest += 1
         }
     }
 

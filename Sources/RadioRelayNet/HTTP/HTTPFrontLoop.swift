@@ -78,8 +78,10 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
             var answer = response
             answer.keepAlive = keep
             respond(connection, head: answer.encodedHead, body: answer.payload, keepAlive: keep)
-        case .stream(let mount, let responseHead):
-            handOver(connection, to: broadcasters[mount], mount: directory.mounts[mount], head: responseHead)
+        case .stream(let mount, let responseHead, let request):
+            handOver(
+                connection, to: broadcasters[mount], mount: directory.mounts[mount], head: responseHead,
+                request: request)
         case .events(let mount, let responseHead):
             subscribe(connection, to: directory.mounts[mount], broadcaster: broadcasters[mount], head: responseHead)
         }
@@ -87,7 +89,8 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
 
     /// Gives a stream request's socket to the mount's station; it answers and streams from its own loop.
     private func handOver(
-        _ connection: HTTPConnection, to broadcaster: Broadcaster, mount: PublicDirectory.Mount, head: [UInt8]
+        _ connection: HTTPConnection, to broadcaster: Broadcaster, mount: PublicDirectory.Mount, head: [UInt8],
+        request: ListenerRequest
     ) {
         do {
             try loop.epoll.remove(connection.fd)
@@ -97,7 +100,7 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
         }
         close(connection)  // forgotten here; the socket leaves with the arrival
         guard let socket = connection.takeSocket() else { return }
-        let arrival = ArrivingListener(socket: socket, peer: connection.peer, responseHead: head)
+        let arrival = ArrivingListener(socket: socket, peer: connection.peer, responseHead: head, request: request)
         if !broadcaster.handOver(arrival) {
             // The station's loop is far behind or stopped: the arrival (and its socket) is dropped here, after a
             // best-effort 503 on the socket it still owns.

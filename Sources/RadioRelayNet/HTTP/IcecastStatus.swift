@@ -49,7 +49,10 @@ package enum IcecastStatus {
         let info = mount.info
         let kbps = mount.bitrate / 1000
         var members: [(String, String)] = [
-            ("audio_info", JSONText.string("channels=\(mount.channels);samplerate=48000;bitrate=\(kbps)")),
+            (
+                "audio_info",
+                JSONText.string("channels=\(mount.channels);samplerate=\(mount.sampleRate);bitrate=\(kbps)")
+            ),
             ("bitrate", JSONText.number(kbps)),
             ("genre", JSONText.string(nonEmpty(info.genre) ?? "various")),
             ("listener_peak", JSONText.number(mount.listenerPeak)),
@@ -57,7 +60,7 @@ package enum IcecastStatus {
             ("listenurl", JSONText.string("http://\(host)\(mount.path)")),
             ("server_description", JSONText.string(nonEmpty(info.description) ?? "Unspecified description")),
             ("server_name", JSONText.string(nonEmpty(info.displayName) ?? mount.station)),
-            ("server_type", JSONText.string("audio/ogg")),
+            ("server_type", JSONText.string(mount.format.contentType)),
         ]
         if let url = nonEmpty(info.url) { members.append(("server_url", JSONText.string(url))) }
         members += [

@@ -5,6 +5,16 @@ import RadioRelaySystem
 /// response and the index page show. Built from the running stations for each request (`HTTPFront`), so a reload's
 /// stations are served at once; tests build it by hand.
 package struct PublicDirectory: Sendable, Equatable {
+    /// What a mount streams.
+    package enum Format: String, Sendable, Equatable {
+        /// The station's Opus encoding (or an edge's relayed Opus), in Ogg.
+        case oggOpus
+        /// The upstream's own MP3 frames, passed through (`mp3 = yes`).
+        case mp3
+
+        package var contentType: String { self == .mp3 ? "audio/mpeg" : "audio/ogg" }
+    }
+
     package struct Mount: Sendable, Equatable {
         /// `/main.opus`.
         package var path: String
@@ -13,11 +23,14 @@ package struct PublicDirectory: Sendable, Equatable {
         package var station: String
         /// The rendition's name; nil for the station's main output.
         package var rendition: String?
+        package var format = Format.oggOpus
         package var info = StationInfo()
         /// The current title, if the upstream sent one.
         package var title: String?
         package var bitrate = 0
         package var channels = 2
+        /// Opus decodes at 48 kHz; an MP3 output's rate is the upstream's.
+        package var sampleRate = 48_000
         /// Where raw TCP listeners connect, `ADDR:PORT`.
         package var rawAddress = ""
         /// Its live HLS stream, if the station makes one (under `hlsDirectory`).

@@ -18,14 +18,16 @@ import RadioRelaySystem
 /// | another method | 405 with `Allow` |
 /// | malformed, or HTTP/1.1 without `Host` | 400; request line too long 414, head too large 431 |
 ///
-/// `Range` and `Icy-MetaData: 1` are accepted and ignored: a live stream has no byte ranges (the answer is 200 from
-/// the live point, as Icecast does), and Ogg carries its metadata in-band, so no `icy-metaint` is sent.
+/// `Range` is accepted and ignored: a live stream has no byte ranges (the answer is 200 from the live point, as Icecast
+/// does). `Icy-MetaData: 1` gets titles in band (`icy-metaint`) from an MP3 pass-through mount (`/NAME.mp3`); an Ogg
+/// mount carries its metadata in the Ogg stream, so none is sent there.
 package enum PublicRouter {
     package enum Action: Equatable, Sendable {
         /// Send and close.
         case respond(HTTPResponse)
-        /// Hand the connection to mount `mount`'s station, which sends `head` then the stream.
-        case stream(mount: Int, head: [UInt8])
+        /// Hand the connection to mount `mount`'s station, which sends `head` then the stream (ICY-framed when
+        /// `request` has a metadata interval).
+        case stream(mount: Int, head: [UInt8], request: ListenerRequest)
         /// Keep the connection for mount `mount`'s title events, after `head`.
         case events(mount: Int, head: [UInt8])
     }
@@ -61,8 +63,12 @@ package enum PublicRouter {
         }
         let isHead = request.method == "HEAD"
         if let index = directory.mount(at: request.path) {
-            let head = streamHead(directory.mounts[index])
-            return isHead ? .respond(HTTPResponse(rawHead: head)) : .stream(mount: index, head: head)
+            let mount = directory.mounts[index]
+            let titles = mount.format == .mp3 && request.field("icy-metadata") == "1"
+            let interval = titles ? ICYMetadataBlock.interval : 0
+            let head = streamHead(mount, metaInterval: interval)
+            guard !isHead else { return .respond(HTTPResponse(rawHead: head)) }
+            return .stream(mount: index, head: head, request: listenerRequest(request, metaInterval: interval))
         }
         if let index = directory.events(at: request.path) {
             let head = eventsHead()
@@ -87,10 +93,11 @@ package enum PublicRouter {
         return .respond(response)
     }
 
-    /// The head of a stream's response: what Icecast sends for an Ogg mount, less what Ogg does not need.
-    package static func streamHead(_ mount: PublicDirectory.Mount) -> [UInt8] {
+    /// The head of a stream's response: what Icecast sends for an Ogg mount, less what Ogg does not need; for an
+    /// MP3 mount, `icy-metaint` when the listener asked for titles in band.
+    package static func streamHead(_ mount: PublicDirectory.Mount, metaInterval: Int = 0) -> [UInt8] {
         var lines = [
-            "HTTP/1.1 200 OK", "Content-Type: audio/ogg", "Cache-Control: no-cache, no-store",
+            "HTTP/1.1 200 OK", "Content-Type: \(mount.format.contentType)", "Cache-Control: no-cache, no-store",
             "Pragma: no-cache", "Access-Control-Allow-Origin: *",
             "Access-Control-Expose-Headers: icy-name, icy-description, icy-genre, icy-url, icy-br",
             "Server: radio-relay/\(RadioRelayVersion.string)",
@@ -105,8 +112,21 @@ package enum PublicRouter {
             lines.append("\(name): \(headerValue(value))")
         }
         if mount.bitrate > 0 { lines.append("icy-br: \(mount.bitrate / 1000)") }
+        if metaInterval > 0 { lines.append("icy-metaint: \(metaInterval)") }
         lines += ["icy-pub: 0", "Connection: close"]
         return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+    }
+
+    /// What the access log keeps of a stream request: its line (the path without its query), referrer and user
+    /// agent as printable text with every URL in them redacted.
+    package static func listenerRequest(_ request: HTTPRequestHead.Request, metaInterval: Int) -> ListenerRequest {
+        func shown(_ value: String?) -> String? {
+            value.map { Redaction.text(Sanitized.text($0, limit: 512)) }
+        }
+        return ListenerRequest(
+            line: "\(request.method) \(Sanitized.text(request.path, limit: 512)) \(request.version)",
+            referrer: shown(request.field("referer")), userAgent: shown(request.field("user-agent")),
+            metaInterval: metaInterval)
     }
 
     package static func eventsHead() -> [UInt8] {
