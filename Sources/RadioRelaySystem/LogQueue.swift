@@ -13,6 +13,12 @@ package final class LogQueue: @unchecked Sendable {
         package var priority: Log.Priority
         package var message: String
         package var time: timespec
+
+        package init(priority: Log.Priority, message: String, time: timespec) {
+            self.priority = priority
+            self.message = message
+            self.time = time
+        }
     }
 
     package let capacity: Int

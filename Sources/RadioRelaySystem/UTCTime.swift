@@ -29,5 +29,12 @@ package struct UTCTime {
             + "\(parts.tm_year + 1900) \(Self.two(parts.tm_hour)):\(Self.two(parts.tm_min)):\(Self.two(parts.tm_sec)) GMT"
     }
 
+    /// The common log format's time: `02/Dec/2026:13:45:00 +0000`.
+    package var commonLogDate: String {
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        return "\(Self.two(parts.tm_mday))/\(months[Int(parts.tm_mon) % 12])/\(parts.tm_year + 1900):"
+            + "\(Self.two(parts.tm_hour)):\(Self.two(parts.tm_min)):\(Self.two(parts.tm_sec)) +0000"
+    }
+
     private static func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
 }

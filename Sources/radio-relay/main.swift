@@ -62,11 +62,15 @@ func serve(
     status: ConfigFile.ListenAddress? = nil, http: ConfigFile.ListenAddress? = nil, httpProxyProtocol: Bool = false,
     httpProxyFrom: TrustedProxies? = nil, statusAccess: StatusAccess = StatusAccess(),
     reload: (() throws -> ConfigFile)? = nil,
-    logLevelOverride: Log.Priority? = nil, networkThreads: Int? = nil
+    logLevelOverride: Log.Priority? = nil, networkThreads: Int? = nil, accessLog: String? = nil
 ) -> Never {
     Log.threshold = logLevel
     Server.blockSignals()
     do {
+        if let accessLog {
+            try AccessLog.shared.open(path: accessLog)
+            Log.notice("access log: \(accessLog) (a line per listener when it leaves)")
+        }
         // One pool of network loops for every output, made before the first of them (a reload's stations join it).
         let threads = networkThreads ?? NetworkThreads.automatic()
         let pool = try NetworkPool(threads: threads)
@@ -114,6 +118,7 @@ func serve(
         // The server owns the stations from here: a station a reload stops must be released, closing its port.
         stations.removeAll()
         try server.run()
+        AccessLog.shared.flush()  // the lines of the listeners the stop closed
         exit(ExitCode.ok.rawValue)
     } catch let error as ConfigFileError {
         for message in error.messages { Log.error(message) }
@@ -133,7 +138,7 @@ func serve(configPath path: String, logLevel: Log.Priority?) -> Never {
             http: file.server.http, httpProxyProtocol: file.server.httpProxyProtocol,
             httpProxyFrom: file.server.httpProxyFrom, statusAccess: file.server.statusAccess,
             reload: { try ConfigFile.load(path: path) }, logLevelOverride: logLevel,
-            networkThreads: file.server.networkThreads)
+            networkThreads: file.server.networkThreads, accessLog: file.server.accessLog)
     } catch {
         Log.threshold = logLevel ?? .info
         for message in error.messages { Log.error(message) }
@@ -159,7 +164,7 @@ case .serve(let options):
     serve(
         { [try options.resolvedStation()] }, logLevel: options.logLevel, status: options.status, http: options.http,
         httpProxyProtocol: options.httpProxyProtocol, httpProxyFrom: options.httpProxyFrom,
-        networkThreads: options.networkThreads)
+        networkThreads: options.networkThreads, accessLog: options.accessLog)
 case .serveConfig(let path, let logLevel):
     serve(configPath: path, logLevel: logLevel)
 case .checkConfig(let path):

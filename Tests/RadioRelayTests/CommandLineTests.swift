@@ -72,7 +72,8 @@ import Testing
             ("rendition", "low:9001:32k:mono"), ("display-name", "Jazz FM"), ("description", "All jazz"),
             ("genre", "jazz"), ("url", "https://jazz.example.org/"), ("http", "8001"), ("status", "[::1]:8080"),
             ("network-threads", "3"), ("hls", "no"), ("hls-segment", "4.5"), ("hls-window", "10"),
-            ("mp3", "yes"), ("mp3-port", "9002"), ("proxy-protocol", "yes"), ("proxy-from", "10.0.0.0/8, ::1"),
+            ("mp3", "yes"), ("mp3-port", "9002"), ("access-log", "/var/log/radio-relay/access.log"),
+            ("proxy-protocol", "yes"), ("proxy-from", "10.0.0.0/8, ::1"),
             ("push", "icecast://source:hackme@icecast.example:8000/jazz.opus"),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
@@ -99,6 +100,7 @@ import Testing
         #expect(station.reconnectDelay == 1...120)
         #expect(station.chainTitles)
         #expect(station.mp3 && station.mp3Port == 9002)
+        #expect(serve.accessLog == "/var/log/radio-relay/access.log")
         #expect(!station.hls && station.hlsSettings == HLSSegmenter.Settings(segmentSeconds: 4.5, window: 10))
         #expect(station.pushes == [IcecastTarget(password: "hackme", host: "icecast.example", mount: "/jazz.opus")])
         #expect(serve.logLevel == .debug)

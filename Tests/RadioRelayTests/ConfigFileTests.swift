@@ -152,7 +152,8 @@ import Testing
                 "url", "push",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
-        #expect(others == ["rendition", "name", "http", "status", "network-threads", "config", "log-level"])
+        #expect(
+            others == ["rendition", "name", "http", "status", "network-threads", "access-log", "config", "log-level"])
         for option in OptionSpecification.stationSettings {
             #expect(option.key == option.name.replacingOccurrences(of: "-", with: "_"))
         }

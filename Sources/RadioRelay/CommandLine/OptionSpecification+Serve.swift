@@ -128,6 +128,7 @@ extension OptionSpecification {
         http,
         status,
         networkThreads,
+        accessLog,
         config,
         logLevel,
     ]

@@ -101,6 +101,12 @@ struct OptionSpecification: Sendable {
         summary: "loops serving listeners, shared by all stations (default auto: the CPUs it may use)",
         accepts: "auto or 1 to 64")
 
+    /// `--access-log FILE`, a config file's `[server] access_log`: a line per listener when it leaves.
+    static let accessLog = OptionSpecification(
+        name: "access-log", placeholder: "FILE",
+        summary: "a line per listener when it leaves, in Icecast's combined format (default: none)",
+        accepts: "a file's absolute path")
+
     static let status = OptionSpecification(
         name: "status", placeholder: "ADDR:PORT",
         summary: "status endpoint: /status.json, /metrics, /health (default: off)",

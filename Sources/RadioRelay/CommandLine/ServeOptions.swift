@@ -19,6 +19,8 @@ package struct ServeOptions: Sendable, Equatable {
     package var status: ConfigFile.ListenAddress?
     /// `--network-threads`; nil: auto.
     package var networkThreads: Int?
+    /// `--access-log`; nil: none.
+    package var accessLog: String?
     /// The options whose value carries a secret in plain text (a URL's password or a query value, not an
     /// `@credential:NAME`): it works, but any user of the machine can read a command line.
     package var secretsOnCommandLine: [String] = []
@@ -93,6 +95,7 @@ package struct ServeOptions: Sendable, Equatable {
         http = try scanner.value(OptionSpecification.http.name, ConfigFile.ListenAddress.init(parsingPortOrAddress:))
         status = try scanner.value(OptionSpecification.status.name, ConfigFile.ListenAddress.init(parsing:))
         networkThreads = try scanner.value(OptionSpecification.networkThreads.name, Values.networkThreads) ?? nil
+        accessLog = try scanner.value(OptionSpecification.accessLog.name, Values.absolutePath)
         if let http, let status, ConfigFileReader.overlap(http, status) {
             throw scanner.error("--http \(http) and --status \(status) overlap: give each its own port")
         }

@@ -32,6 +32,13 @@ enum Values {
     }
 
     /// `auto` (nil inside) or a number of network loops.
+    /// An absolute path of printable characters (a file the service writes).
+    static func absolutePath(_ text: String) -> String? {
+        guard text.hasPrefix("/"), text.utf8.count <= 4096, !text.unicodeScalars.contains(where: Sanitized.isUnsafe)
+        else { return nil }
+        return text
+    }
+
     static func networkThreads(_ text: String) -> Int?? {
         if text == "auto" { return .some(nil) }
         guard let count = Units.integer(text, in: 1...NetworkPool.maxThreads) else { return nil }

@@ -40,6 +40,8 @@ package struct ConfigFile: Sendable, Equatable {
         package var statusAccess = StatusAccess()
         /// The network loops shared by every output (`network_threads`); nil: auto (the CPUs it may use).
         package var networkThreads: Int?
+        /// Where a line per listener goes when it leaves (`access_log`, `AccessLog`); nil: nowhere.
+        package var accessLog: String?
         /// What each station starts from before its own keys: the server-wide listener limits.
         package var stationDefaults = StationConfiguration()
 

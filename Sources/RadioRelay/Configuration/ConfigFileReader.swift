@@ -116,10 +116,11 @@ struct ConfigFileReader {
         let httpProxy = OptionSpecification.httpProxyProtocol
         let httpProxyFrom = OptionSpecification.httpProxyFrom
         let threads = OptionSpecification.networkThreads
+        let accessLog = OptionSpecification.accessLog
         let keys =
             [
                 Self.statusKey, Self.statusTokenKey, Self.statusHostsKey, Self.httpKey, httpProxy.key,
-                httpProxyFrom.key, threads.key,
+                httpProxyFrom.key, threads.key, accessLog.key,
                 logLevel.key,
             ] + defaults.map(\.key)
         var seen: [String: Int] = [:]
@@ -171,6 +172,8 @@ struct ConfigFileReader {
                 if let count = self.value(entry, value, for: threads, Values.networkThreads) {
                     server.networkThreads = count
                 }
+            case accessLog.key:
+                if let path = self.value(entry, value, for: accessLog, Values.absolutePath) { server.accessLog = path }
             case logLevel.key:
                 if let level = self.value(entry, value, for: logLevel, Log.Priority.init(name:)) {
                     server.logLevel = level

@@ -25,6 +25,8 @@ extension Server {
             return
         }
         Log.threshold = logLevelOverride ?? file.server.logLevel
+        // The same file again (logrotate moved the old one away); another path takes a restart.
+        AccessLog.shared.reopen()
         let running = http.map { ConfigFile.ListenAddress(host: $0.address.host, port: Int($0.address.port)) }
         if file.server.http != running {
             Log.warning(

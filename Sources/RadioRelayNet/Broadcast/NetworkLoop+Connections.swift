@@ -162,6 +162,13 @@ extension NetworkLoop {
         if listener.kind == .http { counters.httpListeners.subtract(1, ordering: .relaxed) }
         let now = monotonicNow()
         broadcaster.statistics.withLock { $0.left(joinedAt: listener.connectedAt, at: now) }
+        if AccessLog.shared.isOpen {
+            AccessLog.shared.write(
+                AccessRecord(
+                    host: listener.peer.host.replacingOccurrences(of: "::ffff:", with: ""), time: wallClockNow(),
+                    request: listener.request, bytes: listener.bytesSent - listener.responseHeadSent,
+                    seconds: now - listener.connectedAt))
+        }
         if quiet { return }
         func line() -> String {
             "\(name): \(listener.kind.rawValue) listener \(listener.peer) left after \(String(format: "%.1f", now - listener.connectedAt)) s, "
