@@ -66,74 +66,12 @@ extension PeerTests {
                 "\(played.tones)")
         }
 
-        /// A page with `<audio src="STREAM">` in headless Chromium: 10 s after playback begins, its script reports how
-        /// far `currentTime` advanced and any error to the test's own HTTP server; that report (`whilePlaying` runs
-        /// once it came, the browser still playing).
+        /// A page with `<audio src="STREAM">` in headless Chromium (`ChromiumAudioPage`): its report, 10 s after
+        /// playback began (`whilePlaying` runs once it came, the browser still playing).
         static func playInChromium(_ stream: String, whilePlaying: () throws -> Void = {}) throws -> [String: Any] {
-            final class Reports: @unchecked Sendable {
-                let lock = NSLock()
-                var lines: [String] = []
-            }
-            let reports = Reports()
-            let page = """
-                <!doctype html><html><body><audio id="a" src="\(stream)" autoplay></audio><script>
-                const a = document.getElementById("a"); const errors = []; let start = null; let began = null;
-                const report = () => {
-                  const result = { advanced: start === null ? 0 : a.currentTime - start,
-                    wall: began === null ? 0 : (Date.now() - began) / 1000, errors, paused: a.paused };
-                  fetch("/report?" + encodeURIComponent(JSON.stringify(result)));
-                };
-                a.addEventListener("error", () => errors.push("error " + (a.error ? a.error.code : "?")));
-                a.addEventListener("playing", () => {
-                  if (start !== null) return;
-                  start = a.currentTime; began = Date.now();
-                  setTimeout(report, 10000);  // 10 s of playback
-                });
-                a.play().catch((e) => errors.push("play: " + e));
-                setTimeout(() => { if (start === null) report(); }, 20000);  // never played: report that
-                </script></body></html>
-                """
-            let site = try HTTPTestServer { path in
-                if path.hasPrefix("/report?") {
-                    reports.lock.lock()
-                    reports.lines.append(String(path.dropFirst("/report?".count)).removingPercentEncoding ?? path)
-                    reports.lock.unlock()
-                    return .init(headers: ["Content-Type": "text/plain"], body: Array("ok".utf8))
-                }
-                return .init(headers: ["Content-Type": "text/html"], body: Array(page.utf8))
-            }
-            defer { site.stop() }
-            let profile = try Self.temporaryDirectory()
-            defer { try? FileManager.default.removeItem(at: profile) }
-            let browser = Process()
-            browser.executableURL = URL(fileURLWithPath: try #require(tool("chromium")))
-            // No sandbox (CI runs as root), no GPU, a fake audio sink (no sound card here), autoplay without a click.
-            browser.arguments = [
-                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-audio-output", "--no-first-run",
-                "--autoplay-policy=no-user-gesture-required", "--user-data-dir=\(profile.path)",
-                site.baseURL + "/page.html",
-            ]
-            browser.standardOutput = FileHandle.nullDevice
-            browser.standardError = FileHandle.nullDevice
-            try browser.run()
-            defer {
-                if browser.isRunning { browser.terminate() }
-                browser.waitUntilExit()
-            }
-            let deadline = Date().addingTimeInterval(40)
-            var report: String?
-            while report == nil && Date() < deadline && browser.isRunning {
-                usleep(200_000)
-                reports.lock.lock()
-                report = reports.lines.first
-                reports.lock.unlock()
-            }
-            let text = try #require(report, "no report from the page")
-            print("chromium: \(text)")
-            let json = try #require(
-                try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not JSON: \(text)")
-            try whilePlaying()
-            return json
+            let page = try ChromiumAudioPage(stream: stream)
+            defer { page.stop() }
+            return try page.play(whilePlaying: whilePlaying)
         }
 
         @Test(.enabled(if: tool("chromium") != nil, "needs chromium (Debian: chromium; `.ci/deps --test`)"))

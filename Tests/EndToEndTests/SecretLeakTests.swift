@@ -25,6 +25,7 @@ extension ServerProcessTests {
             bitrate = \(bitrate)
             reconnect_max = 1
             push = icecast://source:\(password)@127.0.0.1:\(pushPort)/leaky.opus
+            push = icecasts://source:\(password)@127.0.0.1:\(pushPort)/leaky-tls.opus
 
             """
         }
@@ -73,6 +74,7 @@ extension ServerProcessTests {
             [station leaky]
             upstream = ftp://dj:\(Self.password)@127.0.0.1/live.mp3?token=\(Self.token)
             push = icecast://source:\(Self.password)@127.0.0.1
+            push = icecasts://source:\(Self.password)@127.0.0.1
             port = 0
 
             """.write(toFile: path, atomically: true, encoding: .utf8)

@@ -62,6 +62,9 @@ import Testing
     }
 
     @Test(arguments: [false, true]) func serveReadsEveryFlag(joined: Bool) throws {
+        let caFile = temporaryPath("ca.pem")
+        try Self.pem.write(toFile: caFile, atomically: false, encoding: .utf8)
+        defer { unlink(caFile) }
         let pairs = [
             ("upstream", "http://example.com/stream.mp3"), ("port", "9000"), ("bind", "::"), ("bitrate", "128k"),
             ("page-ms", "20"), ("flush-ms", "0"), ("flush-hold-ms", "450"), ("burst", "0.5"), ("max-lag", "30"),
@@ -74,7 +77,7 @@ import Testing
             ("network-threads", "3"), ("hls", "no"), ("hls-segment", "4.5"), ("hls-window", "10"),
             ("mp3", "yes"), ("mp3-port", "9002"), ("access-log", "/var/log/radio-relay/access.log"),
             ("proxy-protocol", "yes"), ("proxy-from", "10.0.0.0/8, ::1"),
-            ("push", "icecast://source:hackme@icecast.example:8000/jazz.opus"),
+            ("push", "icecast://source:hackme@icecast.example:8000/jazz.opus"), ("push-ca", caFile),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
         let flags = Set(OptionSpecification.serve.map(\.name)).subtracting(["config"])
@@ -103,6 +106,7 @@ import Testing
         #expect(serve.accessLog == "/var/log/radio-relay/access.log")
         #expect(!station.hls && station.hlsSettings == HLSSegmenter.Settings(segmentSeconds: 4.5, window: 10))
         #expect(station.pushes == [IcecastTarget(password: "hackme", host: "icecast.example", mount: "/jazz.opus")])
+        #expect(station.pushCA == caFile)
         #expect(serve.logLevel == .debug)
         #expect(station.broadcaster.proxyProtocol && serve.httpProxyProtocol)
         #expect(station.broadcaster.trustedProxies.description == "10.0.0.0/8, ::1")
@@ -152,6 +156,25 @@ import Testing
                 "icecast://***@one.example:8000/a.opus", "icecast://***@[::1]:8001/b/c.ogg",
             ])
         #expect(serve.station.pushes.map(\.password) == ["a", "b"])
+    }
+
+    /// What `push-ca` checks for: a file with a PEM certificate in it.
+    static let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+    /// `--push-ca FILE` next to `--push icecasts://…`: the file is checked as the config key's is.
+    @Test func pushCAFlag() throws {
+        let path = temporaryPath("ca.pem")
+        try Self.pem.write(toFile: path, atomically: false, encoding: .utf8)
+        defer { unlink(path) }
+        let serve = try Self.serve(["serve", "--push", "icecasts://source:a@one.example/a.opus", "--push-ca", path])
+        #expect(serve.station.pushCA == path)
+        #expect(serve.station.pushes.map(\.description) == ["icecasts://***@one.example:8000/a.opus"])
+        #expect(serve.secretsOnCommandLine == ["push"])
+        #expect(
+            throws: UsageError(
+                "--push-ca \(path).missing: cannot be read (No such file or directory): use a readable PEM file of CA "
+                    + "certificates", topic: .serve)
+        ) { try Self.serve(["serve", "--push-ca", path + ".missing"]) }
     }
 
     @Test func theLastOfARepeatedFlagWinsAndBothFormsMix() throws {
@@ -286,7 +309,7 @@ import Testing
             ),
             (
                 ["serve", "--push", "http://source:secret@host/a"],
-                "--push http://***@host/a: not an icecast:// URL: write "
+                "--push http://***@host/a: not an icecast:// or icecasts:// (TLS) URL: write "
                     + "icecast://source:PASSWORD@HOST:PORT/MOUNT", .serve
             ),
             (

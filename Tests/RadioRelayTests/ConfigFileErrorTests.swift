@@ -285,6 +285,43 @@ import Testing
         #expect(!messages.joined().contains("secret") && !messages.joined().contains("s2"))
     }
 
+    /// `push_ca` must name a file that can be read and holds a PEM certificate: checked when the file is read, each
+    /// refusal at its line with what to give instead.
+    @Test func pushCA() throws {
+        let directory = try ConfigFileTests.credentials([
+            "not-pem.txt": "just words\n", "empty.pem": "",
+            "ca.pem": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+        ])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let use = "use a readable PEM file of CA certificates"
+        func messages(_ value: String) -> [String] {
+            Self.messages("[station a]\nupstream = /a.mp3\npush_ca = \(value)\n")
+        }
+        #expect(
+            messages(directory + "/missing.pem") == [
+                "r.conf:3: push_ca = \(directory)/missing.pem: cannot be read (No such file or directory): \(use)"
+            ])
+        #expect(messages(directory) == ["r.conf:3: push_ca = \(directory): cannot be read (Is a directory): \(use)"])
+        for name in ["not-pem.txt", "empty.pem"] {
+            #expect(
+                messages("\(directory)/\(name)") == [
+                    "r.conf:3: push_ca = \(directory)/\(name): holds no PEM certificate (-----BEGIN CERTIFICATE-----): "
+                        + use
+                ])
+        }
+        #expect(messages("") == ["r.conf:3: push_ca needs a value: a readable PEM file of CA certificates"])
+        #expect(messages("\(directory)/ca.pem").isEmpty)
+        #expect(
+            Self.messages("[station a]\nupstream = /a.mp3\npush_ca = \(directory)/ca.pem\npush_ca = /b.pem\n") == [
+                "r.conf:4: duplicate key push_ca (the first is at line 3): keep one"
+            ])
+        // Not a secret: it cannot come from a credential.
+        #expect(
+            Self.messages("[station a]\nupstream = /a.mp3\npush_ca = @credential:ca\n", credentials: directory) == [
+                "r.conf:3: push_ca cannot come from a credential: only upstream or push can"
+            ])
+    }
+
     @Test func unreadableFiles() throws {
         let missing = "/nonexistent-\(UUID().uuidString)/r.conf"
         #expect(throws: ConfigFileError(["\(missing): cannot read: No such file or directory"])) {

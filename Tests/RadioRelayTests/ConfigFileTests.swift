@@ -136,7 +136,7 @@ import Testing
     static let keyList =
         "upstream, port, bind, bitrate, channels, page_ms, flush_ms, flush_hold_ms, burst, max_lag, max_lead, max_listeners, "
         + "max_per_ip, proxy_protocol, proxy_from, complexity, pace, reconnect_max, chain_titles, hls, mp3, mp3_port, hls_segment, hls_window, mount, display_name, description, "
-        + "genre, url or push"
+        + "genre, url, push or push_ca"
 
     /// One naming rule: each station flag of `serve` is a key, `_` for `-`, and nothing else is.
     @Test func theStationKeysAreTheServeFlags() {
@@ -149,7 +149,7 @@ import Testing
                 "reconnect_max",
                 "chain_titles", "hls", "mp3", "mp3_port", "hls_segment", "hls_window", "mount", "display_name",
                 "description", "genre",
-                "url", "push",
+                "url", "push", "push_ca",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
         #expect(
@@ -211,6 +211,32 @@ import Testing
                 IcecastTarget(password: "two", host: "ice2.example", port: 8001, mount: "/a.opus"),
             ])
         #expect(file.stations[1].pushes.isEmpty)
+    }
+
+    /// `push_ca` is read into the station, and only its `icecasts://` pushes take it (a plain push's settings, which
+    /// decide whether a reload restarts it, do not change with it).
+    @Test func pushCAGoesToTheTLSPushes() throws {
+        let directory = try Self.credentials([
+            "ca.pem": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+        ])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = try Self.parse(
+            """
+            [station a]
+            upstream = /a.mp3
+            push = icecasts://source:one@ice1.example:8443/a.opus
+            push_ca = \(directory)/ca.pem
+            push = icecast://source:two@ice2.example/a.opus
+            [station b]
+            upstream = /b.mp3
+            port = 8001
+            push = icecasts://source:three@ice3.example/b.opus
+            """)
+        #expect(file.stations.map(\.pushCA) == [directory + "/ca.pem", nil])
+        #expect(file.stations[0].pushes.map(\.tls) == [true, false])
+        let settings = file.stations[0].pushes.map { PushSettings(file.stations[0], target: $0) }
+        #expect(settings.map(\.caFile) == [directory + "/ca.pem", nil])
+        #expect(PushSettings(file.stations[1], target: file.stations[1].pushes[0]).caFile == nil)
     }
 
     /// The shipped example (`config/radio-relay.conf`) is valid, and reading it connects to nothing.

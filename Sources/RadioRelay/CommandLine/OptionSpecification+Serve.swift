@@ -123,6 +123,10 @@ extension OptionSpecification {
             accepts: IcecastTarget.form, setting: Self.addPush, acceptsCredential: true, isRepeatable: true,
             refusal: Self.pushRefusal),
         .init(
+            name: "push-ca", placeholder: "FILE",
+            summary: "PEM CA certificates icecasts:// pushes verify the server with (default: the system's)",
+            accepts: PushCA.accepts, setting: station(PushCA.path, { $0.pushCA = $1 }), refusal: PushCA.problem),
+        .init(
             name: "name", placeholder: "NAME", summary: "station name in logs and URLs (default main)",
             accepts: "a non-empty name"),
         http,

@@ -99,7 +99,8 @@ final class PushLoop {
         guard reconnect.isDue(now: now) else { return nil }
         do throws(PushFailure) {
             let connection = try IcecastUpload(
-                target: settings.target, headers: settings.iceHeaders, connectTimeout: settings.connectTimeout)
+                target: settings.target, headers: settings.iceHeaders, connectTimeout: settings.connectTimeout,
+                caFile: settings.caFile)
             upload = connection
             accepted = false
             cursor.restart()

@@ -49,8 +49,11 @@ final class IcecastUpload {
     /// Pages queued and not yet wholly handed to libcurl.
     var queuedPages: Int { queue.count }
 
-    /// - Parameter headers: `Name: value` lines besides the fixed ones (the station's `ice-*` headers).
-    init(target: IcecastTarget, headers: [String], connectTimeout: Int) throws(PushFailure) {
+    /// - Parameters:
+    ///   - headers: `Name: value` lines besides the fixed ones (the station's `ice-*` headers).
+    ///   - caFile: for `icecasts://`, the PEM file of CA certificates the server's must be signed by (`push_ca`);
+    ///     nil: the system's CA store.
+    init(target: IcecastTarget, headers: [String], connectTimeout: Int, caFile: String? = nil) throws(PushFailure) {
         guard CurlTransfer.globalInit == CURLE_OK else {
             let reason = String(cString: curl_easy_strerror(CurlTransfer.globalInit))
             throw PushFailure(.transfer, "curl_global_init failed: \(reason)")
@@ -65,6 +68,7 @@ final class IcecastUpload {
         self.multi = multi
         errorBuffer[0] = 0
         try configure(headers: headers, connectTimeout: connectTimeout)
+        if target.tls { try configureTLS(caFile: caFile) }
         let code = curl_multi_add_handle(multi, easy)
         guard code == CURLM_OK else {
             throw PushFailure(.transfer, "curl_multi_add_handle: \(String(cString: curl_multi_strerror(code)))")
@@ -82,15 +86,16 @@ final class IcecastUpload {
 
     /// Every option must take: a libcurl without one of them is an error naming the option, not a request that
     /// silently differs from what Icecast was checked against.
-    private func configure(headers: [String], connectTimeout: Int) throws(PushFailure) {
-        func check(_ code: CURLcode, _ option: String) throws(PushFailure) {
-            guard code == CURLE_OK else {
-                throw PushFailure(.transfer, "libcurl refused \(option): \(String(cString: curl_easy_strerror(code)))")
-            }
+    private func check(_ code: CURLcode, _ option: String) throws(PushFailure) {
+        guard code == CURLE_OK else {
+            throw PushFailure(.transfer, "libcurl refused \(option): \(String(cString: curl_easy_strerror(code)))")
         }
+    }
+
+    private func configure(headers: [String], connectTimeout: Int) throws(PushFailure) {
         let context = Unmanaged.passUnretained(self).toOpaque()
         try check(rr_curl_setopt_string(easy, CURLOPT_URL, target.httpURL), "CURLOPT_URL")
-        try check(rr_curl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http"), "CURLOPT_PROTOCOLS_STR")
+        try check(rr_curl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, target.httpScheme), "CURLOPT_PROTOCOLS_STR")
         try check(rr_curl_setopt_long(easy, CURLOPT_UPLOAD, 1), "CURLOPT_UPLOAD")
         try check(rr_curl_setopt_long(easy, CURLOPT_HTTPAUTH, rr_curlauth_basic), "CURLOPT_HTTPAUTH")
         try check(rr_curl_setopt_string(easy, CURLOPT_USERNAME, target.user), "CURLOPT_USERNAME")
@@ -138,6 +143,15 @@ final class IcecastUpload {
                 return Unmanaged<IcecastUpload>.fromOpaque(context).takeUnretainedValue()
                     .keep(UnsafeRawBufferPointer(start: data, count: size * count))
             }, "CURLOPT_WRITEFUNCTION")
+    }
+
+    /// `icecasts://`: the server's certificate is verified, always — its chain (`CURLOPT_SSL_VERIFYPEER`) and its
+    /// name (`CURLOPT_SSL_VERIFYHOST` 2: the URL's host is in its subjectAltName). These are libcurl's defaults, set
+    /// anyway so that no build of it can differ; there is no setting to turn them off.
+    private func configureTLS(caFile: String?) throws(PushFailure) {
+        try check(rr_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "CURLOPT_SSL_VERIFYPEER")
+        try check(rr_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2), "CURLOPT_SSL_VERIFYHOST")
+        if let caFile { try check(rr_curl_setopt_string(easy, CURLOPT_CAINFO, caFile), "CURLOPT_CAINFO") }
     }
 
     /// The write callback: keeps the start of the response body (Icecast's reason for a refusal), drops the rest.
@@ -207,6 +221,7 @@ final class IcecastUpload {
         if let socketProblem { throw PushFailure(.transfer, "\(socketProblem)") }
         let detail = String(cString: errorBuffer)
         let text = detail.isEmpty ? String(cString: curl_easy_strerror(result)) : detail
+        if target.tls, let failure = PushFailure.tls(result, text, target: target) { throw failure }
         switch result {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_CONNECT:
             throw PushFailure(.connect, "cannot connect: \(text)")

@@ -1,3 +1,4 @@
+import CCurl
 import RadioRelayMedia
 import RadioRelayNet
 import RadioRelaySystem
@@ -12,6 +13,9 @@ struct PushFailure: Error, Equatable, CustomStringConvertible {
         case refused(status: Int)
         /// Icecast (or the path) ended a connection it had accepted: a restart, a kick from the admin page.
         case closed
+        /// `icecasts://`: the TLS handshake failed, or the server's certificate was not accepted (not signed by a CA
+        /// in `push_ca` or the system's store, expired, or not naming the host).
+        case tls
         /// The push fell more than the allowed lag behind the station: Icecast did not take the stream at real time.
         case behind
         /// Anything else libcurl reports.
@@ -22,6 +26,7 @@ struct PushFailure: Error, Equatable, CustomStringConvertible {
             case .connect: "connect"
             case .refused(let status): "HTTP \(status)"
             case .closed: "closed"
+            case .tls: "TLS"
             case .behind: "behind"
             case .transfer: "transfer"
             }
@@ -51,5 +56,31 @@ struct PushFailure: Error, Equatable, CustomStringConvertible {
         }
         return PushFailure(
             .refused(status: status), "Icecast answered HTTP \(status)\(reason.isEmpty ? "" : ": \(reason)")\(hint)")
+    }
+
+    /// An `icecasts://` connection's TLS failure, from libcurl's code and words (`text`), with what to check; nil for
+    /// any other failure.
+    static func tls(_ result: CURLcode, _ text: String, target: IcecastTarget) -> PushFailure? {
+        let address = target.host.contains(":") ? "[\(target.host)]:\(target.port)" : "\(target.host):\(target.port)"
+        switch result {
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_ISSUER_ERROR:
+            return PushFailure(
+                .tls,
+                "the server's TLS certificate was not accepted: \(text) (it must be signed by a CA in push_ca, or in "
+                    + "the system's store without push_ca, and name \(target.host))")
+        case CURLE_SSL_CONNECT_ERROR:
+            return PushFailure(.tls, "the TLS handshake failed: \(text) (does \(address) speak TLS?)")
+        case CURLE_SSL_CACERT_BADFILE:
+            return PushFailure(.tls, "the CA certificates cannot be loaded: \(text) (check push_ca)")
+        // libcurl's words for a connect timeout in the handshake (its timing info is empty after a failure): the
+        // peer took the TCP connection and waits for a plain request, as Icecast's plain port does.
+        case CURLE_OPERATION_TIMEDOUT where text.contains("SSL connection timeout"):
+            return PushFailure(
+                .tls,
+                "the TLS handshake timed out: \(text) (does \(address) speak TLS? Icecast's plain port takes "
+                    + "icecast://)")
+        default:
+            return nil
+        }
     }
 }

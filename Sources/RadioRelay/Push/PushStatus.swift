@@ -37,6 +37,8 @@ struct PushSettings: Sendable, Equatable {
     /// Reconnect delays, from the first to the last (the station's, with `reconnect_max`).
     var reconnectDelay: ClosedRange<Double>
     var connectTimeout: Int
+    /// The station's `push_ca` for an `icecasts://` target (nil for a plain one, which a change of it leaves alone).
+    var caFile: String?
 
     init(_ station: StationConfiguration, target: IcecastTarget) {
         self.station = station.name
@@ -45,6 +47,7 @@ struct PushSettings: Sendable, Equatable {
         maxLag = station.broadcaster.maxLag
         reconnectDelay = station.reconnectDelay
         connectTimeout = station.connectTimeout
+        caFile = target.tls ? station.pushCA : nil
     }
 
     /// The `ice-*` headers: the station's info where set (`Sanitized`, so no value can end a header line), and

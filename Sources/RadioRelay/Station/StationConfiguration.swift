@@ -58,6 +58,9 @@ public struct StationConfiguration: Sendable, Equatable {
     public var info = StationInfo()
     /// Icecast mounts the station's stream is pushed to as a source (`--push`, `push = …`), each on its own thread.
     package var pushes: [IcecastTarget] = []
+    /// The PEM file of CA certificates `icecasts://` pushes verify the server against (`--push-ca`, `push_ca`); nil:
+    /// the system's CA store.
+    package var pushCA: String?
 
     public init() {}
 
