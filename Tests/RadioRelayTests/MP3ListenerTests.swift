@@ -25,6 +25,93 @@ extension RealTimeTests {
             return (frames, parser.statistics.bytesSkipped)
         }
 
+        /// The ICY framing when writes are cut short: a listener with a tiny receive buffer, a 4 KiB send buffer and
+        /// a block after every 100 bytes reads 200 runs of known bytes in small pieces while ten titles of 3.9 KB come.
+        /// What it gets, demuxed, must be every run whole and in order, a block after every 100 bytes of audio and
+        /// nowhere else, and each title once, in order: writes end inside runs and inside blocks alike.
+        @Test func icyFramingHoldsAcrossShortWritesAndTitleChanges() throws {
+            var configuration = BroadcasterConfiguration()
+            configuration.bind = "127.0.0.1"
+            configuration.port = 0
+            configuration.burst = 60
+            configuration.maxLag = 600
+            configuration.flushInterval = 0
+            configuration.sendBuffer = 4096
+            let broadcaster = try Broadcaster(
+                name: "icy", configuration: configuration, ring: PageRing(capacity: 1024),
+                onUnexpectedExit: ServiceThread.terminateProcess)
+            try broadcaster.start()
+            defer { broadcaster.stop() }
+            func run(_ index: Int) -> [UInt8] { (0..<1000).map { UInt8(truncatingIfNeeded: index * 7 + $0 / 10) } }
+            func publish(_ runs: Range<Int>) {
+                for index in runs {
+                    broadcaster.publish(
+                        MP3PassThrough.Chunk(bytes: run(index), timeline: Int64(index + 1) * 960, frames: 1))
+                }
+            }
+            // Titles near the longest a block holds (3.9 KB): more than one short write takes, so writes end inside
+            // blocks too, not only inside runs.
+            func title(_ number: Int) -> String { "Title \(number) " + String(repeating: "x", count: 3_900) }
+            broadcaster.setStreamTitle(title(0))
+            publish(0..<100)
+            // A connection handed over as the HTTP front end does, asking for a block every 100 bytes.
+            let listening = try listeningSocket(
+                on: try #require(SocketAddress(host: "127.0.0.1", port: 0)), backlog: 4, purpose: "test")
+            let port = try SocketAddress.local(of: listening.rawValue).port
+            let client = try ListenerClient(port: port, receiveBuffer: 1024)
+            defer { client.close() }
+            var accepted: Int32 = -1
+            try #require(
+                waitUntil(5) {
+                    accepted = Glibc.accept(listening.rawValue, nil, nil)
+                    return accepted >= 0
+                })
+            try setNonblocking(accepted)
+            let head = Array("HTTP/1.0 200 OK\r\nicy-metaint: 100\r\n\r\n".utf8)
+            let arrival = ArrivingListener(
+                socket: FileDescriptor(owning: accepted), peer: try SocketAddress.local(of: client.fd),
+                responseHead: head, request: ListenerRequest(line: "GET /x.mp3 HTTP/1.0", metaInterval: 100))
+            #expect(broadcaster.handOver(arrival))
+            // Read in pieces of 1 to 97 bytes; every 15 000 bytes read a new title comes with 10 more runs (a title
+            // reaches the loops with the next publication, as in a station, whose pipeline publishes every few ms).
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 97)
+            var piece = 1
+            var stage = 0
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                let n = buffer.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, piece, 0) }
+                if n > 0 {
+                    received += buffer[0..<n]
+                } else if n == 0 || stage == 10 {
+                    break  // closed, or nothing more for 200 ms (SO_RCVTIMEO) once everything was published
+                }
+                piece = piece % 97 + 1
+                if stage < 10 && received.count > (stage + 1) * 15_000 {
+                    stage += 1
+                    broadcaster.setStreamTitle(title(stage))
+                    publish(90 + stage * 10..<100 + stage * 10)
+                }
+            }
+            #expect(Array(received.prefix(head.count)) == head)
+            var demuxer = ICYDemuxer(interval: 100)
+            var audio: [UInt8] = []
+            var titles: [String] = []
+            received.dropFirst(head.count).withUnsafeBytes { bytes in
+                demuxer.demux(bytes, audio: { audio += $0 }, metadata: { titles.append($0["StreamTitle"] ?? "?") })
+            }
+            let expected = Array((0..<200).map(run).joined())
+            #expect(audio.count == 200_000, "\(audio.count) bytes of audio")
+            let whole = audio == expected
+            #expect(whole, "the audio is not the 200 runs in order")
+            // A block after every 100 bytes of audio (the last one perhaps not begun when the reading stopped).
+            #expect(
+                (audio.count / 100 - 1...audio.count / 100).contains(demuxer.lengthBytes),
+                "\(demuxer.lengthBytes) blocks for \(audio.count) bytes")
+            let inOrder = titles == (0...10).map(title)
+            #expect(inOrder, "titles: \(titles.map { $0.prefix(9) })")
+        }
+
         @Test func titlesGoInBandAtTheIntervalAndTheFramesPassUnchanged() throws {
             let audio = try Fixture.bytes("stereo-44k-128k.mp3")
             // 30 s of ICY stream: 4 096-byte blocks, a new title every 8 blocks (2 s at 16 400 bytes/s).

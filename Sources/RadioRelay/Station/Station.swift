@@ -63,7 +63,8 @@ public final class Station: Service {
         // Adopted sockets not yet owned by a Broadcaster: closed if the station cannot be made (a Broadcaster owns
         // its own from the moment it is given it).
         var unowned = Set(
-            ([adoptedSocket] + configuration.renditions.map { renditionSockets[$0.name] }).compactMap { $0 })
+            ([adoptedSocket] + configuration.outputSettings.compactMap { $0.name.flatMap { renditionSockets[$0] } })
+                .compactMap { $0 })
         defer { for fd in unowned { _ = Glibc.close(fd) } }
         for output in configuration.outputSettings {
             let ring = PageRing(

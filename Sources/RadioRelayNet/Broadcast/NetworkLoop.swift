@@ -10,6 +10,8 @@ import Synchronization
 /// station's listener count and per-address counts) are the Broadcaster's.
 package final class NetworkLoop {
     static let maxIOV = 64
+    /// `sendmsg` calls per listener per flush at most.
+    static let maxSends = 16
     /// Connections accepted per wake-up at most: a storm is admitted in batches between which the loop serves the
     /// listeners already connected (each admission writes the headers and burst at once, ~20 µs).
     package static let acceptBatch = 128
@@ -151,6 +153,15 @@ package final class NetworkLoop {
             listener.headers = ring.headers
             listener.headersLink = ring.headerLink
         }
+        // Each sendmsg takes at most `maxIOV` pieces: while the socket takes them all and more are due (a burst of
+        // small pages, an ICY listener's blocks), another goes at once, up to `maxSends`.
+        var sends = 1
+        while send(listener, upTo: end) && sends < Self.maxSends { sends += 1 }
+    }
+
+    /// Sends what is due up to ring index `end` in one `sendmsg`: the rest of the response head, the headers, the
+    /// pages (with ICY blocks). True when the socket took all of it and the iovecs were full (more may be due).
+    private func send(_ listener: Listener, upTo end: Int64) -> Bool {
         var count = 0
         var total = 0
         let responseHead = listener.unsentResponseHead
@@ -176,7 +187,7 @@ package final class NetworkLoop {
                 index += 1
             }
         }
-        guard count > 0 else { return }
+        guard count > 0 else { return false }
         let written: Int
         do {
             // sendmsg with MSG_NOSIGNAL, not writev: a listener that is gone gives EPIPE, never SIGPIPE, whatever
@@ -187,10 +198,11 @@ package final class NetworkLoop {
             }
         } catch {
             disconnect(listener, reason: "write failed: \(String(cString: strerror(error.errno)))")
-            return
+            return false
         }
         advance(listener, by: written)
         setBackedUp(listener, written < total)
+        return written == total && count == Self.maxIOV
     }
 
     /// Puts `bytes[offset...]` (`length` of them; nil: to the end) in iovec slot `slot`; returns its length.
