@@ -1032,6 +1032,24 @@ check_ogg() {
     if [[ -z $why ]]; then pass "$name" "$figures"; else fail "$name" "${why}$figures"; fi
 }
 
+# check_access_log: the two clients of the ogg checks left a line each in the access log the example config names,
+# in the directory the unit's LogsDirectory= made (the only path the sandbox lets the service write).
+check_access_log() {
+    local path=/var/log/radio-relay/access.log lines="" i why="" owner
+    for i in $(seq 50); do
+        lines=$(cx 5 cat "$path" 2>/dev/null) || lines=""
+        (($(grep -c . <<<"$lines") >= 2)) && break
+        sleep 0.1
+    done
+    owner=$(cx 5 stat -L -c '%U %a' "$path" 2>/dev/null)
+    local n=$(grep -c ' "-" 200 ' <<<"$lines")
+    ((n >= 2)) || why+="$path has $n raw listeners' lines (2 expected); "
+    grep -qvE '^[0-9a-f.:]+ - - \[[0-9]{2}/[A-Z][a-z]{2}/[0-9]{4}:[0-9:]{8} \+0000\] "[^"]*" [0-9]{3} [0-9]+ "[^"]*" "[^"]*" [0-9]+$' <<<"$lines" &&
+        why+="a line is not in the combined format; "
+    local figures="$path ($(cx 5 readlink -f "$path" 2>/dev/null), owner and mode $owner): $n lines, the first: $(head -n 1 <<<"$lines")"
+    if [[ -z $why ]]; then pass access-log "$figures"; else fail access-log "${why}$figures"; fi
+}
+
 check_health() {
     local h code
     h=$(helper 10 health "$STATUS_PORT")
@@ -1262,9 +1280,10 @@ check_cleanup() {
 # ---------------------------------------------------------------------------------------------------------------
 check_package
 
-# Boot 1: a fresh install, as the operator then uses it.
+# Boot 1: a fresh install, as the operator then uses it, with the example config's access log turned on.
 STAGE1=$WORK/stage1
 stage "$STAGE1"
+sed -i 's|^# access_log = |access_log = |' "$STAGE1/etc/radio-relay/radio-relay.conf"
 if boot install "$STAGE1"; then
     info boot "systemd $(cx 5 systemctl --version | awk 'NR == 1 { print $2 }') in systemd-nspawn is $BOOT_STATE after ${BOOT_SECS} s; /usr: the package over the host's, read-only; drop-ins: WatchdogSec=$WATCHDOG_SEC, LoadCredential=jazz-upstream${POLICY_HIDDEN:+; the /usr/sbin/policy-rc.d of the host hidden}"
     check_postinst
@@ -1273,6 +1292,7 @@ if boot install "$STAGE1"; then
     check_units_active units-active
     check_ogg ogg-socket-port "$SOCK_PORT" "station $SOCK_STATION, socket unit"
     check_ogg ogg-service-port "$OTHER_PORT" "station $OTHER_STATION, bound by the service"
+    check_access_log
     check_health
     check_sandbox
     check_security
@@ -1305,7 +1325,7 @@ if boot install "$STAGE1"; then
     check_restart
     check_stop
 else
-    for n in postinst units-active ogg-socket-port ogg-service-port health sandbox security self-contained reload \
+    for n in postinst units-active ogg-socket-port ogg-service-port access-log health sandbox security self-contained reload \
         credential watchdog socket-keeps-port stop; do
         fail "$n" "container did not boot: $BOOT_ERR"
     done
