@@ -207,7 +207,9 @@ import Testing
         lag.broadcaster.maxLag = 600  // more than the page ring was sized for
         var renamed = original
         renamed.name = "other"
-        for change in [mono, pages, port, lag, renamed] { #expect(!station.canUpdate(to: change)) }
+        var mp3 = original
+        mp3.mp3 = true  // one more output: a restart
+        for change in [mono, pages, port, lag, renamed, mp3] { #expect(!station.canUpdate(to: change)) }
         try station.update(limits)
         #expect(station.configuration == limits)
         #expect(station.broadcaster.configuration.maxListeners == 7)
@@ -261,5 +263,31 @@ extension StationUpdateTests {
         #expect(released == nil, "something still holds the replaced station")
         #expect(broadcaster == nil, "something still holds the replaced station's broadcaster")
         #expect(arriving.read(for: 0.5).bytes.starts(with: Array("OggS".utf8)), "the successor serves the port")
+    }
+}
+
+/// A station with the MP3 pass-through: the output comes last, has no encoder of its own, keeps its port and limits
+/// through a reload that changes only limits, and needs a restart for another `mp3_port`.
+@Suite struct MP3StationTests {
+    @Test func theMP3OutputIsTheLastAndUpdatesLikeTheOthers() throws {
+        var configuration = StationConfiguration()
+        configuration.name = "m"
+        configuration.upstream = Fixture.path("stereo-44k-128k.mp3")
+        configuration.broadcaster.bind = "127.0.0.1"
+        configuration.broadcaster.port = 0
+        configuration.mp3 = true
+        let station = try Station(configuration)
+        #expect(station.outputs.map(\.format) == [.oggOpus, .mp3])
+        #expect(station.outputs.map(\.mount) == ["m.opus", "m.mp3"] && station.outputs[1].label == "mp3")
+        #expect(station.outputs[1].hls == nil, "no HLS of MP3 frames")
+        #expect(station.httpMounts.map(\.mount.format) == [.oggOpus, .mp3])
+        var limits = configuration
+        limits.broadcaster.maxListeners = 9
+        #expect(station.canUpdate(to: limits))
+        try station.update(limits)
+        #expect(station.outputs[1].broadcaster.configuration.maxListeners == 9)
+        var port = configuration
+        port.mp3Port = 9
+        #expect(!station.canUpdate(to: port))
     }
 }
