@@ -201,4 +201,17 @@ import Testing
         #expect(sources[1]["listenurl"] as? String == "http://127.0.0.1:8001/jazz-low.opus")
         #expect(try Self.answer(PublicDirectory())["source"] == nil)
     }
+
+    /// An MP3 pass-through mount as icecast2 2.4.4 shows an MP3 source (checked by hand with ffmpeg as its source:
+    /// `server_type` `audio/mpeg`, no `subtype`), with the upstream's rate and channels in `audio_info`.
+    @Test func anMP3MountIsAudioMpegWithoutSubtype() throws {
+        var mp3 = Self.mount("/jazz.mp3", station: "jazz")
+        mp3.format = .mp3
+        mp3.bitrate = 128_000
+        mp3.sampleRate = 44_100
+        let source = try #require(try Self.answer(PublicDirectory(mounts: [mp3]))["source"] as? [String: Any])
+        #expect(source["server_type"] as? String == "audio/mpeg" && source["subtype"] == nil)
+        #expect(source["audio_info"] as? String == "channels=2;samplerate=44100;bitrate=128")
+        #expect(source["listenurl"] as? String == "http://radio.example:8001/jazz.mp3")
+    }
 }

@@ -66,8 +66,9 @@ package enum IcecastStatus {
         members += [
             ("stream_start", JSONText.string(rfc822(mount.streamStart))),
             ("stream_start_iso8601", JSONText.string(iso8601(mount.streamStart))),
-            ("subtype", JSONText.string("Opus")),
         ]
+        // Icecast names the codec of an Ogg source; an MP3 source has no subtype.
+        if mount.format == .oggOpus { members.append(("subtype", JSONText.string("Opus"))) }
         if let title = nonEmpty(mount.title) { members.append(("title", JSONText.string(title))) }
         return JSONText.object(members)
     }
