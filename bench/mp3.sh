@@ -4,11 +4,12 @@
 # and N on /main.mp3 (the demo's own 128 kb/s MP3 frames), RAMP + DURATION s each, alternating over ROUNDS. The
 # relay's network loops' CPU (utime + stime of its net/net-N threads, /proc/PID/task/*) is sampled SETTLE s after
 # the ramp and at the end: CPU per listener-second over that steady window, and the relay's bytes per
-# listener-second (bytes_out from /status.json over the same window). Prints each run, then medians side by side
-# with the ratio MP3/Opus. The pipeline's CPU is the same for both (the MP3 output needs no decode or encode of its
+# listener-second (bytes_out from /status.json over the same window). A third run, mp3icy, has the MP3 listeners ask
+# for titles in band (`Icy-MetaData: 1`: a metadata block cut into their writes every 16 000 bytes). Prints each run,
+# then medians side by side with the ratios MP3/Opus and MP3+ICY/Opus. The pipeline's CPU is the same for both (the MP3 output needs no decode or encode of its
 # own; one station makes both); it is printed per run too.
 #
-#   bench/mp3.sh                           # N=1000, 10 s ramp + 30 s per run, 2 rounds: about 3.5 minutes
+#   bench/mp3.sh                           # N=1000, 10 s ramp + 30 s per run, 2 rounds: about 5 minutes
 #   N=200 DURATION=10 ROUNDS=1 bench/mp3.sh
 #
 # Environment: N (1000), DURATION (30), RAMP (10), SETTLE (2), ROUNDS (2), RADIO_RELAY (the static release binary when
@@ -51,9 +52,11 @@ hz=$(getconf CLK_TCK)
 bytes_out() { curl -s "http://127.0.0.1:$STATUS/status.json" | jq "[.stations[0].outputs[] | select(.mount == \"$1\") | .bytes_out] | add"; }
 declare -A cpu bytes pipe
 for round in $(seq "$ROUNDS"); do
-    for kind in opus mp3; do
-        mount=main.$kind
-        "$LOAD" --port "$HTTP" --http "/$mount" -n "$N" --ramp "$RAMP" --duration "$((RAMP + DURATION))" \
+    for kind in opus mp3 mp3icy; do
+        mount=main.${kind%icy}
+        icy=()
+        [[ $kind == mp3icy ]] && icy=(--icy)
+        "$LOAD" --port "$HTTP" --http "/$mount" "${icy[@]}" -n "$N" --ramp "$RAMP" --duration "$((RAMP + DURATION))" \
             --no-start-check --json "$LOG_DIR/load-$kind-$round.json" >"$LOG_DIR/load-$kind-$round.txt" 2>&1 &
         load=$!
         sleep "$((RAMP + SETTLE))"
@@ -74,10 +77,12 @@ for round in $(seq "$ROUNDS"); do
 done
 med() { local kind=$1 what=$2 values=() r; for r in $(seq "$ROUNDS"); do eval "values+=(\${$what[$kind,$r]})"; done; median "${values[@]}"; }
 echo
-printf '%-44s %12s %12s %10s\n' "medians over $ROUNDS rounds, N=$N, ${DURATION}s" "Opus" "MP3" "MP3/Opus"
+printf '%-40s %10s %10s %10s %9s %9s\n' "medians over $ROUNDS rounds, N=$N, ${DURATION}s" "Opus" "MP3" "MP3+ICY" \
+    "MP3/Opus" "ICY/Opus"
+ratio() { awk -v o="$1" -v m="$2" 'BEGIN { printf "%.2f", (o > 0 ? m / o : 0) }'; }
 for what in cpu bytes pipe; do
     label=$([[ $what == cpu ]] && echo "net threads, ms CPU per listener-s" || { [[ $what == bytes ]] && echo "bytes sent per listener-s" || echo "pipeline, % of a core"; })
-    o=$(med opus $what) m=$(med mp3 $what)
-    printf '%-44s %12s %12s %10s\n' "$label" "$o" "$m" "$(awk -v o="$o" -v m="$m" 'BEGIN { printf "%.2f", (o > 0 ? m / o : 0) }')"
+    o=$(med opus $what) m=$(med mp3 $what) i=$(med mp3icy $what)
+    printf '%-40s %10s %10s %10s %9s %9s\n' "$label" "$o" "$m" "$i" "$(ratio "$o" "$m")" "$(ratio "$o" "$i")"
 done
 echo "logs: $LOG_DIR"

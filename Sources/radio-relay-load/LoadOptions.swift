@@ -14,6 +14,8 @@ struct LoadOptions {
     var ramp: Double?
     /// HTTP path to request (Icecast); nil: raw TCP, send nothing.
     var httpPath: String?
+    /// Ask for ICY titles in band (`Icy-MetaData: 1`) with `--http`.
+    var icyMetadata = false
     var slowCount = 0
     var slowRate = 0.25
     /// Bytes per second a slow listener reads; nil: `slowRate` × `normalBytesPerSecond`.
@@ -41,6 +43,7 @@ struct LoadOptions {
           --ramp SECONDS              spread the connects over this time (default: up to 2000 connects/s)
           --http PATH                 send "GET PATH HTTP/1.0" and skip the response headers (Icecast);
                                       default: raw TCP, send nothing
+          --icy                       with --http, also send "Icy-MetaData: 1" (an MP3 mount's titles in band)
           --slow K                    K of the N listeners read slowly (token bucket)
           --slow-rate F               slow listeners read at F x the normal rate (default 0.25)
           --normal-bytes-per-second B the normal rate the slow rate refers to (default 12000)
@@ -113,6 +116,7 @@ struct LoadOptions {
                     throw Problem.usage("--http \(path): give a path such as /relay.opus")
                 }
                 httpPath = path
+            case "--icy": icyMetadata = true
             case "--slow": slowCount = try integer(0...100_000)
             case "--slow-rate": slowRate = try number(0.001...100)
             case "--slow-bytes-per-second": slowBytesPerSecond = try number(1...1e9)

@@ -52,8 +52,10 @@ final class LoadRun {
         epoll = rr_epoll_create()
         guard epoll >= 0 else { throw SystemError("epoll_create1") }
         if let path = options.httpPath {
+            let icy = options.icyMetadata ? "Icy-MetaData: 1\r\n" : ""
             request = Array(
-                "GET \(path) HTTP/1.0\r\nHost: \(address.hostHeader)\r\nUser-Agent: radio-relay-load\r\n\r\n".utf8)
+                "GET \(path) HTTP/1.0\r\nHost: \(address.hostHeader)\r\nUser-Agent: radio-relay-load\r\n\(icy)\r\n".utf8
+            )
         } else {
             request = []
         }
