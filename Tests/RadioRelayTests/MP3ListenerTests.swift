@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RadioRelayTestSupport
+import Synchronization
 import Testing
 
 @testable import RadioRelay
@@ -25,22 +26,105 @@ extension RealTimeTests {
             return (frames, parser.statistics.bytesSkipped)
         }
 
+        /// An MP3 output's Broadcaster alone, on a free port, flushing every publication, with a 4 KiB send buffer.
+        static func broadcaster(_ configure: (inout BroadcasterConfiguration) -> Void) throws -> Broadcaster {
+            var configuration = BroadcasterConfiguration()
+            configuration.bind = "127.0.0.1"
+            configuration.port = 0
+            configuration.flushInterval = 0
+            configuration.sendBuffer = 4096
+            configure(&configuration)
+            let broadcaster = try Broadcaster(
+                name: "mp3", configuration: configuration, ring: PageRing(capacity: 1024),
+                onUnexpectedExit: ServiceThread.terminateProcess)
+            try broadcaster.start()
+            return broadcaster
+        }
+
+        /// A client whose connection is handed to `broadcaster` as the HTTP front end hands a request for an MP3
+        /// mount over: `head` first, then the stream with a block every `metaInterval` bytes.
+        static func handOver(
+            to broadcaster: Broadcaster, head: [UInt8], metaInterval: Int, receiveBuffer: Int32
+        ) throws -> ListenerClient {
+            let listening = try listeningSocket(
+                on: try #require(SocketAddress(host: "127.0.0.1", port: 0)), backlog: 4, purpose: "test")
+            let port = try SocketAddress.local(of: listening.rawValue).port
+            let client = try ListenerClient(port: port, receiveBuffer: receiveBuffer)
+            var accepted: Int32 = -1
+            try #require(
+                waitUntil(5) {
+                    accepted = Glibc.accept(listening.rawValue, nil, nil)
+                    return accepted >= 0
+                })
+            try setNonblocking(accepted)
+            let arrival = ArrivingListener(
+                socket: FileDescriptor(owning: accepted), peer: try SocketAddress.local(of: client.fd),
+                responseHead: head, request: ListenerRequest(line: "GET /x.mp3 HTTP/1.0", metaInterval: metaInterval))
+            #expect(broadcaster.handOver(arrival))
+            return client
+        }
+
+        /// The slow-listener rules hold on an MP3 output as on any: an ICY listener that stops reading is moved to
+        /// the live edge once it is `max_lag` (1 s) behind, then dropped, while a listener that reads gets every
+        /// run in order at the pace they come.
+        @Test func aStuckICYListenerIsMovedThenDroppedAndAReaderGetsEverything() throws {
+            let broadcaster = try Self.broadcaster {
+                $0.burst = 0
+                $0.maxLag = 1
+            }
+            defer { broadcaster.stop() }
+            func run(_ index: Int) -> [UInt8] { [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: 1_600) }
+            broadcaster.setStreamTitle("Stuck")
+            let stuck = try Self.handOver(
+                to: broadcaster, head: Array("HTTP/1.0 200 OK\r\n\r\n".utf8), metaInterval: 16_000,
+                receiveBuffer: 2048)
+            let reader = try ListenerClient(port: broadcaster.address.port)
+            defer {
+                stuck.close()
+                reader.close()
+            }
+            try #require(waitUntil(5) { broadcaster.counters.listeners.load(ordering: .relaxed) == 2 })
+            // 4 s of 100 ms runs at real time (about 128 kb/s), the reader reading all along.
+            final class Received: @unchecked Sendable {
+                var bytes: [UInt8] = []
+            }
+            let received = Received()
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                // Until the 40 runs are in, or 15 s (a slow machine, a sanitizer).
+                let deadline = Date().addingTimeInterval(15)
+                var buffer = [UInt8](repeating: 0, count: 65_536)
+                while received.bytes.count < 64_000 && Date() < deadline {
+                    let n = buffer.withUnsafeMutableBytes { recv(reader.fd, $0.baseAddress, $0.count, 0) }
+                    if n > 0 { received.bytes += buffer[0..<n] } else if n == 0 { break }
+                }
+                done.signal()
+            }.start()
+            let start = Date()
+            for index in 0..<40 {
+                broadcaster.publish(
+                    MP3PassThrough.Chunk(bytes: run(index), timeline: Int64(index + 1) * 4_800, frames: 4))
+                let due = Double(index + 1) * 0.1 - Date().timeIntervalSince(start)
+                if due > 0 { usleep(UInt32(due * 1_000_000)) }
+            }
+            done.wait()
+            let counters = broadcaster.counters.snapshot
+            #expect(
+                counters.moved >= 1 && counters.droppedSlow == 1,
+                "moved \(counters.moved), dropped \(counters.droppedSlow)")
+            #expect(broadcaster.counters.listeners.load(ordering: .relaxed) == 1, "the stuck listener is gone")
+            #expect(received.bytes == Array((0..<40).map(run).joined()), "the reader got \(received.bytes.count) bytes")
+        }
+
         /// The ICY framing when writes are cut short: a listener with a tiny receive buffer, a 4 KiB send buffer and
         /// a block after every 100 bytes reads 200 runs of known bytes in small pieces while ten titles of 3.9 KB come.
         /// What it gets, demuxed, must be every run whole and in order, a block after every 100 bytes of audio and
         /// nowhere else, and each title once, in order: writes end inside runs and inside blocks alike.
         @Test func icyFramingHoldsAcrossShortWritesAndTitleChanges() throws {
-            var configuration = BroadcasterConfiguration()
-            configuration.bind = "127.0.0.1"
-            configuration.port = 0
-            configuration.burst = 60
-            configuration.maxLag = 600
-            configuration.flushInterval = 0
-            configuration.sendBuffer = 4096
-            let broadcaster = try Broadcaster(
-                name: "icy", configuration: configuration, ring: PageRing(capacity: 1024),
-                onUnexpectedExit: ServiceThread.terminateProcess)
-            try broadcaster.start()
+            let broadcaster = try Self.broadcaster {
+                $0.burst = 60
+                $0.maxLag = 600
+            }
             defer { broadcaster.stop() }
             func run(_ index: Int) -> [UInt8] { (0..<1000).map { UInt8(truncatingIfNeeded: index * 7 + $0 / 10) } }
             func publish(_ runs: Range<Int>) {
@@ -55,23 +139,9 @@ extension RealTimeTests {
             broadcaster.setStreamTitle(title(0))
             publish(0..<100)
             // A connection handed over as the HTTP front end does, asking for a block every 100 bytes.
-            let listening = try listeningSocket(
-                on: try #require(SocketAddress(host: "127.0.0.1", port: 0)), backlog: 4, purpose: "test")
-            let port = try SocketAddress.local(of: listening.rawValue).port
-            let client = try ListenerClient(port: port, receiveBuffer: 1024)
-            defer { client.close() }
-            var accepted: Int32 = -1
-            try #require(
-                waitUntil(5) {
-                    accepted = Glibc.accept(listening.rawValue, nil, nil)
-                    return accepted >= 0
-                })
-            try setNonblocking(accepted)
             let head = Array("HTTP/1.0 200 OK\r\nicy-metaint: 100\r\n\r\n".utf8)
-            let arrival = ArrivingListener(
-                socket: FileDescriptor(owning: accepted), peer: try SocketAddress.local(of: client.fd),
-                responseHead: head, request: ListenerRequest(line: "GET /x.mp3 HTTP/1.0", metaInterval: 100))
-            #expect(broadcaster.handOver(arrival))
+            let client = try Self.handOver(to: broadcaster, head: head, metaInterval: 100, receiveBuffer: 1024)
+            defer { client.close() }
             // Read in pieces of 1 to 97 bytes; every 15 000 bytes read a new title comes with 10 more runs (a title
             // reaches the loops with the next publication, as in a station, whose pipeline publishes every few ms).
             var received: [UInt8] = []
