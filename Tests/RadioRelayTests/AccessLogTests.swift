@@ -30,6 +30,15 @@ import Testing
                 " 1000000000000"))
     }
 
+    /// An IPv4 client of a dual-stack socket without its `::ffff:`; an IPv6 address as it is, even one with `ffff`
+    /// inside.
+    @Test func addressesAreShownAsTheyAre() throws {
+        let shown = try ["::ffff:203.0.113.7", "203.0.113.7", "2001:db8::ffff:1", "::1"].map {
+            NetworkLoop.accessLogHost(try #require(SocketAddress(host: $0, port: 80)))
+        }
+        #expect(shown == ["203.0.113.7", "203.0.113.7", "2001:db8::ffff:1", "::1"])
+    }
+
     @Test func aFileGetsALinePerRecordAndIsOpenedAgainAfterRotation() throws {
         let directory = temporaryPath("access")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -254,6 +254,15 @@ import Testing
                     "r.conf:8: station b: mount a.mp3 is also the MP3 output of station a's (line 3): give each output "
                         + "its own mount",
                 ])
+        #expect(
+            Self.messages(Self.station + "mp3 = yes\nmount = a.mp3.opus\n") == [
+                "r.conf:1: station a: the MP3 output a.mp3 has its events at /a.mp3/, as the mount a.mp3.opus does: "
+                    + "give the station another mount"
+            ])
+        #expect(
+            Self.messages(Self.station + "mp3_port = 9100\n") == [
+                "r.conf:1: station a: mp3_port 9100 without mp3 = yes: set mp3 = yes, or remove mp3_port"
+            ])
         #expect(Self.messages(Self.station + "mp3 = yes\n").isEmpty)
     }
 

@@ -148,4 +148,16 @@ import Testing
         #expect(seen[2].count < 3_000 && seen[2].allSatisfy { $0 == "é" })
         #expect(ICYMetadataBlock.block(title: titles[2]).count <= 1 + ICYMetadataBlock.maxText)
     }
+
+    /// An upstream title cannot end the field and add its own (`StreamUrl`): the apostrophe before a `;` is `’`.
+    @Test func aTitleCannotAddFieldsOfItsOwn() {
+        let block = ICYMetadataBlock.block(title: "x';StreamUrl='http://evil.example/';a='")
+        var demuxer = ICYDemuxer(interval: 1)
+        var fields: [[String: String]] = []
+        ([0xAA] + block).withUnsafeBytes { bytes in
+            demuxer.demux(bytes, audio: { _ in }, metadata: { fields.append($0) })
+        }
+        #expect(fields.count == 1 && fields.first?["StreamUrl"] == nil, "\(fields)")
+        #expect(fields.first?["StreamTitle"] == "x\u{2019};StreamUrl='http://evil.example/\u{2019};a='")
+    }
 }

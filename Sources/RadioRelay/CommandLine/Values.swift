@@ -31,13 +31,14 @@ enum Values {
         return .some(Double(ms) / 1000)
     }
 
-    /// `auto` (nil inside) or a number of network loops.
     /// An absolute path of printable characters (a file the service writes).
     static func absolutePath(_ text: String) -> String? {
         guard text.hasPrefix("/"), text.utf8.count <= 4096, !text.unicodeScalars.contains(where: Sanitized.isUnsafe)
         else { return nil }
         return text
     }
+
+    /// `auto` (nil inside) or a number of network loops.
 
     static func networkThreads(_ text: String) -> Int?? {
         if text == "auto" { return .some(nil) }

@@ -93,7 +93,10 @@ enum MetricsReport {
             $0.format == "mp3" ? nil : Double($0.channels)
         },
         Family(name: "sent_bytes_total", kind: .counter, help: "Bytes sent to listeners") { Double($0.bytesOut) },
-        Family(name: "published_pages_total", kind: .counter, help: "Ogg pages put in the output's ring") {
+        Family(
+            name: "published_pages_total", kind: .counter,
+            help: "Pages put in the output's ring (Ogg pages; runs of frames for MP3)"
+        ) {
             Double($0.pagesPublished)
         },
         Family(name: "listeners_peak_hour", kind: .gauge, help: "Most listeners connected at once in the last hour") {

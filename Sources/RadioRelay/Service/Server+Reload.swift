@@ -7,6 +7,8 @@ import Synchronization
 /// does not parse changes nothing: its errors are logged and every station goes on.
 extension Server {
     func reloadConfiguration() {
+        // The access log's file again, whatever else the reload does (logrotate moved the old one away).
+        AccessLog.shared.reopen()
         guard let reload else {
             Log.notice("SIGHUP: the stations did not come from a config file (--config); nothing to reload")
             return
@@ -25,8 +27,11 @@ extension Server {
             return
         }
         Log.threshold = logLevelOverride ?? file.server.logLevel
-        // The same file again (logrotate moved the old one away); another path takes a restart.
-        AccessLog.shared.reopen()
+        if file.server.accessLog != AccessLog.shared.path {
+            Log.warning(
+                "reload: [server] access_log = \(file.server.accessLog ?? "none") takes a restart; the access log "
+                    + "stays \(AccessLog.shared.path ?? "off") until then")
+        }
         let running = http.map { ConfigFile.ListenAddress(host: $0.address.host, port: Int($0.address.port)) }
         if file.server.http != running {
             Log.warning(

@@ -56,16 +56,16 @@ public final class Station: Service {
         _ configuration: StationConfiguration, adoptedSocket: Int32? = nil, renditionSockets: [String: Int32] = [:],
         onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void
     ) throws {
-        try configuration.validate()
-        self.settings = LockedBox(configuration)
-        self.onUnexpectedExit = onUnexpectedExit
-        var outputs: [StationOutput] = []
-        // Adopted sockets not yet owned by a Broadcaster: closed if the station cannot be made (a Broadcaster owns
-        // its own from the moment it is given it).
+        // Adopted sockets not yet owned by a Broadcaster: closed if the station cannot be made, its configuration
+        // refused included (a Broadcaster owns its own from the moment it is given it).
         var unowned = Set(
             ([adoptedSocket] + configuration.outputSettings.compactMap { $0.name.flatMap { renditionSockets[$0] } })
                 .compactMap { $0 })
         defer { for fd in unowned { _ = Glibc.close(fd) } }
+        try configuration.validate()
+        self.settings = LockedBox(configuration)
+        self.onUnexpectedExit = onUnexpectedExit
+        var outputs: [StationOutput] = []
         for output in configuration.outputSettings {
             let ring = PageRing(
                 capacity: max(16, Self.ringPages(output)), maxBytes: Self.ringBytes(output.broadcaster))

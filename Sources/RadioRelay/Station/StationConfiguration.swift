@@ -132,12 +132,20 @@ public struct StationConfiguration: Sendable, Equatable {
                 throw ConfigurationError(
                     "station \(name): rendition mp3: the name mp3 is the MP3 pass-through output's: choose another")
             }
-            mounts.insert(mp3Mount)
-            directories.insert(PublicDirectory.directory(forMount: "/" + mp3Mount))
             guard mount != mp3Mount else {
                 throw ConfigurationError(
                     "station \(name): mount \(mount) is the MP3 pass-through output's: choose another")
             }
+            mounts.insert(mp3Mount)
+            let directory = PublicDirectory.directory(forMount: "/" + mp3Mount)
+            guard directories.insert(directory).inserted else {
+                throw ConfigurationError(
+                    "station \(name): the MP3 output \(mp3Mount) has its events at \(directory), as the mount \(mount) "
+                        + "does: give the station another mount")
+            }
+        } else if mp3Port != 0 {
+            throw ConfigurationError(
+                "station \(name): mp3_port \(mp3Port) without mp3 = yes: set mp3 = yes, or remove mp3_port")
         }
         for rendition in renditions {
             let label = "station \(name): rendition \(rendition.name)"

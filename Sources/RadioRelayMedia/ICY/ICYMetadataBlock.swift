@@ -12,13 +12,18 @@ public enum ICYMetadataBlock {
     public static let interval = 16_000
 
     /// The block for `title`, cut at a character boundary so that the text fits. The title is shown as it is (an
-    /// apostrophe stays one, as Icecast sends it); it is already one printable line (`Sanitized.title`).
+    /// apostrophe stays one, as Icecast sends it; it is already one printable line, `Sanitized.title`) but for an
+    /// apostrophe followed by `;`, which players read as the field's end: an upstream could end the title there and
+    /// add fields of its own (`x';StreamUrl='http://…`). That apostrophe becomes `’`.
     public static func block(title: String) -> [UInt8] {
         let prefix = Array("StreamTitle='".utf8)
         let suffix = Array("';".utf8)
         var titleBytes: [UInt8] = []
         let room = maxText - prefix.count - suffix.count
-        for scalar in title.unicodeScalars {
+        let scalars = Array(title.unicodeScalars)
+        for (index, original) in scalars.enumerated() {
+            let endsField = original == "'" && index + 1 < scalars.count && scalars[index + 1] == ";"
+            let scalar: Unicode.Scalar = endsField ? "\u{2019}" : original
             let encoded = Array(String(scalar).utf8)
             guard titleBytes.count + encoded.count <= room else { break }
             titleBytes += encoded

@@ -42,7 +42,7 @@ package final class AccessLog: Sendable {
     package static let shared = AccessLog()
 
     private let file = File()
-    private let path = LockedBox<String?>(nil)
+    private let openPath = LockedBox<String?>(nil)
     private let enabled = Atomic<Bool>(false)
     private let queue: LogQueue
 
@@ -62,19 +62,24 @@ package final class AccessLog: Sendable {
     /// Whether lines are written (a file is open).
     package var isOpen: Bool { enabled.load(ordering: .relaxed) }
 
-    /// Opens (or creates, mode 0640) `path` for appending; lines go there from now on.
+    /// The file's path, when one is open.
+    package var path: String? { openPath.snapshot }
+
+    /// Opens (or creates, mode 0640) `path` for appending; lines go there from now on. It never waits for a write
+    /// in progress (a reload on the main thread, whose watchdog pings must go on while a disk stalls): the writer
+    /// takes the new file before its next batch and closes the old one.
     package func open(path newPath: String) throws {
         let fd = try syscall("open \(newPath)") {
             Glibc.open(newPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
         }
         file.replace(with: fd)
-        path.withLock { $0 = newPath }
+        openPath.withLock { $0 = newPath }
         enabled.store(true, ordering: .relaxed)
     }
 
     /// Opens the same path again (after logrotate moved the file); a failure keeps the old file and is logged.
     package func reopen() {
-        guard let current = path.snapshot else { return }
+        guard let current = openPath.snapshot else { return }
         do {
             try open(path: current)
         } catch {
@@ -87,7 +92,8 @@ package final class AccessLog: Sendable {
         enabled.store(false, ordering: .relaxed)
         queue.flush()
         file.replace(with: -1)
-        path.withLock { $0 = nil }
+        file.install()
+        openPath.withLock { $0 = nil }
     }
 
     /// Queues the line for `record` (nothing when no file is open).
@@ -118,23 +124,37 @@ package final class AccessLog: Sendable {
         return out + "\""
     }
 
-    /// The open file's descriptor (-1: none), replaced whole by `open`, written under its lock.
+    /// The open file's descriptor (-1: none), written under its lock by the writer (or `flush`); a new one waits in
+    /// `pending` (a lock never held during I/O) until the writer installs it and closes the old one.
     private final class File: Sendable {
         private let descriptor = LockedBox<Int32>(-1)
+        private let pending = LockedBox<Int32?>(nil)
         private let failures = Atomic<Int>(0)
 
-        /// Takes `fd` (closing the one before).
+        /// Hands `fd` to the writer (-1: none); a descriptor handed earlier and not yet taken is closed.
         func replace(with fd: Int32) {
-            let old = descriptor.withLock { current in
-                defer { current = fd }
-                return current
+            let old = pending.withLock { waiting in
+                defer { waiting = fd }
+                return waiting
             }
-            if old >= 0 { _ = Glibc.close(old) }
+            if let old, old >= 0 { _ = Glibc.close(old) }
+        }
+
+        /// Takes the descriptor handed over, if any, and closes the one it replaces.
+        func install() {
+            descriptor.withLock { fd in install(into: &fd) }
+        }
+
+        private func install(into fd: inout Int32) {
+            guard let next = pending.take() else { return }
+            if fd >= 0 { _ = Glibc.close(fd) }
+            fd = next
         }
 
         /// Writes `text` whole; a failure drops it and is logged once per 100.
         func append(_ text: String) {
             descriptor.withLock { fd in
+                install(into: &fd)
                 guard fd >= 0 else { return }
                 var bytes = Array(text.utf8)[...]
                 while !bytes.isEmpty {

@@ -11,7 +11,7 @@ package enum ListenerProtocol: String, Sendable {
 
 /// What an HTTP listener asked for: kept for its stream (titles in band) and for its access-log line.
 package struct ListenerRequest: Sendable, Equatable {
-    /// The request line, `GET /jazz.mp3 HTTP/1.1`, with its query values redacted.
+    /// The request line, `GET /jazz.mp3 HTTP/1.1`: the path without its query (whose values could be secrets).
     package var line: String
     package var referrer: String?
     package var userAgent: String?

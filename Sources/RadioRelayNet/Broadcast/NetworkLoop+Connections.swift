@@ -111,6 +111,13 @@ extension NetworkLoop {
         return key.isIPv4 ? peer.host.replacingOccurrences(of: "::ffff:", with: "") : "\(peer.host)/64"
     }
 
+    /// The listener's address as the access log shows it: an IPv4 client without the `::ffff:` of a dual-stack
+    /// socket, any other address as it is.
+    static func accessLogHost(_ peer: SocketAddress) -> String {
+        let host = peer.host
+        return HostKey(peer).isIPv4 && host.hasPrefix("::ffff:") ? String(host.dropFirst(7)) : host
+    }
+
     /// Reads what a listener sent and drops it; false when the listener was disconnected. A listener that shuts
     /// its side down (`nc -N`, a client that sent its request) is no longer read, but still written to.
     package func readAndDiscard(_ listener: Listener) -> Bool {
@@ -165,7 +172,7 @@ extension NetworkLoop {
         if AccessLog.shared.isOpen {
             AccessLog.shared.write(
                 AccessRecord(
-                    host: listener.peer.host.replacingOccurrences(of: "::ffff:", with: ""), time: wallClockNow(),
+                    host: Self.accessLogHost(listener.peer), time: wallClockNow(),
                     request: listener.request, bytes: listener.bytesSent - listener.responseHeadSent,
                     seconds: now - listener.connectedAt))
         }

@@ -29,12 +29,11 @@ extension NetworkLoop {
     static let emptyICYBlock = SharedPage(bytes: ICYMetadataBlock.empty, timeline: 0, index: -1)
 
     /// Adds the pages from `first` up to `end` (the first from `offset`) to the iovecs, with the blocks where they
-    /// fall. The blocks are noted in `icyInserted`, in order, for `advanceICY`.
+    /// fall. The blocks are noted in `icyInserted` (emptied by `send`), in order, for `advanceICY`.
     func addICYPages(
         _ listener: Listener, from first: Int64, to end: Int64, offset start: Int, count: inout Int, total: inout Int
     ) {
         guard let icy = listener.icy else { return }
-        icyInserted.removeAll(keepingCapacity: true)
         var until = icy.untilBlock
         var lastTitle = icy.lastTitle
         if let block = icy.block {

@@ -162,6 +162,7 @@ package final class NetworkLoop {
     /// Sends what is due up to ring index `end` in one `sendmsg`: the rest of the response head, the headers, the
     /// pages (with ICY blocks). True when the socket took all of it and the iovecs were full (more may be due).
     private func send(_ listener: Listener, upTo end: Int64) -> Bool {
+        icyInserted.removeAll(keepingCapacity: true)
         var count = 0
         var total = 0
         let responseHead = listener.unsentResponseHead
