@@ -71,13 +71,18 @@ package final class NetworkPool: Sendable {
 
     // MARK: Outputs
 
-    /// Serves `broadcaster` on every loop from now on; its listening socket is accepted on by one of them.
+    /// Serves `broadcaster` on every loop from now on; its listening socket is accepted on by one of them, its home.
+    /// The home is told last: once it accepts, it hands listeners to the other loops, and each of them must have the
+    /// output before the first arrival in its queue (queues are in order). Told first, the home could accept a
+    /// backlog (a socket-activated restart) and hand listeners to a loop that did not have the output yet, which
+    /// closed them unserved.
     package func attach(_ broadcaster: Broadcaster) {
         let turn = UInt(bitPattern: nextHome.add(1, ordering: .relaxed).oldValue)  // wraps, never traps
         let home = Int(turn % UInt(members.count))
-        for (index, member) in members.enumerated() {
-            member.post(.attach(broadcaster, home: index == home), label: broadcaster.name)
+        for index in members.indices where index != home {
+            members[index].post(.attach(broadcaster, home: false), label: broadcaster.name)
         }
+        members[home].post(.attach(broadcaster, home: true), label: broadcaster.name)
     }
 
     /// Stops serving `broadcaster`: every loop closes its listeners and forgets it. Returns once every loop did, or

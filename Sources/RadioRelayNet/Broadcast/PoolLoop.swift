@@ -85,8 +85,11 @@ package final class PoolLoop: EventLoopHandler {
                 done.signal()
             case .arrive(let broadcaster, let arrival):
                 guard let output = outputs.first(where: { $0.broadcaster === broadcaster }) else {
+                    // Its output stopped meanwhile (`attach` makes sure it started first): the socket closes with
+                    // `arrival`.
                     member.assigned.subtract(1, ordering: .relaxed)
-                    continue  // its output stopped meanwhile: the socket closes with `arrival`
+                    Log.debug("\(broadcaster.name): an arriving listener found the output stopped; closed")
+                    continue
                 }
                 output.admit(arrival)
             }
