@@ -40,13 +40,6 @@ WARMUP=${WARMUP:-4}
 IDLE=${IDLE:-20}
 RUNS=${RUNS:-ogg hls cached}
 NGINX_WORKERS=${NGINX_WORKERS:-1}
-if [[ -n ${RADIO_RELAY:-} ]]; then
-    RR=$RADIO_RELAY
-elif [[ -x $REPO_ROOT/.build-static/release/radio-relay ]]; then
-    RR=$REPO_ROOT/.build-static/release/radio-relay
-else
-    RR=$REPO_ROOT/.build/release/radio-relay
-fi
 LOAD=${LOAD:-$REPO_ROOT/.build/release/radio-relay-load}
 NGINX=${NGINX:-/usr/sbin/nginx}
 PYTHON=${PYTHON:-python3}
@@ -57,6 +50,7 @@ done
 [[ $SETTLE =~ ^[0-9]+$ ]] && ((SETTLE < DURATION)) || die "SETTLE must be an integer below DURATION"
 for run in $RUNS; do [[ $run == @(ogg|hls|cached) ]] || die "RUNS: unknown run '$run' (ogg, hls, cached)"; done
 source "$REPO_ROOT/bench/lib.sh"
+RR=$(relay_binary)
 require_binaries "radio-relay:$RR"
 [[ " $RUNS " == *" ogg "* ]] && require_binaries "radio-relay-load:$LOAD"
 if [[ " $RUNS " == *" cached "* ]]; then

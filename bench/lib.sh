@@ -14,6 +14,18 @@ require_binaries() {
     ((missing == 0)) || exit 1
 }
 
+# relay_binary: the radio-relay a bench runs: $RADIO_RELAY when set, else the static release build when there is one
+# (what the package ships), else the plain release build.
+relay_binary() {
+    if [[ -n ${RADIO_RELAY:-} ]]; then
+        echo "$RADIO_RELAY"
+    elif [[ -x $REPO_ROOT/.build-static/release/radio-relay ]]; then
+        echo "$REPO_ROOT/.build-static/release/radio-relay"
+    else
+        echo "$REPO_ROOT/.build/release/radio-relay"
+    fi
+}
+
 # install_bench_tools: what every bench compares against or measures with (apt-get, only when missing).
 install_bench_tools() {
     "$REPO_ROOT/.ci/deps" --bench

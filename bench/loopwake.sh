@@ -22,13 +22,9 @@ IDLE=${IDLE:-10000}
 REQUESTS=${REQUESTS:-20000}
 ROUNDS=${ROUNDS:-3}
 HOLD=${HOLD:-10}
-RR=${RADIO_RELAY:-}
-if [[ -z $RR ]]; then
-    RR=$REPO_ROOT/.build-static/release/radio-relay
-    [[ -x $RR ]] || RR=$REPO_ROOT/.build/release/radio-relay
-fi
 for v in IDLE REQUESTS ROUNDS HOLD; do [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"; done
 source "$REPO_ROOT/bench/lib.sh"
+RR=$(relay_binary)
 require_binaries "radio-relay:$RR"
 ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 (($(ulimit -n) >= IDLE + 200)) || die "open-file limit $(ulimit -n) is below IDLE+200"

@@ -24,17 +24,11 @@ DURATION=${DURATION:-30}
 RAMP=${RAMP:-10}
 SETTLE=${SETTLE:-2}
 ROUNDS=${ROUNDS:-2}
-if [[ -n ${RADIO_RELAY:-} ]]; then
-    RR=$RADIO_RELAY
-elif [[ -x $REPO_ROOT/.build-static/release/radio-relay ]]; then
-    RR=$REPO_ROOT/.build-static/release/radio-relay
-else
-    RR=$REPO_ROOT/.build/release/radio-relay
-fi
 LOAD=${LOAD:-$REPO_ROOT/.build/release/radio-relay-load}
 LOG_DIR=${LOG_DIR:-$REPO_ROOT/bench/out/mp3-$(date -u +%Y%m%d-%H%M%S)}
 for v in N DURATION RAMP ROUNDS; do [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "mp3: $v must be a positive integer" >&2; exit 1; }; done
 source "$REPO_ROOT/bench/lib.sh"
+RR=$(relay_binary)
 require_binaries "radio-relay:$RR" "radio-relay-load:$LOAD"
 command -v jq >/dev/null || { echo "mp3: needs jq (.ci/deps --bench)" >&2; exit 1; }
 ulimit -n "$(ulimit -Hn)"
