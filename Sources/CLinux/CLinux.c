@@ -1,4 +1,7 @@
+// Package.swift defines _GNU_SOURCE for this target; a build without it still gets the GNU declarations.
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "CLinux.h"
 #include <errno.h>
 #include <pthread.h>

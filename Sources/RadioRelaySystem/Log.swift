@@ -8,9 +8,11 @@ import Synchronization
 ///
 /// A call never waits for stderr: the line goes into a bounded queue (`LogQueue`, 8 192 lines) that a writer
 /// thread of its own drains. When stderr is so slow that the queue fills, lines are dropped and counted, and the
-/// next line that gets out says how many. What is queued at `exit` is written then. A line below `threshold` costs
-/// one comparison: its text is not even built. Callers that can repeat a line many times (the network loop's
-/// refusals, moves and drops) limit themselves with a `LogRateLimit`.
+/// next line that gets out says how many. At `exit` the writer is given at most `exitWait` seconds for what is
+/// queued; a journal whose pipe stays full cannot hold the process longer. A line below `threshold` costs
+/// one comparison: its text is not even built. Callers that can repeat a line many times at a peer's will (the
+/// network loops' refusals, moves, drops, connects, leaves and subscriptions; a pipeline's format changes and stage
+/// errors) limit themselves with a `LogRateLimit`.
 package enum Log {
     /// syslog priorities (sd-daemon(3)'s `<N>` prefixes).
     package enum Priority: Int32, Sendable {
@@ -36,11 +38,14 @@ package enum Log {
         let journal = underJournal
         let queue = LogQueue(
             capacity: 8192, format: { entries, dropped in format(entries, dropped: dropped, journal: journal) },
-            sink: { StandardError.write($0) })
+            sink: { bytes, wait in BoundedOutput.write(STDERR_FILENO, bytes, wait: wait) })
         guard queue.startWriter() else { return nil }
         atexit { Log.flush() }
         return queue
     }()
+
+    /// Seconds the exit waits at most for queued lines to reach stderr.
+    package static let exitWait = 1.0
 
     package static func error(_ message: @autoclosure () -> String) { write(.error, message) }
     package static func warning(_ message: @autoclosure () -> String) { write(.warning, message) }
@@ -62,12 +67,14 @@ package enum Log {
         if let queue {
             queue.enqueue(entry)
         } else {
-            StandardError.write(format([entry], dropped: 0, journal: underJournal))
+            StandardError.write(format([entry], dropped: 0, journal: underJournal), timeout: exitWait)
         }
     }
 
-    /// Writes what is queued, from the calling thread (at exit, and for tests).
-    package static func flush() { queue?.flush() }
+    /// Waits at most `timeout` seconds for what is queued to reach stderr (at exit, and for tests); returns how
+    /// many lines did not.
+    @discardableResult
+    package static func flush(timeout: Double = exitWait) -> Int { queue?.flush(timeout: timeout) ?? 0 }
 
     /// The text of a batch of lines, preceded by a note when lines were dropped before it.
     package static func format(_ entries: [LogQueue.Entry], dropped: Int, journal: Bool) -> String {

@@ -1,13 +1,19 @@
 import CLinux
 import Glibc
 
-/// The log's bounded queue and the thread that drains it, so that no thread that logs — the network loop, a
-/// pipeline — ever blocks on a slow stderr (a stalled journal, a terminal on hold, a full pipe).
+/// A bounded queue of log lines and the thread that writes them, so that no thread that logs — a network loop, a
+/// pipeline, the main thread — ever waits for a slow output (a stalled journal, a terminal on hold, a FIFO whose
+/// reader stopped reading, a hung disk).
 ///
-/// `enqueue` takes a lock for as long as an array append takes and never waits for output. When `capacity`
-/// lines are waiting, further lines are dropped and counted, and the next batch that gets out starts with a line
-/// saying how many were lost. The writer formats and writes whole batches (one `write` per batch where it can).
-/// `flush()` writes what is queued from the calling thread (at exit: `Log` registers it with `atexit`).
+/// `enqueue` takes a lock for as long as an array append takes and never waits for output. When `capacity` lines are
+/// waiting, further lines are dropped and counted, and the next batch that gets out starts with a line saying how
+/// many were lost. The writer formats whole batches and hands them to its `sink`, which waits at most a slice of time
+/// for the output to take bytes (`BoundedOutput`), so the writer notices work given to it (`perform`: the access
+/// log opens its file there) and a stop even while the output is stalled. No lock is held while the sink writes.
+///
+/// `flush(timeout:)` waits — at most its timeout — for what is queued to be written; it never writes on the calling
+/// thread while a writer runs, so a stalled output cannot hold the caller (a stop, the exit) past the timeout.
+/// `stop(timeout:)` ends the writer the same way. What could not be written in time is counted, not waited for.
 package final class LogQueue: @unchecked Sendable {
     package struct Entry {
         package var priority: Log.Priority
@@ -21,26 +27,49 @@ package final class LogQueue: @unchecked Sendable {
         }
     }
 
+    /// Writes a prefix of the bytes, waiting at most the given seconds for the output to take any.
+    package typealias Sink = @Sendable (UnsafeRawBufferPointer, Double) -> BoundedOutput.Outcome
+
+    /// Seconds the writer lets its sink wait before it looks at its work again.
+    package static let slice = 0.1
+
     package let capacity: Int
     private let format: @Sendable ([Entry], Int) -> String
-    private let sink: @Sendable (String) -> Void
+    private let sink: Sink
+    /// Called on the writer with the lines a failed output lost (e.g. to count them).
+    private let onFailure: @Sendable (Int, Int32) -> Void
     /// Allocated, never moved (see `LockedBox`); they guard everything below.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     private var pending: [Entry] = []
     private var dropped = 0
-    private var writing = false
+    private var tasks: [@Sendable () -> Void] = []
+    /// Lines accepted by `enqueue`, and those of them written or lost since (a flush waits for the second to reach
+    /// the first); tasks given and run, likewise.
+    private var accepted = 0
+    private var settled = 0
+    private var tasksGiven = 0
+    private var tasksRun = 0
+    /// Lines the writer left unwritten when it stopped.
+    private var abandoned = 0
+    private var writerRuns = false
+    /// The writer ended by `stop`: nothing is written any more.
+    private var ended = false
+    private var stopping = false
+    private var stopDeadline = 0.0
 
     /// - Parameters:
     ///   - format: turns a batch and the number of lines dropped before it into text.
-    ///   - sink: writes text (may block; only the writer thread and `flush` call it).
+    ///   - sink: writes a prefix of the text (only the writer thread, or `flush` when there is none, calls it).
+    ///   - onFailure: told how many lines a failed write lost, and the error.
     package init(
-        capacity: Int, format: @escaping @Sendable ([Entry], Int) -> String,
-        sink: @escaping @Sendable (String) -> Void
+        capacity: Int, format: @escaping @Sendable ([Entry], Int) -> String, sink: @escaping Sink,
+        onFailure: @escaping @Sendable (Int, Int32) -> Void = { _, _ in }
     ) {
         self.capacity = max(1, capacity)
         self.format = format
         self.sink = sink
+        self.onFailure = onFailure
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -57,74 +86,228 @@ package final class LogQueue: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Queues one line, or counts it as dropped when the queue is full; never waits for output.
-    package func enqueue(_ entry: Entry) {
+    /// Queues one line, or counts it as dropped when the queue is full (false); never waits for output.
+    @discardableResult
+    package func enqueue(_ entry: Entry) -> Bool {
         pthread_mutex_lock(mutex)
-        if pending.count < capacity {
-            pending.append(entry)
-        } else {
+        defer { pthread_mutex_unlock(mutex) }
+        guard !stopping, pending.count < capacity else {
             dropped += 1
+            pthread_cond_broadcast(condition)
+            return false
         }
+        pending.append(entry)
+        accepted += 1
+        pthread_cond_broadcast(condition)
+        return true
+    }
+
+    /// Runs `task` on the writer thread before its next batch (by the next `flush` when no writer runs): work that
+    /// may block, such as opening a file, which must never happen on the thread that asks for it.
+    package func perform(_ task: @escaping @Sendable () -> Void) {
+        pthread_mutex_lock(mutex)
+        tasks.append(task)
+        tasksGiven += 1
         pthread_cond_broadcast(condition)
         pthread_mutex_unlock(mutex)
     }
 
-    /// Starts the writer thread; false when it cannot start (then the caller writes lines itself).
+    /// Starts the writer thread; false when it cannot start (then `flush` writes on the calling thread).
     package func startWriter() -> Bool {
+        pthread_mutex_lock(mutex)
+        guard !writerRuns, !stopping else {
+            pthread_mutex_unlock(mutex)
+            return writerRuns
+        }
+        writerRuns = true
+        pthread_mutex_unlock(mutex)
         var thread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
         let result = pthread_create(
             &thread, nil,
             { context in
-                let queue = Unmanaged<LogQueue>.fromOpaque(context!).takeRetainedValue()
+                guard let context else { return nil }
+                let queue = Unmanaged<LogQueue>.fromOpaque(context).takeRetainedValue()
                 _ = rr_thread_set_name("log-writer")
-                queue.drainForever()
+                queue.writeUntilStopped()
                 return nil
             }, context)
         guard result == 0 else {
             Unmanaged<LogQueue>.fromOpaque(context).release()
+            pthread_mutex_lock(mutex)
+            writerRuns = false
+            pthread_mutex_unlock(mutex)
             return false
         }
         pthread_detach(thread)
         return true
     }
 
-    private func drainForever() {
+    /// The writer thread: tasks first, then batches, each written in slices so that new tasks and a stop are seen
+    /// while the output is stalled.
+    private func writeUntilStopped() {
         var spare: [Entry] = []
         spare.reserveCapacity(capacity)
+        var text: [UInt8] = []
+        var offset = 0
+        var lines = 0
         while true {
             pthread_mutex_lock(mutex)
-            while pending.isEmpty && dropped == 0 { pthread_cond_wait(condition, mutex) }
-            swap(&spare, &pending)
-            let lost = dropped
-            dropped = 0
-            writing = true
+            while pending.isEmpty && dropped == 0 && tasks.isEmpty && offset == text.count && !stopping {
+                pthread_cond_wait(condition, mutex)
+            }
+            if stopping
+                && (monotonicNow() >= stopDeadline || (pending.isEmpty && tasks.isEmpty && offset == text.count))
+            {
+                // What is left is lost: counted as settled, so that no one waits for it.
+                let left = pending.count + (offset < text.count ? lines : 0)
+                settled += left
+                abandoned += left
+                pending.removeAll()
+                writerRuns = false
+                ended = true
+                pthread_cond_broadcast(condition)
+                pthread_mutex_unlock(mutex)
+                return
+            }
+            let jobs = tasks
+            tasks.removeAll()
+            var lost = 0
+            if offset == text.count {
+                swap(&spare, &pending)
+                lost = dropped
+                dropped = 0
+            }
             pthread_mutex_unlock(mutex)
-            sink(format(spare, lost))
-            spare.removeAll(keepingCapacity: true)
-            pthread_mutex_lock(mutex)
-            writing = false
-            pthread_cond_broadcast(condition)
-            pthread_mutex_unlock(mutex)
+            for job in jobs { job() }
+            if !jobs.isEmpty { settle(lines: 0, tasks: jobs.count) }
+            if offset == text.count && (!spare.isEmpty || lost > 0) {
+                text = Array(format(spare, lost).utf8)
+                offset = 0
+                lines = spare.count
+                spare.removeAll(keepingCapacity: true)
+            }
+            guard offset < text.count else { continue }
+            let outcome = text.withUnsafeBytes { sink(UnsafeRawBufferPointer(rebasing: $0[offset...]), Self.slice) }
+            switch outcome {
+            case .wrote(let count): offset = min(text.count, offset + max(0, count))
+            case .failed(let code):
+                onFailure(lines, code)
+                offset = text.count
+            }
+            if offset == text.count {
+                settle(lines: lines, tasks: 0)
+                lines = 0
+                text = []
+                offset = 0
+            }
         }
     }
 
-    /// Writes everything queued from the calling thread, after the batch the writer is on (order is kept). It waits
-    /// at most `timeout` seconds for that batch, so that a stuck stderr cannot keep the process from exiting.
-    package func flush(timeout: Int = 2) {
-        var deadline = timespec()
-        clock_gettime(CLOCK_REALTIME, &deadline)
-        deadline.tv_sec += timeout
+    private func settle(lines: Int, tasks: Int) {
         pthread_mutex_lock(mutex)
-        while writing {
-            if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
+        settled += lines
+        tasksRun += tasks
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Waits at most `timeout` seconds for every line queued (and task given) before the call to be written (or
+    /// lost to a failed output); never writes on the calling thread while the writer runs. Without a writer, writes
+    /// them here, within the timeout. Returns how many of those lines were not written in time.
+    @discardableResult
+    package func flush(timeout: Double = 1) -> Int {
+        let deadline = monotonicNow() + max(0, timeout)
+        pthread_mutex_lock(mutex)
+        guard writerRuns else {
+            pthread_mutex_unlock(mutex)
+            return flushWithoutWriter(deadline: deadline)
         }
+        let target = accepted
+        let taskTarget = tasksGiven
+        while (settled < target || tasksRun < taskTarget) && writerRuns {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            let left = deadline - monotonicNow()
+            if left <= 0 { break }
+            let wake = Self.realtime(now, plus: min(left, 1))
+            var until = wake
+            _ = pthread_cond_timedwait(condition, mutex, &until)
+        }
+        let unwritten = max(0, target - settled)
+        pthread_mutex_unlock(mutex)
+        return unwritten
+    }
+
+    /// Without a writer thread: runs the tasks and writes what is queued on the calling thread, until `deadline`.
+    private func flushWithoutWriter(deadline: Double) -> Int {
+        pthread_mutex_lock(mutex)
+        guard !ended else {
+            pthread_mutex_unlock(mutex)
+            return 0
+        }
+        let jobs = tasks
+        tasks.removeAll()
+        tasksRun += jobs.count
         let batch = pending
         let lost = dropped
         pending.removeAll(keepingCapacity: true)
         dropped = 0
+        settled += batch.count
         pthread_mutex_unlock(mutex)
-        if !batch.isEmpty || lost > 0 { sink(format(batch, lost)) }
+        for job in jobs { job() }
+        guard !batch.isEmpty || lost > 0 else { return 0 }
+        let text = Array(format(batch, lost).utf8)
+        var offset = 0
+        while offset < text.count {
+            let left = deadline - monotonicNow()
+            let outcome = text.withUnsafeBytes {
+                sink(UnsafeRawBufferPointer(rebasing: $0[offset...]), max(0, min(left, Self.slice)))
+            }
+            guard case .wrote(let count) = outcome else {
+                if case .failed(let code) = outcome { onFailure(batch.count, code) }
+                return 0
+            }
+            offset += count
+            if offset < text.count && left <= 0 { return batch.count }
+        }
+        return 0
+    }
+
+    /// Ends the writer: it writes what is queued for at most `timeout` seconds, then stops; what is left is lost.
+    /// Lines queued after the call are dropped. Returns how many lines were not written.
+    @discardableResult
+    package func stop(timeout: Double = 1) -> Int {
+        pthread_mutex_lock(mutex)
+        guard writerRuns else {
+            stopping = true
+            pthread_mutex_unlock(mutex)
+            return flushWithoutWriter(deadline: monotonicNow() + max(0, timeout))
+        }
+        stopping = true
+        stopDeadline = monotonicNow() + max(0, timeout)
+        pthread_cond_broadcast(condition)
+        // The writer looks at the deadline at least once a slice.
+        let giveUp = stopDeadline + 2 * Self.slice
+        while writerRuns {
+            let left = giveUp - monotonicNow()
+            if left <= 0 { break }
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            var until = Self.realtime(now, plus: min(left, 1))
+            _ = pthread_cond_timedwait(condition, mutex, &until)
+        }
+        // A writer still inside its sink (a write the kernel holds) is left behind; its lines count as unwritten.
+        let unwritten = writerRuns ? max(0, accepted - settled) : abandoned
+        pthread_mutex_unlock(mutex)
+        return unwritten
+    }
+
+    /// Whether the writer thread runs (false once `stop` ended it, or when it never started).
+    package var writerIsRunning: Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return writerRuns
     }
 
     /// Lines waiting and lines dropped so far (tests).
@@ -132,5 +315,12 @@ package final class LogQueue: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return (pending.count, dropped)
+    }
+
+    private static func realtime(_ now: timespec, plus seconds: Double) -> timespec {
+        let nanoseconds = Int(now.tv_nsec) + Int((seconds - seconds.rounded(.down)) * 1e9)
+        return timespec(
+            tv_sec: now.tv_sec + Int(seconds.rounded(.down)) + nanoseconds / 1_000_000_000,
+            tv_nsec: nanoseconds % 1_000_000_000)
     }
 }

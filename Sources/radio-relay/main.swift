@@ -48,6 +48,13 @@ func announce(_ station: Station) {
             + "flush \(configuration.broadcaster.flush), "
             + "lead \(configuration.maxLead) s")
     for output in station.outputs.dropFirst() {
+        if output.format == .mp3 {
+            // Its bitrate is the upstream's, known once it connects: the "upstream format" line gives it.
+            Log.notice(
+                "station \(configuration.name): MP3 pass-through (the upstream's own frames) on "
+                    + "\(output.broadcaster.address)")
+            continue
+        }
         Log.notice(
             "station \(configuration.name): rendition \(output.label) at \(output.encoder.bitrate / 1000)k "
                 + "\(output.encoder.channels == 1 ? "mono" : "stereo") on \(output.broadcaster.address)")
@@ -67,10 +74,8 @@ func serve(
     Log.threshold = logLevel
     Server.blockSignals()
     do {
-        if let accessLog {
-            try AccessLog.shared.open(path: accessLog)
-            Log.notice("access log: \(accessLog) (a line per listener when it leaves)")
-        }
+        // Opened by the log's own thread: a FIFO without a reader or a hung disk cannot hold the start-up.
+        if let accessLog { AccessLog.shared.open(path: accessLog) }
         // One pool of network loops for every output, made before the first of them (a reload's stations join it).
         let threads = networkThreads ?? NetworkThreads.automatic()
         let pool = try NetworkPool(threads: threads)
@@ -118,7 +123,8 @@ func serve(
         // The server owns the stations from here: a station a reload stops must be released, closing its port.
         stations.removeAll()
         try server.run()
-        AccessLog.shared.flush()  // the lines of the listeners the stop closed
+        // The lines of the listeners the stop closed get at most a second; the log's own at most another at exit.
+        AccessLog.shared.stop(timeout: 1)
         exit(ExitCode.ok.rawValue)
     } catch let error as ConfigFileError {
         for message in error.messages { Log.error(message) }

@@ -44,24 +44,78 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let log = AccessLog(capacity: 100)
-        defer { log.close() }
+        defer { log.stop() }
         #expect(!log.isOpen)
         log.write(AccessRecord(host: "a", time: 0, request: nil, bytes: 1, seconds: 1))  // off: nothing
-        try log.open(path: directory + "/access.log")
+        log.open(path: directory + "/access.log")
+        #expect(log.flush(timeout: 10) == 0)
+        #expect(log.isWritable)
         for index in 0..<3 {
             log.write(AccessRecord(host: "h\(index)", time: 0, request: nil, bytes: index, seconds: 1))
         }
-        log.flush()
+        #expect(log.flush(timeout: 10) == 0)
         // logrotate moves the file away, then the service is told to open it again.
         try FileManager.default.moveItem(atPath: directory + "/access.log", toPath: directory + "/access.log.1")
         log.reopen()
         log.write(AccessRecord(host: "after", time: 0, request: nil, bytes: 9, seconds: 2))
-        log.flush()
+        #expect(log.flush(timeout: 10) == 0)
         let rotated = try String(contentsOfFile: directory + "/access.log.1", encoding: .utf8)
         let fresh = try String(contentsOfFile: directory + "/access.log", encoding: .utf8)
         #expect(rotated.split(separator: "\n").map { $0.prefix(2) } == ["h0", "h1", "h2"])
         #expect(fresh == "after - - [01/Jan/1970:00:00:00 +0000] \"-\" 200 9 \"-\" \"-\" 2\n")
-        // A file that cannot be opened is an error naming it.
-        #expect(throws: SystemError.self) { try AccessLog().open(path: directory + "/missing/dir/access.log") }
+        // A file that cannot be opened is logged (by the writer) and leaves the log without a file: lines are
+        // counted, not queued, and nothing is created.
+        let missing = AccessLog(capacity: 10)
+        defer { missing.stop() }
+        missing.open(path: directory + "/missing/dir/access.log")
+        #expect(missing.flush(timeout: 10) == 0)
+        #expect(missing.isOpen && !missing.isWritable)
+        missing.write(AccessRecord(host: "x", time: 0, request: nil, bytes: 1, seconds: 1))
+        #expect(!FileManager.default.fileExists(atPath: directory + "/missing"))
+    }
+
+    /// A FIFO as the access log (a log shipper): without a reader it cannot be opened, and that returns at once
+    /// (never waiting for a reader); with a reader that stops reading, lines pile up in the queue, and a stop ends
+    /// within its timeout, counting what it could not write; with the reader gone, a reopen neither waits nor loses
+    /// the descriptor it had.
+    @Test func aFIFOWithoutAReaderOrWithAStalledOneNeverHoldsTheCaller() throws {
+        let fifo = temporaryPath("access.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        let unread = AccessLog(capacity: 100)
+        let start = monotonicNow()
+        unread.open(path: fifo)
+        #expect(unread.flush(timeout: 10) == 0)
+        #expect(!unread.isWritable)
+        #expect(unread.stop(timeout: 1) == 0)
+        #expect(monotonicNow() - start < 5)
+
+        // A reader that never reads: the pipe fills (64 KiB), then lines wait in the queue.
+        let reader = Glibc.open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        #expect(reader >= 0)
+        let log = AccessLog(capacity: 10_000)
+        log.open(path: fifo)
+        #expect(log.flush(timeout: 10) == 0)
+        #expect(log.isWritable)
+        let request = ListenerRequest(
+            line: "GET /main.opus HTTP/1.1", referrer: nil, userAgent: String(repeating: "agent ", count: 20),
+            metaInterval: 0)
+        for index in 0..<1_500 {
+            log.write(AccessRecord(host: "10.0.0.\(index % 250)", time: 0, request: request, bytes: index, seconds: 1))
+        }
+        let flushStart = monotonicNow()
+        let unflushed = log.flush(timeout: 0.5)
+        #expect(unflushed > 0, "the pipe took every line: \(unflushed)")
+        #expect(monotonicNow() - flushStart < 2)
+        // The reader goes away (a shipper restarting): a reopen cannot open the FIFO and keeps what it had.
+        _ = Glibc.close(reader)
+        let reopenStart = monotonicNow()
+        log.reopen()
+        #expect(monotonicNow() - reopenStart < 0.5)
+        let stopStart = monotonicNow()
+        let unwritten = log.stop(timeout: 1)
+        let took = monotonicNow() - stopStart
+        #expect(took < 2.5, "\(took) s")
+        #expect(unwritten >= 0 && unwritten <= 1_500)
     }
 }

@@ -34,14 +34,18 @@ package struct AccessRecord: Sendable, Equatable {
 ///
 /// (address, user, time, request, status, bytes, referrer, user agent, seconds connected). Every URL in it is
 /// redacted (the request line carries no query; referrer and user agent pass `Redaction`), quotes and backslashes in
-/// a field are escaped. A network loop only queues the line; a writer thread of its own appends it to the file, so a
-/// slow disk never holds a listener up (`LogQueue`: bounded, lines beyond it dropped and counted in the log). A
-/// reload (SIGHUP) opens the file again, for logrotate.
+/// a field are escaped.
+///
+/// Nothing here ever waits for the file: a network loop only queues the line (`LogQueue`: bounded, lines beyond it
+/// dropped and counted); the queue's own writer thread opens the file (`open`, and `reopen` after logrotate), and
+/// writes it through a descriptor with `O_NONBLOCK`, waiting in slices, so that a FIFO whose reader stalled or a hung
+/// disk holds that thread only. A FIFO without a reader fails to open at once (`ENXIO`), which is logged; the next
+/// reload tries again. `stop` waits a bounded time and counts what it could not write.
 package final class AccessLog: Sendable {
     /// The process's access log: off until `open`.
     package static let shared = AccessLog()
 
-    private let file = File()
+    private let file = FileBox()
     private let openPath = LockedBox<String?>(nil)
     private let enabled = Atomic<Bool>(false)
     private let queue: LogQueue
@@ -54,56 +58,75 @@ package final class AccessLog: Sendable {
                 if lost > 0 { Log.warning("access log: \(lost) lines dropped (the file could not keep up)") }
                 return entries.map { $0.message + "\n" }.joined()
             },
-            sink: { text in file.append(text) })
-        // Without its thread (none could start), lines are written by `flush` only.
-        _ = queue.startWriter()
+            sink: { bytes, wait in
+                file.descriptor < 0 ? .failed(errno: EBADF) : BoundedOutput.write(file.descriptor, bytes, wait: wait)
+            },
+            onFailure: { lines, code in file.failed(lines: lines, errno: code) })
     }
 
-    /// Whether lines are written (a file is open).
+    /// Whether lines are queued (a file was asked for; it may not be open yet).
     package var isOpen: Bool { enabled.load(ordering: .relaxed) }
 
-    /// The file's path, when one is open.
+    /// Whether a file is open now (the writer opened it).
+    package var isWritable: Bool { file.isWritable }
+
+    /// The file's path, when one was asked for.
     package var path: String? { openPath.snapshot }
 
-    /// Opens (or creates, mode 0640) `path` for appending; lines go there from now on. It never waits for a write
-    /// in progress (a reload on the main thread, whose watchdog pings must go on while a disk stalls): the writer
-    /// takes the new file before its next batch and closes the old one.
-    package func open(path newPath: String) throws {
-        let fd = try syscall("open \(newPath)") {
-            Glibc.open(newPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
-        }
-        file.replace(with: fd)
+    /// Opens (or creates, mode 0640) `path` for appending, on the writer thread: lines go there from the next batch
+    /// on. Returns at once; the outcome is logged ("access log: PATH", or why it cannot be opened) and, until a file
+    /// is open, lines are counted and dropped.
+    package func open(path newPath: String) {
+        // The writer starts with the first file (a server without an access log has no such thread); without it
+        // (none could start), lines and opens are carried out by `flush` only.
+        if !queue.writerIsRunning { _ = queue.startWriter() }
         openPath.withLock { $0 = newPath }
         enabled.store(true, ordering: .relaxed)
+        let file = self.file
+        queue.perform { file.open(newPath) }
     }
 
-    /// Opens the same path again (after logrotate moved the file); a failure keeps the old file and is logged.
+    /// Opens the same path again (after logrotate moved the file; a reader of a FIFO that came back); a failure
+    /// keeps the file that was open and is logged.
     package func reopen() {
         guard let current = openPath.snapshot else { return }
-        do {
-            try open(path: current)
-        } catch {
-            Log.error("access log: \(error); lines go on to the file that was open")
+        open(path: current)
+    }
+
+    /// Waits at most `timeout` seconds for what is queued to be written; returns how many lines were not.
+    @discardableResult
+    package func flush(timeout: Double = 1) -> Int { queue.flush(timeout: timeout) }
+
+    /// Stops the log: what is queued gets at most `timeout` seconds, the rest is dropped and counted (logged with
+    /// the lines failed writes lost); the file is closed. Returns the lines not written.
+    @discardableResult
+    package func stop(timeout: Double = 1) -> Int {
+        guard enabled.exchange(false, ordering: .relaxed) else { return 0 }
+        let unwritten = queue.stop(timeout: timeout)
+        // The writer is gone (or stuck in a write the kernel holds: then its descriptor is left to the exit).
+        let lost = queue.writerIsRunning ? 0 : file.finish()
+        if unwritten > 0 || lost > 0 {
+            let parts = [
+                unwritten > 0
+                    ? "\(unwritten) lines not written at the stop (\(path ?? "the file") did not take them within "
+                        + "\(wholeSeconds(timeout)) s)" : nil,
+                lost > 0 ? "\(lost) lines lost to failed writes" : nil,
+            ].compactMap { $0 }
+            Log.warning("access log: " + parts.joined(separator: "; "))
         }
-    }
-
-    /// Stops writing (tests).
-    package func close() {
-        enabled.store(false, ordering: .relaxed)
-        queue.flush()
-        file.replace(with: -1)
-        file.install()
         openPath.withLock { $0 = nil }
+        return unwritten
     }
 
-    /// Queues the line for `record` (nothing when no file is open).
+    /// Queues the line for `record` (nothing when no file was asked for; counted while none could be opened).
     package func write(_ record: AccessRecord) {
         guard isOpen else { return }
+        guard file.isWritable else {
+            file.unopened.add(1, ordering: .relaxed)
+            return
+        }
         queue.enqueue(LogQueue.Entry(priority: .info, message: Self.line(record), time: timespec()))
     }
-
-    /// Writes what is queued now (tests, and before the process exits).
-    package func flush() { queue.flush() }
 
     /// The record's line in the combined format, without its newline.
     package static func line(_ record: AccessRecord) -> String {
@@ -124,52 +147,69 @@ package final class AccessLog: Sendable {
         return out + "\""
     }
 
-    /// The open file's descriptor (-1: none), written under its lock by the writer (or `flush`); a new one waits in
-    /// `pending` (a lock never held during I/O) until the writer installs it and closes the old one.
-    private final class File: Sendable {
-        private let descriptor = LockedBox<Int32>(-1)
-        private let pending = LockedBox<Int32?>(nil)
-        private let failures = Atomic<Int>(0)
+    /// The open file, confined to the writer thread (it alone opens, writes and closes it); whether one is open is
+    /// also published for the loops that queue lines.
+    private final class FileBox: @unchecked Sendable {
+        /// Read and written by the writer thread only.
+        private(set) var descriptor: Int32 = -1
+        private var failures = 0
+        private var lastFailureReport = -Double.infinity
+        private var unreported = 0
+        private let writable = Atomic<Bool>(false)
+        /// Lines not queued because no file was open, since the last report (any thread adds).
+        let unopened = Atomic<Int>(0)
 
-        /// Hands `fd` to the writer (-1: none); a descriptor handed earlier and not yet taken is closed.
-        func replace(with fd: Int32) {
-            let old = pending.withLock { waiting in
-                defer { waiting = fd }
-                return waiting
+        var isWritable: Bool { writable.load(ordering: .relaxed) }
+
+        /// Opens `path` (`O_NONBLOCK`: a FIFO without a reader fails at once instead of waiting for one); the old
+        /// file is closed once the new one is open, and kept when it cannot be.
+        func open(_ path: String) {
+            let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0o640)
+            guard fd >= 0 else {
+                let code = errno
+                let reason = code == ENXIO ? " (a FIFO that no process reads)" : ""
+                let keeps = descriptor >= 0 ? "lines go on to the file that was open" : "lines are dropped"
+                Log.error(
+                    "access log: cannot open \(path): \(String(cString: strerror(code)))\(reason); \(keeps) until "
+                        + "a reload (SIGHUP) opens it")
+                return
             }
-            if let old, old >= 0 { _ = Glibc.close(old) }
-        }
-
-        /// Takes the descriptor handed over, if any, and closes the one it replaces.
-        func install() {
-            descriptor.withLock { fd in install(into: &fd) }
-        }
-
-        private func install(into fd: inout Int32) {
-            guard let next = pending.take() else { return }
-            if fd >= 0 { _ = Glibc.close(fd) }
-            fd = next
-        }
-
-        /// Writes `text` whole; a failure drops it and is logged once per 100.
-        func append(_ text: String) {
-            descriptor.withLock { fd in
-                install(into: &fd)
-                guard fd >= 0 else { return }
-                var bytes = Array(text.utf8)[...]
-                while !bytes.isEmpty {
-                    let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-                    if written < 0 && errno == EINTR { continue }
-                    guard written > 0 else {
-                        let count = failures.add(1, ordering: .relaxed).newValue
-                        if count % 100 == 1 {
-                            Log.error("access log: write failed: \(String(cString: strerror(errno))) (\(count) so far)")
-                        }
-                        return
-                    }
-                    bytes = bytes.dropFirst(written)
-                }
+            if descriptor >= 0 { _ = Glibc.close(descriptor) }
+            let first = !writable.load(ordering: .relaxed)
+            descriptor = fd
+            failures = 0
+            writable.store(true, ordering: .relaxed)
+            let lost = unopened.exchange(0, ordering: .relaxed)
+            if first {
+                Log.notice(
+                    "access log: \(path) (a line per listener when it leaves)"
+                        + (lost > 0 ? "; \(lost) lines were dropped while it could not be opened" : ""))
+            } else {
+                Log.info("access log: \(path) opened again")
             }
+        }
+
+        /// Closes the file once the writer is gone; returns the lines failed writes lost since the last report.
+        func finish() -> Int {
+            writable.store(false, ordering: .relaxed)
+            if descriptor >= 0 { _ = Glibc.close(descriptor) }
+            descriptor = -1
+            defer { unreported = 0 }
+            return unreported
+        }
+
+        /// A write failed (a FIFO's reader gone, a full disk): the batch's lines are lost. Logged the first time,
+        /// then at most once a minute with a count.
+        func failed(lines: Int, errno code: Int32) {
+            failures += 1
+            unreported += lines
+            let now = monotonicNow()
+            guard failures == 1 || now - lastFailureReport >= 60 else { return }
+            lastFailureReport = now
+            Log.error(
+                "access log: write failed: \(String(cString: strerror(code))); \(unreported) lines lost "
+                    + "(\(failures) failed writes so far)")
+            unreported = 0
         }
     }
 }
