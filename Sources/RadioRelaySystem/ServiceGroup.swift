@@ -1,4 +1,4 @@
-/// Something the server starts and stops: a station, later the status endpoint.
+/// Something the server starts and stops: a station, the HTTP front end, the status endpoint.
 package protocol Service: AnyObject, Sendable {
     var name: String { get }
     func start() throws

@@ -10,7 +10,8 @@ import Synchronization
 /// One `ServiceThread` runs a `StatusLoop` (epoll over the listening socket, an eventfd for stop, and the
 /// connections, all non-blocking). Limits, so a client — or many — cannot hold it: `maxRequestBytes` per request
 /// head (then 414 or 431), `headerTimeout` from accept to a complete head and again to send the answer (then the
-/// connection is closed), `maxConnections` at once (then 503 at once), one response per connection
+/// connection is closed), `maxConnections` at once (then the oldest is closed for a new one), at most
+/// `maxPendingPerAddress` unfinished from one address (then that address's own oldest), one response per connection
 /// (`Connection: close`). Reports are built on this thread from the stations' shared state and atomics; it never
 /// touches a station's thread-confined state.
 package final class StatusServer: Service {
@@ -21,7 +22,8 @@ package final class StatusServer: Service {
         package var maxRequestBytes = 8192
         /// Connections at once; beyond, the oldest is closed for each new one, so a health check always gets in.
         package var maxConnections = 128
-        /// Connections still sending their request from one address at once; beyond, 503 at once.
+        /// Connections still sending their request from one address at once; beyond, the address's own oldest
+        /// unfinished one is closed for the new one (so a health check from a busy address is still read).
         package var maxPendingPerAddress = 16
         /// Seconds a station's thread may go without a heartbeat before `/health` says 503.
         package var healthAllowance = 3.0

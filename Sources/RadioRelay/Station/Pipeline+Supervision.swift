@@ -63,6 +63,28 @@ extension Pipeline {
             now: now)
     }
 
+    /// Writes a line of a kind an upstream can repeat at will, within `logLimit`: one a second per kind; the next
+    /// line after a second says how many were left out (or `logSummaries` does, when none comes).
+    func logLimited(_ topic: PipelineLogTopic, _ priority: Log.Priority, _ message: @autoclosure () -> String) {
+        guard Log.isEnabled(priority) else { return }
+        switch logLimit.admit(topic, now: monotonicNow()) {
+        case .suppress: return
+        case .write: Log.write(priority, message())
+        case .writeAfter(let suppressed):
+            Log.write(priority, summary(topic, suppressed))
+            Log.write(priority, message())
+        }
+    }
+
+    /// The counts of lines left out whose second is over.
+    func logSummaries(now: Double) {
+        while let (topic, suppressed) = logLimit.summary(now: now) { Log.notice(summary(topic, suppressed)) }
+    }
+
+    private func summary(_ topic: PipelineLogTopic, _ suppressed: Int) -> String {
+        "\(configuration.name): … \(suppressed) more \(topic.rawValue) in \(wholeSeconds(logLimit.window)) s (not logged)"
+    }
+
     /// Drops and pauses are logged when they first happen, then at most once a minute with what came since.
     func report(now: Double) {
         let dropped = clock.droppedSeconds - reported.dropped
@@ -101,4 +123,10 @@ extension Pipeline {
                     + "upstream URL ends in .opus, .ogg or .oga (or is tcp://)")
         }
     }
+}
+
+/// Kinds of pipeline log lines an upstream can repeat at will.
+enum PipelineLogTopic: String, Hashable, Sendable {
+    case format = "upstream format changes"
+    case stageError = "stage errors"
 }

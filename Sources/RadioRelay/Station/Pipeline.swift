@@ -34,6 +34,9 @@ final class Pipeline {
     var paced = false
     /// Bytes held for a paced upstream: read ahead of the clock, fed to the stages as the clock reaches them.
     var backlog = Backlog(limit: 64 * 1024)
+    /// Lines an upstream can cause at will (a format change per frame, a stage error per piece): one a second per
+    /// kind, then a count.
+    var logLimit = LogRateLimit<PipelineLogTopic>(limit: 1, window: 1)
 
     /// - Parameter chain: the station's chain, its outputs' header pages already in the rings (`makeChain`).
     init(station: Station, chain: any PipelineChain, state: LockedBox<StationState>) {
@@ -84,6 +87,7 @@ final class Pipeline {
                 usleep(UInt32(nap * 1_000_000))
             }
             publish()
+            logSummaries(now: monotonicNow())
             if monotonicNow() - lastPublishedState > 0.1 {
                 publishState()
                 lastPublishedState = monotonicNow()
@@ -209,7 +213,7 @@ final class Pipeline {
         } catch {
             // A stage failed on this piece: it is dropped, the next goes on (the upstream connection is fine).
             takeEvents()
-            Log.error("\(configuration.name): \(error)")
+            logLimited(.stageError, .error, "\(configuration.name): \(error)")
         }
         backlog.compact()
     }
@@ -228,7 +232,7 @@ final class Pipeline {
             switch event {
             case .format(let format):
                 let now = local.format == nil ? "" : " now"
-                Log.info("\(configuration.name): upstream format\(now) \(format)")
+                logLimited(.format, .info, "\(configuration.name): upstream format\(now) \(format)")
                 local.format = format
             case .metadata(let fields):
                 guard let title = Sanitized.title(in: fields), title != local.title || titles.held != nil else {

@@ -90,10 +90,13 @@ extension NetworkLoop {
         host.own(fd, self)
         if kind == .http { counters.httpListeners.add(1, ordering: .relaxed) }
         broadcaster.statistics.withLock { $0.joined(at: now) }
-        // The access log: info, so that `--log-level notice` turns it off (the text is then not even built).
+        // Info, so that `--log-level notice` turns it off (the text is then not even built); rate-limited, since a
+        // client may connect as often as it likes (`access_log` has a line for every listener).
         if Log.isEnabled(.info) {
             let listening = counters.listeners.load(ordering: .relaxed)
-            Log.info("\(name): \(kind.rawValue) listener \(peer) connected (\(listening) listening)")
+            logLimited(
+                .joined, .info, now: now,
+                "\(name): \(kind.rawValue) listener \(peer) connected (\(listening) listening)")
         }
         flush(listener, now: now)  // headers and burst right away
     }
@@ -150,7 +153,8 @@ extension NetworkLoop {
     }
 
     /// Forgets the listener; its socket closes (and leaves the epoll set) when the last reference to it goes. Its
-    /// leave line is the access log's (info), or, for a listener dropped by a rule (`topic`), a rate-limited notice.
+    /// leave line is a rate-limited info line (the access log has every one), or, for a listener dropped by a rule
+    /// (`topic`), a rate-limited notice.
     package func disconnect(_ listener: Listener, reason: String, quiet: Bool = false, topic: LogTopic? = nil) {
         let slot = Int(listener.fd)
         guard slot < byFD.count, byFD[slot] === listener else { return }
@@ -183,8 +187,8 @@ extension NetworkLoop {
         }
         if let topic {
             logLimited(topic, .notice, now: now, line())
-        } else {
-            Log.info(line())
+        } else if Log.isEnabled(.info) {
+            logLimited(.left, .info, now: now, line())
         }
     }
 

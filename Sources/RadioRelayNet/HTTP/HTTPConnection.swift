@@ -2,9 +2,10 @@ import RadioRelayMedia
 import RadioRelaySystem
 
 /// One client of an HTTP server loop (`HTTPConnectionLoop`), confined to its thread. Its life: `reading` the
-/// request head; then `writing` one answer and `draining` what the client still sends until it closes; or, on the
-/// public address, handed to a station (its socket leaves with it) or kept as an `events` subscriber until it
-/// leaves. Every phase but `events` ends by `deadline` or the connection is closed.
+/// request head; then `writing` the answer, and either `reading` again (a kept connection, `idle` until its next
+/// request starts) or `draining` what the client still sends until it closes; or, on the public address, handed to
+/// a station (its socket leaves with it) or kept as an `events` subscriber until it leaves. Every phase but `events`
+/// ends by `deadline` or the connection is closed.
 package final class HTTPConnection {
     package enum Phase: Equatable {
         case reading

@@ -1,50 +1,50 @@
 import RadioRelayMedia
 import RadioRelaySystem
 
-/// The places of an `HTTPConnectionLoop` (`register` applies them): unfinished heads counted per address, the oldest
-/// connection closed when every place is taken, and each connection's deadline kept in the loop's `DeadlineHeap`.
+/// The places of an `HTTPConnectionLoop` (`register` applies them): unfinished heads counted per address — a full
+/// address gives up its own oldest unfinished connection for a new one —, the oldest connection closed when every
+/// place is taken, and each connection's deadline kept in the loop's `DeadlineHeap`.
 extension HTTPConnectionLoop {
-    /// Whether one more connection from `host` may send its head.
-    package func hasPendingRoom(_ host: HostKey) -> Bool {
-        maxPendingPerAddress == 0 || pendingPerHost[host, default: 0] < maxPendingPerAddress
+    /// Makes room for one more unfinished head from `host`: when the address has `maxPendingPerAddress` already,
+    /// its own oldest unfinished connection is closed. So a client that holds idle connections (a leaky monitoring
+    /// agent, a slowloris) only ever evicts itself, and a health check or an honest request from the same address
+    /// (every client of a status endpoint on 127.0.0.1 has one address) is always read.
+    package func makePendingRoom(_ host: HostKey, now: Double) {
+        guard maxPendingPerAddress > 0, let waiting = pendingPerHost[host], waiting.count >= maxPendingPerAddress,
+            let oldest = waiting.first, let connection = connections[oldest]
+        else { return }
+        logLimited(
+            .refused, now: now,
+            "\(label): \(connection.peer) closed early: \(maxPendingPerAddress) requests from its address unfinished "
+                + "(its oldest goes)")
+        close(connection)
     }
 
-    /// Counts the connection as pending from its (current) peer's address.
+    /// Counts the connection as pending from its (current) peer's address, newest last.
     package func countPending(_ connection: HTTPConnection) {
         endPending(connection)
         connection.pendingHost = connection.hostKey
-        pendingPerHost[connection.hostKey, default: 0] += 1
+        pendingPerHost[connection.hostKey, default: []].append(connection.fd)
     }
 
     /// The connection's head is read, or it is gone: its address has one pending request fewer.
     package func endPending(_ connection: HTTPConnection) {
         guard let host = connection.pendingHost else { return }
         connection.pendingHost = nil
-        let left = pendingPerHost[host, default: 1] - 1
-        pendingPerHost[host] = left > 0 ? left : nil
+        guard var waiting = pendingPerHost[host] else { return }
+        if let index = waiting.firstIndex(of: connection.fd) { waiting.remove(at: index) }
+        pendingPerHost[host] = waiting.isEmpty ? nil : waiting
     }
 
-    /// 503 and close for a connection whose address has `maxPendingPerAddress` requests pending.
-    package func refuseOverAddressLimit(_ fd: Int32, peer: SocketAddress, now: Double) {
-        Self.sendBestEffort(HTTPResponse.text(503, "too many pending requests from your address\n").encoded, on: fd)
-        logLimited(
-            .refused, now: now,
-            "\(label): \(peer) refused: \(maxPendingPerAddress) requests from its address pending already")
-    }
-
-    /// A kept connection whose next request began: its head counts as pending from its address from now on, with
-    /// the head deadline; false when its address has too many pending (503, closed).
-    package func wake(_ connection: HTTPConnection) -> Bool {
+    /// A kept connection whose next request began: its head counts as pending from its address from now on (its
+    /// address's oldest unfinished connection gives way when the address is full), with the head deadline.
+    package func wake(_ connection: HTTPConnection) {
         connection.idle = false
         idleSince.remove(connection.fd)
-        guard hasPendingRoom(connection.hostKey) else {
-            refuseOverAddressLimit(connection.fd, peer: connection.peer, now: monotonicNow())
-            close(connection)
-            return false
-        }
+        let now = monotonicNow()
+        makePendingRoom(connection.hostKey, now: now)
         countPending(connection)
-        setDeadline(connection, min(connection.deadline, monotonicNow() + headerTimeout))
-        return true
+        setDeadline(connection, min(connection.deadline, now + headerTimeout))
     }
 
     /// Closes a kept connection waiting for its next request (the longest waiting), or else the connection due

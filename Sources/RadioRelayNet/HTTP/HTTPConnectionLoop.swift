@@ -5,16 +5,17 @@ import RadioRelaySystem
 
 /// What the two HTTP servers' loops share — the status endpoint's (`StatusLoop`) and the public front end's
 /// (`HTTPFrontLoop`), both built on the `EventLoop` skeleton (accepting with back-off, the PROXY-header wait,
-/// deadlines, heartbeat, stop): the table of connections, and a connection's life around its one request: read the
-/// head within the limits, send one answer, shut the sending side and drain what the client still sends (a lingering
+/// deadlines, heartbeat, stop): the table of connections, and a connection's life around its requests: read the
+/// head within the limits, send the answer, then either wait idle for the next request (a kept connection: HLS, at
+/// most `maxAnswersPerConnection`) or shut the sending side and drain what the client still sends (a lingering
 /// close, so the answer is not destroyed by a reset), and close by each phase's deadline. What to answer is each
 /// owner's decision.
 ///
 /// Fair under abuse: at most `maxOpen` connections in a timed phase (reading, answering, draining) and at most
 /// `maxPendingPerAddress` of them still sending their head from one address (`HostKey`: an IPv4 address or an IPv6
-/// /64) — a fresh connection over that is answered 503 and closed. When `maxOpen` are taken, the connection due
-/// soonest (the oldest) gives its place to the new one: a client holding places with requests it never finishes
-/// loses them, and a health check always gets in. Deadlines live in the skeleton's `DeadlineHeap`, so idle
+/// /64) — a fresh connection over that closes the address's own oldest unfinished one. When `maxOpen` are taken,
+/// the connection due soonest (the oldest) gives its place to the new one: a client holding places with requests it
+/// never finishes loses them, and a health check always gets in, even from the address that holds them. Deadlines live in the skeleton's `DeadlineHeap`, so idle
 /// connections cost nothing per wake-up; a head is scanned once (`HTTPHeadScan`).
 package class HTTPConnectionLoop {
     /// How long, and how many bytes, a client may still send after its answer before it is closed.
@@ -36,8 +37,8 @@ package class HTTPConnectionLoop {
     package let keepAliveTimeout: Double
     package static let maxAnswersPerConnection = 1000
     package var connections: [Int32: HTTPConnection] = [:]
-    /// Connections still sending their head, by address.
-    package var pendingPerHost: [HostKey: Int] = [:]
+    /// Connections still sending their head, by address, oldest first (at most `maxPendingPerAddress` each).
+    package var pendingPerHost: [HostKey: [Int32]] = [:]
     /// Kept connections waiting for their next request, by when they began to: the first to give a place up.
     package var idleSince = DeadlineHeap<Int32>()
 
@@ -56,19 +57,13 @@ package class HTTPConnectionLoop {
             acceptBatch: acceptBatch, tick: tick, proxyCapacity: self.maxOpen, activity: activity)
     }
 
-    /// Registers a fresh connection (reading its head), counted as pending from its peer's address unless
-    /// `countsPeer` is false (a balancer's connection, counted once its PROXY header names the client); nil when it
-    /// was refused (503 to an address over its pending limit) or epoll refused it: it is closed then. A place is
-    /// made for it first when every place is taken.
-    package func register(_ socket: consuming FileDescriptor, peer: SocketAddress, countsPeer: Bool = true)
-        -> HTTPConnection?
-    {
+    /// Registers a fresh connection (reading its head), counted as pending from its peer's address (the client its
+    /// PROXY header named, behind a balancer); nil when epoll refused it: it is closed then. A place is made for it
+    /// first when its address has `maxPendingPerAddress` unfinished (its oldest goes) or every place is taken.
+    package func register(_ socket: consuming FileDescriptor, peer: SocketAddress) -> HTTPConnection? {
         let fd = socket.rawValue
         let now = monotonicNow()
-        if countsPeer && !hasPendingRoom(HostKey(peer)) {
-            refuseOverAddressLimit(fd, peer: peer, now: now)
-            return nil  // the socket closes here
-        }
+        makePendingRoom(HostKey(peer), now: now)
         if loop.deadlines.count >= maxOpen { evictOldest(now: now) }
         do {
             try loop.epoll.add(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(fd))
@@ -79,7 +74,7 @@ package class HTTPConnectionLoop {
         let connection = HTTPConnection(socket: socket, peer: peer, deadline: now + headerTimeout)
         connections[fd] = connection
         loop.deadlines.set(fd, connection.deadline)
-        if countsPeer { countPending(connection) }
+        countPending(connection)
         return connection
     }
 
@@ -101,7 +96,7 @@ package class HTTPConnectionLoop {
                 break
             }
             connection.input += loop.scratch[0..<count]
-            if connection.idle && !wake(connection) { return nil }
+            if connection.idle { wake(connection) }
         }
         let head =
             connection.headScan.shouldParse(connection.input, limit: maxRequestBytes)

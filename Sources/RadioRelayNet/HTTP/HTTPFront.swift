@@ -21,7 +21,8 @@ package final class HTTPFront: Service {
         /// closed for each new one (`HTTPConnectionLoop`).
         package var maxPending = 2048
         /// Connections still sending their request from one address (an IPv4 address, an IPv6 /64) at once; beyond,
-        /// 503 at once. Only unfinished heads count: a CDN's many completed requests from few addresses never do.
+        /// the address's own oldest unfinished one is closed for the new one. Only unfinished heads count: a CDN's
+        /// many completed requests from few addresses never do.
         package var maxPendingPerAddress = 64
         /// Seconds a kept connection (HLS: playlists and segments, one after another) may wait for its next
         /// request; it holds no pending-head place meanwhile, and is the first to give its place up when all are
@@ -29,6 +30,9 @@ package final class HTTPFront: Service {
         package var keepAliveTimeout = 30.0
         /// Bytes an event stream subscriber may leave unread before it is closed.
         package var maxEventBacklog = 64 * 1024
+        /// Event subscriptions from one address across every mount (`EventSubscribers`); the station's
+        /// `max_per_ip`, when smaller, applies instead.
+        package var maxSubscribersPerAddress = 64
 
         package init() {}
     }
@@ -68,6 +72,7 @@ package final class HTTPFront: Service {
     ) throws {
         guard limits.headerTimeout.isFinite, limits.headerTimeout > 0, limits.maxRequestBytes >= 256,
             limits.maxPending >= 1, limits.maxPendingPerAddress >= 0, limits.maxEventBacklog >= 1024,
+            limits.maxSubscribersPerAddress >= 0,
             limits.keepAliveTimeout.isFinite, limits.keepAliveTimeout > 0
         else { throw ConfigurationError("http: limits out of range (\(limits))") }
         let socket: FileDescriptor

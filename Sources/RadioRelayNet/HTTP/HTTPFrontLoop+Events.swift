@@ -4,28 +4,22 @@ import RadioRelayMedia
 import RadioRelaySystem
 import Synchronization
 
-/// Title event streams (`/NAME/events`): subscribers count against their station's listener limits and the
-/// server's listener places, are written only when the `EventStream` says so, and are closed when they leave more
-/// than `maxEventBacklog` bytes unread. A wake-up looks at a subscriber only when its mount's title changed (the
-/// titles are looked at every `titleCheckInterval`) or its keep-alive is due (`keepAlives`).
+/// Title event streams (`/NAME/events`): subscribers are admitted by `EventSubscribers` (per address across every
+/// mount, within their station's listener limit, a share of the server's listener places, each taking one place),
+/// are written only when the `EventStream` says so, and are closed when they leave more than `maxEventBacklog` bytes
+/// unread or stay backed up past `EventStream.stallLimit`. A wake-up looks at a subscriber only when its mount's
+/// title changed (the titles are looked at every `titleCheckInterval`) or its keep-alive is due (`keepAlives`).
 extension HTTPFrontLoop {
     package func subscribe(
         _ connection: HTTPConnection, to mount: PublicDirectory.Mount, broadcaster: Broadcaster, head: [UInt8]
     ) {
         let limits = broadcaster.configuration
         let path = mount.path
-        let count = subscribers[path, default: 0]
-        let fromHost = subscribersPerHost[path]?[connection.hostKey] ?? 0
-        var refusal: String?
-        if limits.maxListeners > 0
-            && broadcaster.counters.listeners.load(ordering: .relaxed) + count >= limits.maxListeners
-        {
-            refusal = "station full (\(limits.maxListeners) listeners and subscribers)"
-        } else if limits.maxPerIP > 0 && fromHost >= limits.maxPerIP {
-            refusal = "too many event streams from \(NetworkLoop.clientName(connection.peer))"
-        } else if !front.budget.acquire() {
-            refusal = "server full (the open-files limit)"
-        }
+        var refusal = subscribers.refusal(
+            mount: path, host: connection.hostKey, listeners: broadcaster.counters.listeners.load(ordering: .relaxed),
+            maxListeners: limits.maxListeners, maxPerIP: limits.maxPerIP,
+            budgetLimit: front.budget.limit.load(ordering: .relaxed))
+        if refusal == nil && !front.budget.acquire() { refusal = "server full (the open-files limit)" }
         if let refusal {
             logLimited(.refused, now: monotonicNow(), "http: events \(connection.peer) refused: \(refusal)")
             return respond(connection, PublicRouter.text(503, refusal + "\n").encoded)
@@ -37,9 +31,8 @@ extension HTTPFrontLoop {
             front.budget.release()
             return close(connection)
         }
-        subscribers[path] = count + 1
+        subscribers.add(mount: path, host: connection.hostKey)
         eventConnections[path, default: [:]][connection.fd] = connection
-        subscribersPerHost[path, default: [:]][connection.hostKey, default: 0] += 1
         connection.phase = .events(mount: path)
         untime(connection)  // it lasts; its places are the station's
         let now = monotonicNow()
@@ -47,7 +40,9 @@ extension HTTPFrontLoop {
         connection.output = head + events.output(title: mount.title, now: now)
         connection.events = events
         keepAlives.set(connection.fd, events.nextKeepAlive)
-        Log.info("http: events \(connection.peer) subscribed to \(path)")
+        if Log.isEnabled(.info) {
+            loop.logLimited(.subscribed, .info, now: now, "http: events \(connection.peer) subscribed to \(path)")
+        }
         flushEvents(connection)
     }
 
@@ -57,12 +52,10 @@ extension HTTPFrontLoop {
         eventConnections[path]?[connection.fd] = nil
         if eventConnections[path]?.isEmpty == true { eventConnections[path] = nil }
         keepAlives.remove(connection.fd)
-        subscribers[path, default: 1] -= 1
-        if subscribers[path] == 0 { subscribers[path] = nil }
-        subscribersPerHost[path, default: [:]][connection.hostKey, default: 1] -= 1
-        if subscribersPerHost[path]?[connection.hostKey] == 0 { subscribersPerHost[path]?[connection.hostKey] = nil }
-        if subscribersPerHost[path]?.isEmpty == true { subscribersPerHost[path] = nil }
-        Log.info("http: events \(connection.peer) left \(path)")
+        subscribers.remove(mount: path, host: connection.hostKey)
+        if Log.isEnabled(.info) {
+            loop.logLimited(.subscribed, .info, now: monotonicNow(), "http: events \(connection.peer) left \(path)")
+        }
     }
 
     /// Gives the subscribers what their `EventStream` says is due: every `titleCheckInterval`, a changed title to
@@ -103,14 +96,23 @@ extension HTTPFrontLoop {
     }
 
     /// Sends a subscriber's pending output; arms `EPOLLOUT` while its socket is backed up, and closes it when it
-    /// lets too much pile up or is gone.
+    /// lets too much pile up, stays backed up past the stall limit, or is gone.
     package func flushEvents(_ connection: HTTPConnection) {
         guard sendPending(connection) else { return close(connection) }
+        let now = monotonicNow()
         if connection.unsent > limits.maxEventBacklog {
-            logLimited(.dropped, now: monotonicNow(), "http: events \(connection.peer) dropped: not reading")
+            logLimited(.dropped, now: now, "http: events \(connection.peer) dropped: not reading")
             return close(connection)
         }
         let backedUp = connection.unsent > 0
+        connection.events?.noteBackedUp(backedUp, now: now)
+        if connection.events?.isStalled(now: now) == true {
+            logLimited(
+                .dropped, now: now,
+                "http: events \(connection.peer) dropped: its socket took nothing for "
+                    + "\(wholeSeconds(EventStream.stallLimit)) s")
+            return close(connection)
+        }
         guard backedUp != connection.waitsForOutput else { return }
         connection.waitsForOutput = backedUp
         let mask = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (backedUp ? EPOLLOUT.rawValue : 0)

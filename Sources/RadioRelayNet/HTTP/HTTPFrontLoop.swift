@@ -17,9 +17,8 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
 
     package let front: HTTPFront
     package let limits: HTTPFront.Limits
-    /// Event subscribers by mount path and by (mount, address), for the limits.
-    package var subscribers: [String: Int] = [:]
-    package var subscribersPerHost: [String: [HostKey: Int]] = [:]
+    /// Event subscribers counted by mount, by address and in all, for their limits.
+    package var subscribers: EventSubscribers
     /// The subscribers' connections by mount path: a title change looks only at its mount's.
     package var eventConnections: [String: [Int32: HTTPConnection]] = [:]
     /// When each subscriber's keep-alive is due.
@@ -31,6 +30,7 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
     package init(front: HTTPFront) throws(SystemError) {
         self.front = front
         limits = front.limits
+        subscribers = EventSubscribers(perAddress: front.limits.maxSubscribersPerAddress)
         try super.init(
             label: "http", listenFD: front.listenSocket.rawValue, wakeFD: front.wakeEvent.rawValue, epollCapacity: 256,
             acceptBatch: Self.acceptBatch, tick: Self.tick, headerTimeout: front.limits.headerTimeout,

@@ -61,7 +61,10 @@ extension StatusLoop: EventLoopHandler {
     package func accepted(
         _ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath, on listening: Int32
     ) {
-        _ = http.register(socket, peer: peer)
+        guard let connection = http.register(socket, peer: peer) else { return }
+        // The request usually comes with the connection: read and answered now, in the same wake-up, it cannot be
+        // the oldest unfinished request of a busy address when later arrivals make room.
+        serve(connection, mask: 0)
     }
 
     package func refusedProxied(peer: SocketAddress, on listening: Int32) {}

@@ -4,7 +4,7 @@ import RadioRelayMedia
 import RadioRelaySystem
 import Synchronization
 
-/// The one event-loop skeleton of the server's network threads — a station output's `NetworkLoop`, the public HTTP
+/// The one event-loop skeleton of the server's network threads — the station outputs' `PoolLoop`s, the public HTTP
 /// front end and the status endpoint (`HTTPConnectionLoop`): the epoll set with the listening socket and the wake
 /// eventfds, accepting in bounded batches with a pause when descriptors or memory run out (`AcceptBackoff`), the
 /// PROXY-header wait of a port behind balancers (`ProxyHeaderWait`), connection deadlines in a `DeadlineHeap`, the
@@ -13,8 +13,8 @@ import Synchronization
 ///
 /// Work per wake-up is that wake-up's: the expired deadlines (the heap hands over only those), the events epoll
 /// reports, and the handler's own; a connection that has nothing due costs nothing, however many are attached.
-/// Each wake-up source is its own eventfd (for a station: "pages published" and "listeners arrived"), so the
-/// handler knows why it was woken without looking at anything.
+/// Each wake-up source is its own eventfd (for a pool loop: "pages published" and "control" — attach, detach,
+/// arrivals, settings, stop), so the handler knows why it was woken without looking at anything.
 package final class EventLoop {
     /// A listening socket's tag is its descriptor with this bit set (a connection's tag is its descriptor).
     static let listeningBit = UInt64(1) << 40
@@ -85,10 +85,14 @@ package final class EventLoop {
             let count = try epoll.wait(timeoutMilliseconds: wait)
             activity.wakeups.add(1, ordering: .relaxed)
             handler.awake()
+            // Connections first, new ones last: what the connections already here sent is read before an accept
+            // batch can make room by closing the oldest of them (a busy address's health check, sent with its
+            // connection, is answered rather than evicted by the crowd behind it).
+            var acceptable = false
             for index in 0..<count {
                 let (tag, mask) = epoll.event(at: index)
                 if tag & Self.listeningBit != 0 && tag < Self.firstWakeTag - UInt64(Self.maxWakeSources) {
-                    accept(Int32(truncatingIfNeeded: tag & 0xFFFF_FFFF), handler)
+                    acceptable = true
                 } else if tag > Self.firstWakeTag - UInt64(Self.maxWakeSources) {
                     let source = Int(Self.firstWakeTag - tag)
                     drainWake(source)
@@ -98,6 +102,14 @@ package final class EventLoop {
                         readProxyHeader(fd, handler)
                     } else {
                         handler.ready(fd, mask: mask)
+                    }
+                }
+            }
+            if acceptable {
+                for index in 0..<count {
+                    let (tag, _) = epoll.event(at: index)
+                    if tag & Self.listeningBit != 0 && tag < Self.firstWakeTag - UInt64(Self.maxWakeSources) {
+                        accept(Int32(truncatingIfNeeded: tag & 0xFFFF_FFFF), handler)
                     }
                 }
             }
@@ -214,4 +226,7 @@ package enum LogTopic: String, Hashable, Sendable {
     case dropped = "drops"
     case socketTrouble = "socket warnings"
     case proxyHeader = "PROXY header failures"
+    case joined = "listener connects"
+    case left = "listener leaves"
+    case subscribed = "event subscriptions and leaves"
 }
