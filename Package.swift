@@ -71,7 +71,8 @@ let package = Package(
             dependencies: ["RadioRelay", "RadioRelayTestSupport"],
             swiftSettings: swiftSettings
         ),
-        // libFuzzer entry point for the upstream response headers (ResponseHeaders); replays its corpus without -DFUZZING.
+        // libFuzzer entry point for the upstream response headers (ResponseHeaders) and the HTTP servers' request heads
+        // (HTTPRequestHead); replays its corpus without -DFUZZING.
         .executableTarget(
             name: "HeaderFuzz",
             dependencies: ["RadioRelay", "RadioRelayTestSupport"],

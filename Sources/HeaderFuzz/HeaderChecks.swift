@@ -152,7 +152,10 @@ func checkMetaInterval(_ text: String?) -> [String] {
         let prefix = "icy-metaint \""
         let suffix = "\" is not a whole number from 1 to 65535"
         let message = error.message
-        guard message.hasPrefix(prefix), message.hasSuffix(suffix),
+        // Compared by scalars: a value that starts with a combining mark joins the quote into one Character.
+        let scalars = Array(message.unicodeScalars)
+        guard scalars.starts(with: prefix.unicodeScalars),
+            scalars.reversed().starts(with: suffix.unicodeScalars.reversed()),
             !message.unicodeScalars.contains(where: isUnsafe), message.count <= prefix.count + 41 + suffix.count
         else { return ["icy-metaint error: \(Array(message.unicodeScalars.map(\.value)))"] }
     }

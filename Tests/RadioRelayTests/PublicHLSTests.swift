@@ -94,6 +94,23 @@ import Testing
         }
     }
 
+    /// A request that announces a body is answered, but never keeps its connection: what follows its head is its
+    /// body, not a next request (RFC 9112 §6.3).
+    @Test func aRequestWithABodyClosesItsConnection() throws {
+        for field in ["Content-Length: 40\r\n", "Transfer-Encoding: chunked\r\n"] {
+            let response = try #require(Self.answer("GET /jazz/live.m3u8 HTTP/1.1\r\nHost: x\r\n\(field)\r\n"))
+            #expect(response.status == 200 && !response.keepAlive, "\(field)")
+            #expect(String(decoding: response.encodedHead, as: UTF8.self).contains("Connection: close"))
+        }
+        let empty = try #require(Self.answer("GET /jazz/live.m3u8 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"))
+        #expect(empty.keepAlive)
+        let twoLengths = try #require(
+            Self.answer("GET /jazz/live.m3u8 HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"))
+        #expect(twoLengths.status == 400 && !twoLengths.keepAlive)
+        let absolute = try #require(Self.answer("GET http://radio.example/jazz/live.m3u8 HTTP/1.1\r\n\r\n"))
+        #expect(absolute.status == 200)
+    }
+
     @Test func segmentsAreCachedForTheirLifetimeAndGoneAfterIt() throws {
         let (_, jazz) = Self.directory()
         let snapshot = jazz.snapshot

@@ -39,7 +39,9 @@ import Testing
     }
 
     @Test(arguments: [
-        "GET /\r\n\r\n", "GET  / HTTP/1.1\r\n\r\n", "GET http://x/ HTTP/1.1\r\n\r\n", "GET / HTTP/2.0\r\n\r\n",
+        "GET /\r\n\r\n", "GET  / HTTP/1.1\r\n\r\n", "GET ftp://x/ HTTP/1.1\r\n\r\n", "GET / HTTP/2.0\r\n\r\n",
+        "GET http://user:pw@x/ HTTP/1.1\r\n\r\n", "GET http:/// HTTP/1.1\r\n\r\n", "GET main.opus HTTP/1.1\r\n\r\n",
+        "GET * HTTP/1.1\r\n\r\n",
         "G(T / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\n folded\r\n\r\n", "GET / HTTP/1.1\r\nNoColon\r\n\r\n",
         "GET / HTTP/1.1\r\n: empty\r\n\r\n", "GET / HTTP/1.1\r\nA: b\u{1}c\r\n\r\n", "GET /\u{7F} HTTP/1.1\r\n\r\n",
         "\u{16}\u{3}\u{1}\u{2}\u{0}\n",
@@ -49,6 +51,64 @@ import Testing
             Issue.record("accepted \(text.debugDescription): \(Self.parse(text))")
             return
         }
+    }
+
+    /// RFC 9112 framing: a body is announced (and the connection closes after the answer), never taken; lengths
+    /// that disagree, a length beside `Transfer-Encoding` and two `Host` fields are malformed; an absolute-form
+    /// target gives its path, and its authority stands for `Host`.
+    @Test func framingFollowsRFC9112() throws {
+        func parsed(_ text: String) throws -> HTTPRequestHead.Request {
+            guard case .request(let request) = Self.parse(text) else {
+                Issue.record("not a request: \(text.debugDescription) → \(Self.parse(text))")
+                throw CancellationError()
+            }
+            return request
+        }
+        #expect(try !parsed("GET /a HTTP/1.1\r\nHost: x\r\n\r\n").hasBody)
+        #expect(try !parsed("GET /a HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n").hasBody)
+        #expect(try parsed("GET /a HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\r\n").hasBody)
+        #expect(try parsed("GET /a HTTP/1.1\r\nHost: x\r\nContent-Length: 12, 12\r\n\r\n").hasBody)
+        #expect(try parsed("GET /a HTTP/1.1\r\nHost: x\r\ncontent-length: 5\r\nContent-Length: 5\r\n\r\n").hasBody)
+        #expect(try parsed("GET /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n").hasBody)
+        for text in [
+            "GET /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
+            "GET /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5, 6\r\n\r\n",
+            "GET /a HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+            "GET /a HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999\r\n\r\n",
+            "GET /a HTTP/1.1\r\nHost: x\r\nContent-Length: \r\n\r\n",
+            "GET /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "GET /a HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", "GET /a HTTP/1.1\r\nHost: x\r\nhost: x\r\n\r\n",
+        ] {
+            guard case .malformed = Self.parse(text) else {
+                Issue.record("accepted \(text.debugDescription)")
+                continue
+            }
+        }
+        let absolute = try parsed("GET http://radio.example:8001/main.opus?x=1 HTTP/1.1\r\nHost: other\r\n\r\n")
+        #expect(absolute.path == "/main.opus" && absolute.authority == "radio.example:8001")
+        #expect(absolute.host == "radio.example:8001")
+        #expect(try parsed("GET HTTPS://[::1]:8080 HTTP/1.1\r\n\r\n").path == "/")
+        #expect(try parsed("GET HTTPS://[::1]:8080 HTTP/1.1\r\n\r\n").host == "[::1]:8080")
+        #expect(try parsed("OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n").path == "*")
+        #expect(try parsed("GET /a HTTP/1.1\r\nHost: x\r\n\r\n").host == "x")
+    }
+
+    /// The status endpoint judges an absolute-form target's authority as it judges `Host`.
+    @Test func anAbsoluteFormTargetIsAnsweredAndItsAuthorityChecked() {
+        let access = StatusAccess()
+        let snapshot = { StatusSnapshot(stations: []) }
+        let good = StatusRouter.respond(
+            to: Self.parse("GET http://127.0.0.1:8080/status.json HTTP/1.1\r\nHost: evil.example\r\n\r\n"),
+            access: access, snapshot: snapshot)
+        #expect(good.status == 200)
+        let misdirected = StatusRouter.respond(
+            to: Self.parse("GET http://evil.example/status.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+            access: access, snapshot: snapshot)
+        #expect(misdirected.status == 421)
+        let twoHosts = StatusRouter.respond(
+            to: Self.parse("GET /status.json HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n"),
+            access: access, snapshot: snapshot)
+        #expect(twoHosts.status == 400)
     }
 
     @Test func malformedRequestLineIsRefusedBeforeTheHeadEnds() {

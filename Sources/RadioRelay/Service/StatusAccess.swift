@@ -62,7 +62,7 @@ package struct StatusAccess: Sendable, Equatable {
 
     func decide(_ request: HTTPRequestHead.Request) -> Decision {
         if Self.openPaths.contains(request.path) { return .allowed }
-        if let host = request.field("host"), !allowsHost(host) { return .wrongHost }
+        if let host = request.host, !allowsHost(host) { return .wrongHost }
         guard let token else { return .allowed }
         guard let authorization = request.field("authorization") else { return .unauthorized }
         let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)

@@ -21,7 +21,7 @@ package enum IcecastStatus {
     package static func response(_ request: HTTPRequestHead.Request, directory: PublicDirectory, fallbackHost: String)
         -> HTTPResponse
     {
-        let host = Self.host(request.field("host")) ?? fallbackHost
+        let host = Self.host(request.host) ?? fallbackHost
         var members: [(String, String)] = [
             ("admin", JSONText.string(admin)), ("host", JSONText.string(hostName(host))),
             ("location", JSONText.string(location)),

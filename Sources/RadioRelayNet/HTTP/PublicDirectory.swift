@@ -67,6 +67,11 @@ package struct PublicDirectory: Sendable, Equatable {
     /// When the HTTP address began serving (wall-clock seconds): Icecast's `server_start`.
     package var serverStart = 0.0
 
+    package init(mounts: [Mount] = [], serverStart: Double = 0) {
+        self.mounts = mounts
+        self.serverStart = serverStart
+    }
+
     /// The mount (its index) at `path`.
     package func mount(at path: String) -> Int? {
         mounts.firstIndex { $0.path == path }

@@ -1,9 +1,13 @@
 import RadioRelayMedia
 import RadioRelaySystem
 
-/// What the public HTTP address answers, as a pure function of the request head and the directory: a response to
-/// send and close, a stream to hand to the mount's station, or an event stream to keep. Every answer allows any
-/// origin (web players fetch across origins) and closes the connection after it.
+/// What the public HTTP address answers, decided from the request head, the directory and the time (`now`, the wall
+/// clock unless given; HLS answers read their stream's snapshot under its lock and count themselves): a response to
+/// send (then the connection closes, or, for HLS, is kept for the next request when the request allows it), a
+/// stream to hand to the mount's station, or an event stream to keep. Every answer allows any origin (web players
+/// fetch across origins). A request that announces a body (none is taken here) is never kept for another request:
+/// an answer closes its connection, a stream or event subscriber's loop reads what it sends and drops it, so the body
+/// is never read as a request of its own.
 ///
 /// | request | answer |
 /// |---|---|
@@ -23,7 +27,7 @@ import RadioRelaySystem
 /// mount carries its metadata in the Ogg stream, so none is sent there.
 package enum PublicRouter {
     package enum Action: Equatable, Sendable {
-        /// Send and close.
+        /// Send; then close, or wait for the next request when the response says `keepAlive` (HLS).
         case respond(HTTPResponse)
         /// Hand the connection to mount `mount`'s station, which sends `head` then the stream (ICY-framed when
         /// `request` has a metadata interval).
@@ -42,6 +46,17 @@ package enum PublicRouter {
     package static func route(
         _ head: HTTPRequestHead.Result, directory: PublicDirectory, now: Double = wallClockNow(), host: String = ""
     ) -> Action {
+        let action = answer(head, directory: directory, now: now, host: host)
+        guard case .request(let request) = head, request.hasBody, case .respond(var response) = action else {
+            return action
+        }
+        response.keepAlive = false
+        return .respond(response)
+    }
+
+    private static func answer(
+        _ head: HTTPRequestHead.Result, directory: PublicDirectory, now: Double, host: String
+    ) -> Action {
         let request: HTTPRequestHead.Request
         switch head {
         case .incomplete, .malformed: return .respond(text(400, "bad request\n"))
@@ -49,8 +64,8 @@ package enum PublicRouter {
         case .headTooLarge: return .respond(text(431, "request header too large\n"))
         case .request(let parsed): request = parsed
         }
-        // RFC 9112 §3.2: a 1.1 request without Host is answered with 400.
-        if request.version == "HTTP/1.1" && request.field("host") == nil {
+        // RFC 9112 §3.2: a 1.1 request without Host (or an absolute-form target) is answered with 400.
+        if request.version == "HTTP/1.1" && request.host == nil {
             return .respond(text(400, "bad request: HTTP/1.1 needs a Host header\n"))
         }
         switch request.method {
