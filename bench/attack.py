@@ -43,6 +43,18 @@ to read the table):
                      never answers; /health every 0.5 s for 12 s: all 200
   multichannel       an edge upstream serving 6-channel Ogg Opus (mapping family 1) for 5 s, then closing and
                      refusing; refused with a clear error or relayed, and what the listener got decodes
+  status-idle-same   status-idle with the silent connections from 127.0.0.1, the health check's own address (a
+                     status endpoint on 127.0.0.1 sees one address for every client)
+  http-idle-same     1000 silent connections to the HTTP address from 127.0.0.1; 20 GET /main.opus from 127.0.0.1,
+                     0.3 s each: every one 200 with Ogg
+  events-idle        the server under prlimit --nofile=600; 700 GET /main/events from 127.0.0.2 that never read; a raw
+                     listener and the honest HTTP listener from 127.0.0.1 are served, at most 64 subscriptions held
+                     after 30 s
+  access-fifo        access_log on a FIFO: a reader that never reads and 1500 short visits, then SIGTERM (exit <= 3 s);
+                     the reader gone, SIGHUP, /health (200), SIGTERM (exit <= 3 s); no reader at start-up (the
+                     station serves, the error is logged)
+  framing            a GET with a body (Content-Length, chunked) whose body is a request: one answer; two
+                     Content-Length: 400; two Host on the status endpoint: 400; an absolute-form target: 200
 
 Python 3.9+, standard library only (ctypes to libogg for the CRC of big pages); ffmpeg, oggz-validate, opusdec and
 unshare as external tools.
@@ -76,6 +88,7 @@ LOG_LINES_MAX = 50       # server log lines during a 10 s link-flood or title-fl
 HEALTH_MS_MAX = 100.0    # status-idle, status-slowloris: every /health answer within this
 STALL_MAX_S = 2.0        # the honest listener never waits longer than this for data
 ROW_LIMIT_S = 45         # a row that runs longer is cut (alarm) and fails
+ROW_LIMITS_S = {"access-fifo": 90, "events-idle": 60}   # rows that wait longer on purpose
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -304,8 +317,10 @@ def http_request(port, raw, timeout=2.0, src=None):
 class Server:
     """One radio-relay process running a config file written here."""
 
-    def __init__(self, ctx, tag, stations, optional_keys=(), resolv=None):
+    def __init__(self, ctx, tag, stations, optional_keys=(), resolv=None, server_keys=(), prefix=()):
         self.ctx, self.tag = ctx, tag
+        self.server_keys = list(server_keys)  # more [server] keys, (key, value)
+        self.prefix = list(prefix)            # run under this command (prlimit …)
         self.status_port = ctx.free_port()
         self.http_port = ctx.free_port()
         self.stations = stations
@@ -319,7 +334,7 @@ class Server:
 
     def _write(self, drop=()):
         lines = ["[server]", f"status = {HOST}:{self.status_port}", f"http = {HOST}:{self.http_port}",
-                 "log_level = info", ""]
+                 "log_level = info"] + [f"{k} = {v}" for k, v in self.server_keys] + [""]
         for name, keys in self.stations:
             lines.append(f"[station {name}]")
             lines += [f"{k} = {v}" for k, v in keys if k not in drop]
@@ -346,7 +361,7 @@ class Server:
                     rc, out = rc2, out2
         if rc != 0:
             raise RuntimeError(f"check-config refused the config: {out[:300]}")
-        cmd = [self.ctx.rr, "--config", self.conf]
+        cmd = self.prefix + [self.ctx.rr, "--config", self.conf]
         if self.resolv:
             # A mount namespace of its own: /etc/resolv.conf replaced for this process only. exec keeps the PID.
             cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
@@ -408,6 +423,16 @@ class Server:
             return " | ".join(self.log_text().strip().splitlines()[-n:])
         except OSError:
             return ""
+
+    def stop_time(self, limit=20.0):
+        """SIGTERM, then seconds until the process is gone (None: still there after `limit`)."""
+        t0 = time.monotonic()
+        self.proc.terminate()
+        try:
+            self.proc.wait(limit)
+        except subprocess.TimeoutExpired:
+            return None
+        return time.monotonic() - t0
 
     def stop(self):
         if self.proc is None:
@@ -580,6 +605,17 @@ class Conn:
         self.sock, self.state, self.t_open, self.sent, self.next_drip, self.head = sock, "connecting", now, 0, 0.0, None
 
 
+TCP_ESTABLISHED = 1
+
+
+def tcp_state(sock):
+    """The kernel's TCP state of a socket (tcp_info's first byte: 1 ESTABLISHED, 8 CLOSE_WAIT …), or None."""
+    try:
+        return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0]
+    except OSError:
+        return None
+
+
 class Flood:
     """n connections from 127.0.0.2 to 127.0.0.1:port, each sending `opening` once connected, then `drip` bytes
     (chunk by chunk, one chunk every `drip_every` s, up to `drip_limit` bytes in all). Connections the server closes
@@ -587,8 +623,11 @@ class Flood:
     Runs on its own thread; counts what the server did."""
 
     def __init__(self, n, port, opening=b"", drip=None, drip_every=1.0, drip_limit=None, reopen=True,
-                 reopen_per_s=500, max_opens=None, nodelay=False):
+                 reopen_per_s=500, max_opens=None, nodelay=False, source=None, reads=True, first_burst=None):
         self.n, self.port, self.opening = n, port, opening
+        self.source = source or ATTACKER  # the address the connections come from
+        self.reads = reads                # False: never read what the server sends (only its close is seen)
+        self.first_burst = n if first_burst is None else first_burst  # opened at once; the rest at reopen_per_s
         self.drip, self.drip_every, self.drip_limit = drip, drip_every, drip_limit
         self.reopen, self.reopen_per_s = reopen, reopen_per_s
         self.max_opens = max_opens if max_opens is not None else n + 20 * reopen_per_s
@@ -616,13 +655,17 @@ class Flood:
         return self.in_place()
 
     def held(self):
-        return sum(1 for c in list(self.conns.values()) if c.state == "open")
+        """Connections open now. Without reading, a close by the server is seen in the socket's TCP state (CLOSE_WAIT
+        once its FIN came), not as an event."""
+        if self.reads:
+            return sum(1 for c in list(self.conns.values()) if c.state == "open")
+        return sum(1 for c in list(self.conns.values()) if c.state == "open" and tcp_state(c.sock) == TCP_ESTABLISHED)
 
     def _open(self, now):
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         s.setblocking(False)
         try:
-            s.bind((ATTACKER, 0))
+            s.bind((self.source, 0))
         except OSError:
             self.stats["bind_failed"] += 1
             s.close()
@@ -674,7 +717,10 @@ class Flood:
         c.state = "open"
         c.t_open = now
         self.stats["connected"] += 1
-        self.sel.modify(c.sock, selectors.EVENT_READ, c)
+        if self.reads:
+            self.sel.modify(c.sock, selectors.EVENT_READ, c)
+        else:
+            self.sel.unregister(c.sock)  # never read: what the server sends stays in the socket
         if self.opening and self._send(c, self.opening, now) < 0:
             return
         c.next_drip = now + random.uniform(0, self.drip_every)
@@ -708,7 +754,7 @@ class Flood:
             self.sel.close()
 
     def _loop(self):
-        tokens = float(self.n)   # the first n at once
+        tokens = float(min(self.n, self.first_burst))   # the first ones at once
         last = time.monotonic()
         while not self.stop_event.is_set():
             now = time.monotonic()
@@ -752,6 +798,55 @@ class Flood:
                 + (f", refused {st['refused']}" if st["refused"] else "")
                 + f", {st['held_at_end']} held at the end"
                 + (f", {st['connecting_at_end']} still connecting" if st["connecting_at_end"] else ""))
+
+
+class ProcessFlood:
+    """A `Flood` run in a child process (fork), with the same start/wait_in_place/stop/summary; what it did comes
+    back through a pipe when it stops."""
+
+    def __init__(self, **kw):
+        self.kw = kw
+        self.pid = None
+        self.stats = collections.Counter()
+        self.error = None
+        self._summary = "not run"
+
+    def start(self):
+        import multiprocessing
+        context = multiprocessing.get_context("fork")
+        self.parent, child = context.Pipe()
+        self.stop_event = context.Event()
+        self.ready = context.Event()
+
+        def run(conn, kw, stop_event, ready):
+            flood = Flood(**kw).start()
+            flood.wait_in_place(5)
+            ready.set()
+            stop_event.wait(60)
+            flood.stop()
+            conn.send((flood.summary(), dict(flood.stats), flood.error))
+
+        self.proc = context.Process(target=run, args=(child, self.kw, self.stop_event, self.ready), daemon=True)
+        self.proc.start()
+        return self
+
+    def wait_in_place(self, timeout):
+        return self.ready.wait(timeout)
+
+    def stop(self):
+        if self.proc is None:
+            return
+        self.stop_event.set()
+        if self.parent.poll(15):
+            self._summary, stats, self.error = self.parent.recv()
+            self.stats.update(stats)
+        self.proc.join(5)
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc = None
+
+    def summary(self):
+        return self._summary
 
 
 def poll_health(port, every, duration):
@@ -1054,13 +1149,15 @@ def attack_forged_proxy(ctx, row, scene):
                   if closed_fast != 20 or got_ogg else "") + ("" if control_ok else "; control got no OggS")
 
 
-def status_attack(ctx, row, scene, flood_kw, sent):
+def status_attack(ctx, row, scene, flood_kw, sent, separate=False):
     port = ctx.free_port()
     srv = scene.add(Server(ctx, row.name, [demo_station(ctx, port)]).start())
     honest = scene.add(Honest(ctx, srv.http_port, "/main.opus", row.name).start())
     time.sleep(1.0)
     meter = Meter(srv.pid).start()
-    flood = scene.add(Flood(port=srv.status_port, **flood_kw).start())
+    # In a process of its own when the health check shares its address: in this one, the flood's thread would
+    # hold the interpreter between the check's connect and its request, a delay no separate client has.
+    flood = scene.add((ProcessFlood if separate else Flood)(port=srv.status_port, **flood_kw).start())
     flood.wait_in_place(3)
     polls = poll_health(srv.status_port, 0.1, 10)
     flood.stop()
@@ -1493,6 +1590,202 @@ def attack_multichannel(ctx, row, scene):
                   else "what the listener got does not decode cleanly")
 
 
+# 12, 13: the same attacks from the health check's own address (every client of a status endpoint on 127.0.0.1 has
+# one address: a per-address cap that refuses the newest is a global cap there)
+def attack_status_idle_same(ctx, row, scene):
+    status_attack(ctx, row, scene, dict(n=1000, source=HOST),
+                  f"1000 silent conns to the status port from {HOST} (reopened when closed, <= 500/s), from a "
+                  f"process of their own (a leaky agent); GET /health from {HOST} every 0.1 s for 10 s",
+                  separate=True)
+
+
+def attack_http_idle_same(ctx, row, scene):
+    port = ctx.free_port()
+    srv = scene.add(Server(ctx, row.name, [demo_station(ctx, port)]).start())
+    time.sleep(1.0)
+    meter = Meter(srv.pid).start()
+    flood = scene.add(Flood(1000, srv.http_port, source=HOST, reopen_per_s=500).start())
+    placed = flood.wait_in_place(5)
+    time.sleep(0.3)
+    answers = []
+    for _ in range(20):
+        code, data, dt, err = http_request(srv.http_port, b"GET /main.opus HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                                           timeout=0.3)
+        ok = data.startswith(b"HTTP/1.1 200 OK") and b"OggS" in data
+        first = data.find(b"\r\n")
+        answers.append((ok, code, err))
+        time.sleep(0.2)
+    honest = scene.add(Honest(ctx, srv.http_port, "/main.opus", row.name).start())
+    time.sleep(3)
+    flood.stop()
+    row.measure(meter)
+    honest.stop()
+    row.honest_ok, row.honest = honest.verdict()
+    finish_server(row, srv)
+    served = sum(1 for ok, _c, _e in answers if ok)
+    row.sent = (f"1000 silent conns to the HTTP address from {HOST} ({'in place' if placed else 'partly in place'}, "
+                f"reopened when closed); 20 × GET /main.opus from {HOST}, 0.3 s each")
+    row.did = f"{served}/20 stream requests got 200 and Ogg; attackers: {flood.summary()}"
+    row.expect_ok = served == 20
+    row.expect = f"{20 - served}/20 stream requests from the busy address not served"
+
+
+# 14: idle title subscribers under a small descriptor limit
+def attack_events_idle(ctx, row, scene):
+    port = ctx.free_port()
+    srv = scene.add(Server(ctx, row.name, [demo_station(ctx, port, extra=[("max_per_ip", "0")])],
+                           prefix=["prlimit", "--nofile=600"]).start())
+    time.sleep(1.0)
+    meter = Meter(srv.pid).start()
+    opening = b"GET /main/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    # One after another (200 a second), as a client that keeps opening them would: each is a subscription before the
+    # next arrives, so the front end's cap on unfinished requests plays no part.
+    flood = scene.add(Flood(700, srv.http_port, opening=opening, reopen=False, reads=False, first_burst=1,
+                            reopen_per_s=200).start())
+    flood.wait_in_place(8)
+    time.sleep(1.0)
+    held_start = flood.held()
+    code, data, _dt, err = http_request(port, b"", timeout=1.0)
+    raw_ok = b"OggS" in data
+    honest = scene.add(Honest(ctx, srv.http_port, "/main.opus", row.name).start())
+    time.sleep(EVENTS_HOLD_S)
+    held_end = flood.held()
+    st = srv.station("main")
+    flood.stop()
+    row.measure(meter)
+    honest.stop()
+    row.honest_ok, row.honest = honest.verdict()
+    finish_server(row, srv)
+    row.sent = (f"700 GET /main/events from {ATTACKER} that never read, the server under prlimit --nofile=600; a raw "
+                f"listener and GET /main.opus from {HOST}")
+    row.did = (f"subscriptions held {held_start} at first, {held_end} after {EVENTS_HOLD_S:.0f} s; raw listener "
+               f"{'got OggS' if raw_ok else 'got no audio (' + str(err) + ')'}; attackers: {flood.summary()}; "
+               f"listeners {st.get('listeners', '?')}")
+    row.expect_ok = raw_ok and held_end <= 64
+    row.expect = ("" if raw_ok else "the raw listener was not served; ") + (
+        f"{held_end} subscriptions from one address held" if held_end > 64 else "")
+
+
+EVENTS_HOLD_S = 30.0
+
+
+# 15: the access log on a FIFO (a log shipper): stalled, gone at a reload, absent at start-up
+FIFO_STOP_LIMIT_S = 8.0   # how long a SIGTERM is waited for before the server counts as hung (then SIGKILL)
+def fifo_bytes(fd):
+    import fcntl
+    import termios
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+
+
+def attack_access_fifo(ctx, row, scene):
+    results = []
+    # a) a reader that never reads; 1500 short visits; SIGTERM
+    fifo = os.path.join(ctx.work, f"{row.name}-a.fifo")
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    port = ctx.free_port()
+    srv = scene.add(Server(ctx, row.name + "-a", [demo_station(ctx, port, extra=[("max_per_ip", "0")])],
+                           server_keys=[("access_log", fifo)]).start())
+    meter = Meter(srv.pid).start()
+    for _ in range(15):
+        socks = [socket.create_connection((HOST, port)) for _ in range(100)]
+        time.sleep(0.02)
+        for sk in socks:
+            sk.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and fifo_bytes(reader) < 48000:
+        time.sleep(0.1)
+    filled = fifo_bytes(reader)
+    row.measure(meter)
+    took = srv.stop_time(limit=FIFO_STOP_LIMIT_S)
+    stalled_log = srv.log_text()
+    srv.stop()
+    os.close(reader)
+    results.append(("stalled reader, 1500 visits, SIGTERM", took, took is not None and took <= 3,
+                    f"pipe {filled} B; " + ("'lines not written' logged" if "lines not written" in stalled_log
+                                            else "no count of unwritten lines")))
+    # b) the reader exits; SIGHUP; /health; SIGTERM
+    fifo = os.path.join(ctx.work, f"{row.name}-b.fifo")
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    port = ctx.free_port()
+    srv = scene.add(Server(ctx, row.name + "-b", [demo_station(ctx, port)], server_keys=[("access_log", fifo)]).start())
+    for _ in range(3):
+        socket.create_connection((HOST, port)).close()
+    time.sleep(0.5)
+    os.close(reader)
+    srv.proc.send_signal(signal.SIGHUP)
+    time.sleep(0.5)
+    code, _d, dt, err = http_request(srv.status_port, b"GET /health HTTP/1.0\r\n\r\n", timeout=3)
+    took = srv.stop_time(limit=FIFO_STOP_LIMIT_S)
+    srv.stop()
+    results.append(("reader gone, SIGHUP, /health, SIGTERM", took,
+                    code == 200 and took is not None and took <= 3,
+                    f"/health {code or err} in {dt * 1000:.0f} ms"))
+    # c) no reader at start-up
+    fifo = os.path.join(ctx.work, f"{row.name}-c.fifo")
+    os.mkfifo(fifo)
+    port = ctx.free_port()
+    started, served, logged, took = False, False, False, None
+    srv = Server(ctx, row.name + "-c", [demo_station(ctx, port)], server_keys=[("access_log", fifo)])
+    scene.add(srv)
+    try:
+        srv.start()
+        started = True
+        _c, data, _t, _e = http_request(port, b"", timeout=1.0)
+        served = b"OggS" in data
+        logged = "cannot open" in srv.log_text()
+        took = srv.stop_time(limit=FIFO_STOP_LIMIT_S)
+    except RuntimeError:
+        took = srv.stop_time(limit=FIFO_STOP_LIMIT_S) if srv.proc else None
+        logged = False
+    srv.stop()
+    results.append(("no reader at start-up", took, started and served and logged,
+                    ("station served" if served else "station did not serve within 10 s") +
+                    ("; error logged" if logged else "; nothing logged")))
+    row.sent = "access_log on a FIFO: " + "; ".join(r[0] for r in results)
+    row.did = "; ".join(f"{what}: {'exit ' + format(t, '.2f') + ' s' if t is not None else 'still running after '}"
+                        f"{'' if t is not None else format(FIFO_STOP_LIMIT_S, '.0f') + ' s, SIGKILL'}"
+                        f" ({note})" for what, t, _ok, note in results)
+    row.honest_ok, row.honest = True, "-"
+    row.expect_ok = all(ok for _w, _t, ok, _n in results)
+    row.expect = "; ".join(w for w, _t, ok, _n in results if not ok)
+
+
+# 16: HTTP framing (RFC 9112)
+def attack_framing(ctx, row, scene):
+    port = ctx.free_port()
+    srv = scene.add(Server(ctx, row.name, [demo_station(ctx, port)]).start())
+    time.sleep(0.5)
+    meter = Meter(srv.pid).start()
+    smuggled = b"GET /main.opus HTTP/1.1\r\nHost: x\r\n\r\n"
+    cases = []
+    code, data, _t, _e = http_request(srv.http_port, b"GET /status-json.xsl HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                                      + str(len(smuggled)).encode() + b"\r\n\r\n" + smuggled, timeout=2)
+    answers = data.count(b"HTTP/1.1 ")
+    cases.append(("GET with a body", f"{answers} answers", answers == 1))
+    code, data, _t, _e = http_request(srv.http_port, b"GET /status-json.xsl HTTP/1.1\r\nHost: x\r\n"
+                                      b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled, timeout=2)
+    answers = data.count(b"HTTP/1.1 ")
+    cases.append(("chunked GET", f"{answers} answers", answers == 1))
+    code, _d, _t, _e = http_request(srv.http_port, b"GET /status-json.xsl HTTP/1.1\r\nHost: x\r\n"
+                                    b"Content-Length: 1\r\nContent-Length: 2\r\n\r\n", timeout=2)
+    cases.append(("two Content-Length", str(code), code == 400))
+    code, _d, _t, _e = http_request(srv.status_port, b"GET /status.json HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                    b"Host: evil.example\r\n\r\n", timeout=2)
+    cases.append(("two Host (status)", str(code), code == 400))
+    code, data, _t, _e = http_request(srv.http_port, f"GET http://127.0.0.1:{srv.http_port}/main.opus HTTP/1.1\r\n"
+                                      "\r\n".encode(), timeout=1)
+    cases.append(("absolute form", str(code), code == 200 and b"OggS" in data))
+    row.measure(meter)
+    finish_server(row, srv)
+    row.sent = "; ".join(c[0] for c in cases)
+    row.did = "; ".join(f"{w}: {r}" for w, r, _ok in cases)
+    row.honest_ok, row.honest = True, "-"
+    row.expect_ok = all(ok for _w, _r, ok in cases)
+    row.expect = "; ".join(w for w, _r, ok in cases if not ok)
+
+
 ATTACKS = [
     ("forged-proxy", attack_forged_proxy),
     ("status-idle", attack_status_idle),
@@ -1505,6 +1798,11 @@ ATTACKS = [
     ("big-packets", attack_big_packets),
     ("dns-blackhole", attack_dns_blackhole),
     ("multichannel", attack_multichannel),
+    ("status-idle-same", attack_status_idle_same),
+    ("http-idle-same", attack_http_idle_same),
+    ("events-idle", attack_events_idle),
+    ("access-fifo", attack_access_fifo),
+    ("framing", attack_framing),
 ]
 
 
@@ -1634,11 +1932,12 @@ def main():
         scene = Scene(row)
         log(f"{name}: start")
         t0 = time.monotonic()
-        signal.alarm(ROW_LIMIT_S)
+        limit = ROW_LIMITS_S.get(name, ROW_LIMIT_S)
+        signal.alarm(limit)
         try:
             fn(ctx, row, scene)
         except RowTimeout:
-            row.failures.append(f"cut after {ROW_LIMIT_S} s")
+            row.failures.append(f"cut after {limit} s")
         except KeyboardInterrupt:
             row.failures.append("interrupted")
             interrupted = True
