@@ -45,6 +45,10 @@ extension ServerProcessTests {
             let stream = try Self.timed(station.http, "GET /test.opus HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             #expect(stream.line == "HTTP/1.1 200 OK", "\(stream.line)")
             #expect(stream.seconds < 1, "\(stream.seconds) s")
+            print(
+                "1000 idle connections from 127.0.0.1 on each port: /health \(health.line) in "
+                    + "\(String(format: "%.1f", health.seconds * 1000)) ms, /test.opus \(stream.line) in "
+                    + "\(String(format: "%.1f", stream.seconds * 1000)) ms")
             // Each address gave up only its own oldest: the newest idle ones are still open.
             #expect(!held.last!.read(for: 0.05).closed && !front.last!.read(for: 0.05).closed)
             #expect(held.first!.read(for: 0.5).closed && front.first!.read(for: 0.5).closed)
