@@ -53,7 +53,7 @@ package enum ResourceLimits {
     /// caps the listeners of all stations together in `budget`, and says so in one log line. `configured` is each
     /// station's `maxListeners` (0: no limit). Returns the cap.
     @discardableResult
-    package static func apply(configured: [Int], loops: Int = 1, budget: ListenerBudget = .shared) -> Int {
+    package static func apply(configured: [Int], loops: Int = 1, budget: ListenerBudget) -> Int {
         let raised: (before: Int, after: Int)
         do {
             raised = try raiseDescriptorLimit()
@@ -81,10 +81,9 @@ package enum ResourceLimits {
 }
 
 /// Listeners open across all stations, against the cap that `ResourceLimits.apply` sets (none until then). Taking
-/// a place is one atomic add; a listener that finds no place is refused like one over `maxListeners`.
+/// a place is one atomic add; a listener that finds no place is refused like one over `maxListeners`. Made once for
+/// the process (`Server.serve`) and handed to its server; two servers in one process share one.
 package final class ListenerBudget: Sendable {
-    package static let shared = ListenerBudget()
-
     package let limit = Atomic<Int>(Int.max)
     package let open = Atomic<Int>(0)
 

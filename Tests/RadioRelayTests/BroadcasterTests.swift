@@ -17,7 +17,7 @@ import Testing
         var frames = 0
 
         init(
-            budget: ListenerBudget = .shared, pool: NetworkPool? = nil,
+            budget: ListenerBudget = ListenerBudget(), pool: NetworkPool? = nil,
             _ configure: (inout BroadcasterConfiguration) -> Void = { _ in }
         ) throws {
             var configuration = BroadcasterConfiguration()
@@ -30,7 +30,7 @@ import Testing
             broadcaster = try Broadcaster(
                 name: "test", configuration: configuration, ring: ring,
                 onUnexpectedExit: ServiceThread.terminateProcess,
-                budget: budget, pool: pool)
+                services: ListenerServices(pool: pool, budget: budget))
             try broadcaster.start()
         }
 

@@ -88,8 +88,8 @@ import Testing
         #expect(station.mountPath == "/live.opus" && station.info.displayName == "Jazz FM")
         #expect(station.info.description == "All jazz" && station.info.genre == "jazz")
         #expect(station.info.url == "https://jazz.example.org/")
-        #expect(serve.http == ConfigFile.ListenAddress(host: "0.0.0.0", port: 8001))
-        #expect(serve.status == ConfigFile.ListenAddress(host: "::1", port: 8080))
+        #expect(serve.http == ListenAddress(host: "0.0.0.0", port: 8001))
+        #expect(serve.status == ListenAddress(host: "::1", port: 8080))
         #expect(serve.networkThreads == 3)
         #expect(try Self.serve(["serve", "--network-threads", "auto"]).networkThreads == nil)
         #expect(station.broadcaster.port == 9000 && station.broadcaster.bind == "::")
@@ -214,8 +214,8 @@ import Testing
 
     @Test func theDemoTakesHTTPAndStatusAddresses() throws {
         let demo = try Self.serve(["--http", "[::]:8001", "--status=127.0.0.1:9090"])
-        #expect(demo.http == ConfigFile.ListenAddress(host: "::", port: 8001) && demo.station.upstream.isEmpty)
-        #expect(demo.status == ConfigFile.ListenAddress(host: "127.0.0.1", port: 9090))
+        #expect(demo.http == ListenAddress(host: "::", port: 8001) && demo.station.upstream.isEmpty)
+        #expect(demo.status == ListenAddress(host: "127.0.0.1", port: 9090))
         #expect(try Self.serve(["--http", "8001"]).http?.description == "0.0.0.0:8001")
         #expect(throws: UsageError.self) { try Self.serve(["--http", "8000"]) }  // the demo station's own port
         #expect(throws: UsageError.self) { try Self.serve(["--http", "8001", "--status", "0.0.0.0:8001"]) }

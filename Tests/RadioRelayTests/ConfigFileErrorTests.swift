@@ -15,7 +15,7 @@ import Testing
 
     static func messages(_ text: String, credentials: String? = nil) -> [String] {
         do {
-            _ = try ConfigFile.parse(text, file: "r.conf", credentialsDirectory: credentials)
+            _ = try ServerConfiguration.parse(text, file: "r.conf", credentialsDirectory: credentials)
             return []
         } catch {
             return error.messages
@@ -334,23 +334,23 @@ import Testing
     @Test func unreadableFiles() throws {
         let missing = "/nonexistent-\(UUID().uuidString)/r.conf"
         #expect(throws: ConfigFileError(["\(missing): cannot read: No such file or directory"])) {
-            try ConfigFile.load(path: missing, credentialsDirectory: nil)
+            try ServerConfiguration.load(path: missing, credentialsDirectory: nil)
         }
         let directory = NSTemporaryDirectory()
         #expect(throws: ConfigFileError(["\(directory): cannot read: Is a directory"])) {
-            try ConfigFile.load(path: directory, credentialsDirectory: nil)
+            try ServerConfiguration.load(path: directory, credentialsDirectory: nil)
         }
         let binary = temporaryPath("binary.conf")
         defer { try? FileManager.default.removeItem(atPath: binary) }
         try Data([0x5B, 0xFF, 0xFE]).write(to: URL(fileURLWithPath: binary))
         #expect(throws: ConfigFileError(["\(binary): not UTF-8 text"])) {
-            try ConfigFile.load(path: binary, credentialsDirectory: nil)
+            try ServerConfiguration.load(path: binary, credentialsDirectory: nil)
         }
         let huge = temporaryPath("huge.conf")
         defer { try? FileManager.default.removeItem(atPath: huge) }
         try Data(repeating: 0x23, count: (1 << 20) + 1).write(to: URL(fileURLWithPath: huge))
         #expect(throws: ConfigFileError(["\(huge): larger than 1 MiB: is this the config file?"])) {
-            try ConfigFile.load(path: huge, credentialsDirectory: nil)
+            try ServerConfiguration.load(path: huge, credentialsDirectory: nil)
         }
     }
 
@@ -396,13 +396,13 @@ import Testing
 
     /// `[server] http`: its value, its overlaps with stations and the status address, and mounts two stations share.
     @Test func theHTTPAddressAndMounts() throws {
-        let good = try ConfigFile.parse(
+        let good = try ServerConfiguration.parse(
             "[server]\nhttp = 8001\n[station a]\nupstream = /a.mp3\nmount = /live.opus\ndisplay_name = A FM\n",
             file: "r.conf", credentialsDirectory: nil)
-        #expect(good.server.http == ConfigFile.ListenAddress(host: "0.0.0.0", port: 8001))
+        #expect(good.server.http == ListenAddress(host: "0.0.0.0", port: 8001))
         #expect(good.stations[0].mountPath == "/live.opus" && good.stations[0].info.displayName == "A FM")
         #expect(
-            try ConfigFile.parse(
+            try ServerConfiguration.parse(
                 "[server]\nhttp = off\n[station a]\nupstream = /a.mp3\n", file: "r.conf", credentialsDirectory: nil
             ).server.http == nil)
         #expect(

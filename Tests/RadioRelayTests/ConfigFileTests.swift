@@ -10,8 +10,8 @@ import Testing
 /// Good config files: what they parse to (stations, inherited `[server]` defaults, credentials, the syntax's
 /// allowances), that the station keys are the `serve` flags, and that the shipped example is valid.
 @Suite struct ConfigFileTests {
-    static func parse(_ text: String, credentials: String? = nil) throws -> ConfigFile {
-        try ConfigFile.parse(text, file: "r.conf", credentialsDirectory: credentials)
+    static func parse(_ text: String, credentials: String? = nil) throws -> ServerConfiguration {
+        try ServerConfiguration.parse(text, file: "r.conf", credentialsDirectory: credentials)
     }
 
     /// A credentials directory holding `files`, removed by the caller.
@@ -63,7 +63,7 @@ import Testing
             upstream = @credential:talk-upstream
             port = 8002
             """, credentials: directory)
-        #expect(file.server.status == ConfigFile.ListenAddress(host: "::1", port: 9090))
+        #expect(file.server.status == ListenAddress(host: "::1", port: 9090))
         #expect(file.server.logLevel == .debug)
         #expect(file.stations.map(\.name) == ["jazz", "news", "talk"])
         let serials = file.stations.map(\.encoder.serial)
@@ -183,11 +183,11 @@ import Testing
     }
 
     @Test func listenAddresses() {
-        #expect(ConfigFile.ListenAddress(parsing: "0.0.0.0:1")?.description == "0.0.0.0:1")
-        #expect(ConfigFile.ListenAddress(parsing: "[::]:65535")?.description == "[::]:65535")
-        #expect(ConfigFile.ListenAddress(parsing: "::1:8080") == ConfigFile.ListenAddress(host: "::1", port: 8080))
+        #expect(ListenAddress(parsing: "0.0.0.0:1")?.description == "0.0.0.0:1")
+        #expect(ListenAddress(parsing: "[::]:65535")?.description == "[::]:65535")
+        #expect(ListenAddress(parsing: "::1:8080") == ListenAddress(host: "::1", port: 8080))
         for bad in ["8080", "localhost:8080", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:", ":8080", "[::1]"] {
-            #expect(ConfigFile.ListenAddress(parsing: bad) == nil, "\(bad)")
+            #expect(ListenAddress(parsing: bad) == nil, "\(bad)")
         }
     }
 
@@ -243,9 +243,9 @@ import Testing
     @Test func theExampleConfigIsValid() throws {
         let path = Fixture.directory.deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("config/radio-relay.conf").path
-        let file = try ConfigFile.load(path: path, credentialsDirectory: nil)
+        let file = try ServerConfiguration.load(path: path, credentialsDirectory: nil)
         #expect(file.stations.count >= 2)
-        #expect(file.server.status == ConfigFile.ListenAddress(host: "127.0.0.1", port: 8080))
+        #expect(file.server.status == ListenAddress(host: "127.0.0.1", port: 8080))
         let check = ConfigCheck(path: path, credentialsDirectory: nil)
         #expect(check.status == .ok && check.problems.isEmpty)
         #expect(check.report == "\(path): OK, 2 stations (jazz, news)")

@@ -22,7 +22,7 @@ extension RealTimeTests {
 
             init(
                 upstream: String = Fixture.path("stereo-44k-128k.mp3"), limits: HTTPFront.Limits = HTTPFront.Limits(),
-                budget: ListenerBudget = .shared, configure: (inout StationConfiguration) -> Void = { _ in }
+                budget: ListenerBudget = ListenerBudget(), configure: (inout StationConfiguration) -> Void = { _ in }
             ) throws {
                 var configuration = StationConfiguration()
                 configuration.name = "test"

@@ -77,7 +77,7 @@ import Testing
             ring.setHeaders(try Encoder(EncoderConfiguration()).headerPages)
             let broadcaster = try Broadcaster(
                 name: "backlog", configuration: configuration, ring: ring, adoptedSocket: dup(listening.rawValue),
-                onUnexpectedExit: ServiceThread.terminateProcess, pool: pool)
+                onUnexpectedExit: ServiceThread.terminateProcess, services: ListenerServices(pool: pool))
             try broadcaster.start()
             defer { broadcaster.stop() }
             for (index, client) in clients.enumerated() {

@@ -211,14 +211,25 @@ import Testing
     }
 
     @Test func serverBindsTheStatusAddressBeforeStarting() throws {
-        let station = try StationTests.station(upstream: Fixture.path("mono-48k.mp3"))
-        let server = try Server(stations: [station], status: SocketAddress(host: "127.0.0.1", port: 0))
+        func configuration(status: ListenAddress?) -> ServerConfiguration {
+            var station = StationConfiguration()
+            station.upstream = Fixture.path("mono-48k.mp3")
+            station.broadcaster.bind = "127.0.0.1"
+            station.broadcaster.port = 0
+            var settings = ServerSettings.commandLine
+            settings.status = status
+            return ServerConfiguration(server: settings, stations: [station])
+        }
+        let server = try Server(
+            configuration(status: ListenAddress(host: "127.0.0.1", port: 0)), budget: ListenerBudget())
         let address = try #require(server.status?.address)
         #expect(address.port != 0)
         // The port is taken now: a second endpoint on it fails at once, with the address in the error.
         #expect(throws: SystemError.self) {
-            try Server(stations: [station], status: address)
+            try Server(
+                configuration(status: ListenAddress(host: "127.0.0.1", port: Int(address.port))),
+                budget: ListenerBudget())
         }
-        #expect(try Server(stations: [station], status: nil).status == nil)
+        #expect(try Server(configuration(status: nil), budget: ListenerBudget()).status == nil)
     }
 }

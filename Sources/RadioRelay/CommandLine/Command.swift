@@ -11,7 +11,7 @@ package enum Command: Sendable {
     /// every default.
     case serve(ServeOptions)
     /// `radio-relay --config FILE` or `radio-relay serve --config FILE`: the stations of a config file, read when it
-    /// runs (`ConfigFile.load`). `logLevel` is `--log-level`, which overrides the file's `log_level`.
+    /// runs (`ServerConfiguration.load`). `logLevel` is `--log-level`, which overrides the file's `log_level`.
     case serveConfig(path: String, logLevel: Log.Priority?)
     /// `radio-relay check-config FILE`: read the file, report, run nothing.
     case checkConfig(path: String)
@@ -95,7 +95,7 @@ package enum Command: Sendable {
         var options = Transcoder.Options()
         if let bitrate = try scanner.value("bitrate", Values.bitrate) { options.encoder.bitrate = bitrate }
         if let rate = try scanner.value("rate", Values.commonRate) { options.commonRate = rate }
-        if let complexity = try scanner.value("complexity", Values.integer(0...10)) {
+        if let complexity = try scanner.value("complexity", Values.integer(EncoderConfiguration.complexityRange)) {
             options.encoder.complexity = complexity
         }
         if let ms = try scanner.value("page-ms", Values.pageDuration) { options.encoder.pageDuration = ms }

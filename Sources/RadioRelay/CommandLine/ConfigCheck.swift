@@ -12,9 +12,9 @@ package struct ConfigCheck: Sendable, Equatable {
     /// For standard error: every problem, one a line, each naming FILE:LINE.
     package let problems: [String]
 
-    package init(path: String, credentialsDirectory: String? = ConfigFile.environmentCredentialsDirectory) {
+    package init(path: String, credentialsDirectory: String? = ServerConfiguration.environmentCredentialsDirectory) {
         do {
-            let file = try ConfigFile.load(path: path, credentialsDirectory: credentialsDirectory)
+            let file = try ServerConfiguration.load(path: path, credentialsDirectory: credentialsDirectory)
             let count = file.stations.count
             let names = file.stations.map(\.name).joined(separator: ", ")
             status = .ok

@@ -11,121 +11,148 @@ extension OptionSpecification {
             name: "upstream", placeholder: "URL",
             summary: "http(s) Icecast/SHOUTcast MP3 stream, or a file (played at real time, looped; default: demo)",
             accepts: "an http(s) URL, a file: URL or a path",
-            setting: station({ $0 }, { $0.upstream = $1 }), acceptsCredential: true),
+            setting: station({ $0 }, { $0.upstream = $1 }), acceptsCredential: true, reload: .inPlace),
         port,
         bind,
         .init(
             name: "bitrate", placeholder: "B", summary: "Opus bitrate (default 96k)",
-            accepts: "6k to 510k, e.g. 96k or 96000", setting: station(Values.bitrate, { $0.encoder.bitrate = $1 })),
+            accepts: "\(Values.kilo(EncoderConfiguration.bitrateRange)), e.g. 96k or 96000",
+            setting: station(Values.bitrate, { $0.encoder.bitrate = $1 }), reload: .inPlace),
         .init(
             name: "channels", placeholder: "N", summary: "Opus channels: 2 (default) or 1 (mono, (L+R)/2)",
-            accepts: "1 or 2", setting: station(Values.integer(1...2), { $0.encoder.channels = $1 })),
+            accepts: "1 or 2",
+            setting: station(Values.integer(EncoderConfiguration.channelsRange), { $0.encoder.channels = $1 }),
+            reload: .restartsStation),
         .init(
             name: "page-ms", placeholder: "MS",
             summary: "Ogg page duration, multiple of 20 (default 100; 20 for low latency)",
-            accepts: "a multiple of 20 from 20 to 1000",
-            setting: station(Values.pageDuration, { $0.encoder.pageDuration = $1 })),
+            accepts: "a multiple of 20 from \(Values.text(EncoderConfiguration.pageDurationRange, joiner: " to "))",
+            setting: station(Values.pageDuration, { $0.encoder.pageDuration = $1 }), reload: .restartsStation),
         .init(
             name: "flush-ms", placeholder: "MS",
             summary: "how often each listener is written to: auto (default) or MS (0 = every page)",
-            accepts: "auto or 0 to 2000", setting: station(Values.flush, { $0.broadcaster.flush.fixed = $1 })),
+            accepts: "auto or \(Values.text(BroadcasterConfiguration.flushMillisecondsRange))",
+            setting: station(Values.flush, { $0.broadcaster.flush.fixed = $1 }), reload: .inPlace),
         .init(
             name: "flush-hold-ms", placeholder: "MS",
             summary: "the longest interval flush-ms auto chooses (default 300)",
-            accepts: "0 to 2000",
-            setting: station(Values.integer(0...2000), { $0.broadcaster.flush.hold = Double($1) / 1000 })),
+            accepts: Values.text(BroadcasterConfiguration.flushMillisecondsRange),
+            setting: station(
+                Values.integer(BroadcasterConfiguration.flushMillisecondsRange),
+                { $0.broadcaster.flush.hold = Double($1) / 1000 }), reload: .inPlace),
         .init(
             name: "burst", placeholder: "SECONDS", summary: "audio sent at once to a new listener (default 2)",
-            accepts: "0 to 60 seconds", setting: station(Values.seconds(0...60), { $0.broadcaster.burst = $1 })),
+            accepts: "\(Values.text(BroadcasterConfiguration.burstRange)) seconds",
+            setting: station(Values.seconds(BroadcasterConfiguration.burstRange), { $0.broadcaster.burst = $1 }),
+            reload: .inPlaceWithinRing),
         .init(
             name: "max-lag", placeholder: "SECONDS",
             summary: "how far behind a listener may fall before it is moved, then dropped (default 10)",
-            accepts: "0.5 to 600 seconds", setting: station(Values.seconds(0.5...600), { $0.broadcaster.maxLag = $1 })),
+            accepts: "\(Values.text(BroadcasterConfiguration.maxLagRange)) seconds",
+            setting: station(Values.seconds(BroadcasterConfiguration.maxLagRange), { $0.broadcaster.maxLag = $1 }),
+            reload: .inPlaceWithinRing),
         .init(
             name: "max-lead", placeholder: "SECONDS",
             summary: "how far audio may run ahead of real time; a faster upstream is held or trimmed (default 1)",
-            accepts: "0.2 to 30 seconds", setting: station(Values.seconds(0.2...30), { $0.maxLead = $1 })),
+            accepts: "\(Values.text(StationConfiguration.maxLeadRange)) seconds",
+            setting: station(Values.seconds(StationConfiguration.maxLeadRange), { $0.maxLead = $1 }), reload: .inPlace),
         .init(
             name: "max-listeners", placeholder: "N", summary: "listeners per station (default 20000; 0 = no limit)",
-            accepts: "0 to 1000000",
-            setting: station(Values.integer(0...1_000_000), { $0.broadcaster.maxListeners = $1 }),
-            isServerDefault: true),
+            accepts: Values.text(BroadcasterConfiguration.listenerLimitRange),
+            setting: station(
+                Values.integer(BroadcasterConfiguration.listenerLimitRange), { $0.broadcaster.maxListeners = $1 }),
+            isServerDefault: true, reload: .inPlace),
         .init(
             name: "max-per-ip", placeholder: "N", summary: "listeners per client address (default 0 = no limit)",
-            accepts: "0 to 1000000", setting: station(Values.integer(0...1_000_000), { $0.broadcaster.maxPerIP = $1 }),
-            isServerDefault: true),
+            accepts: Values.text(BroadcasterConfiguration.listenerLimitRange),
+            setting: station(
+                Values.integer(BroadcasterConfiguration.listenerLimitRange), { $0.broadcaster.maxPerIP = $1 }),
+            isServerDefault: true, reload: .inPlace),
         .init(
             name: "proxy-protocol", placeholder: "yes|no",
             summary: "each connection (and --http's) starts with a balancer's PROXY header (default no)",
-            accepts: "yes or no", setting: station(Values.yesNo, { $0.broadcaster.proxyProtocol = $1 })),
+            accepts: "yes or no", setting: station(Values.yesNo, { $0.broadcaster.proxyProtocol = $1 }),
+            reload: .inPlace),
         .init(
             name: "proxy-from", placeholder: "ADDRS",
             summary: "balancers whose PROXY header is believed: ADDR[/BITS], … (default 127.0.0.0/8, ::1)",
             accepts: TrustedProxies.accepts,
-            setting: station(TrustedProxies.init(parsing:), { $0.broadcaster.proxyFrom = $1 }), isServerDefault: true),
+            setting: station(TrustedProxies.init(parsing:), { $0.broadcaster.proxyFrom = $1 }), isServerDefault: true,
+            reload: .inPlace),
         .init(
-            name: "complexity", placeholder: "N", summary: "libopus complexity (default 10)", accepts: "0 to 10",
-            setting: station(Values.integer(0...10), { $0.encoder.complexity = $1 })),
+            name: "complexity", placeholder: "N", summary: "libopus complexity (default 10)",
+            accepts: Values.text(EncoderConfiguration.complexityRange),
+            setting: station(Values.integer(EncoderConfiguration.complexityRange), { $0.encoder.complexity = $1 }),
+            reload: .inPlace),
         .init(
             name: "pace", placeholder: "auto|yes|no",
             summary: "read the upstream at real time, nothing dropped (auto: files and responses with a length)",
-            accepts: "auto, yes or no", setting: station(Values.pace, { $0.paced = $1 })),
+            accepts: "auto, yes or no", setting: station(Values.pace, { $0.paced = $1 }), reload: .inPlace),
         .init(
             name: "reconnect-max", placeholder: "SECONDS",
             summary: "longest wait between upstream reconnects; the waits grow from 1 s up to it (default 30)",
-            accepts: "1 to 3600 seconds", setting: station(Values.seconds(1...3600), Self.setReconnectMax)),
+            accepts: "\(Values.text(StationConfiguration.reconnectMaxRange)) seconds",
+            setting: station(Values.seconds(StationConfiguration.reconnectMaxRange), Self.setReconnectMax),
+            reload: .inPlace),
         .init(
             name: "chain-titles", placeholder: "yes|no",
             summary: "start a chained Ogg link at each new ICY title (default no: many players mishandle chaining)",
-            accepts: "yes or no", setting: station(Values.yesNo, { $0.chainTitles = $1 })),
+            accepts: "yes or no", setting: station(Values.yesNo, { $0.chainTitles = $1 }), reload: .inPlace),
         .init(
             name: "hls", placeholder: "yes|no",
             summary: "a live HLS stream per output at /NAME/live.m3u8 on the HTTP address (default yes)",
-            accepts: "yes or no", setting: station(Values.yesNo, { $0.hls = $1 })),
+            accepts: "yes or no", setting: station(Values.yesNo, { $0.hls = $1 }), reload: .restartsStation),
         .init(
             name: "mp3", placeholder: "yes|no",
             summary: "pass the MP3 upstream's own frames through at /NAME.mp3, titles in band (default no)",
-            accepts: "yes or no", setting: station(Values.yesNo, { $0.mp3 = $1 })),
+            accepts: "yes or no", setting: station(Values.yesNo, { $0.mp3 = $1 }), reload: .restartsStation),
         .init(
             name: "mp3-port", placeholder: "PORT",
             summary: "raw TCP port of the MP3 pass-through (default 0: any free port; listeners use /NAME.mp3)",
-            accepts: "0 to 65535", setting: station(Values.integer(0...65535), { $0.mp3Port = $1 })),
+            accepts: "0 to 65535", setting: station(Values.integer(0...65535), { $0.mp3Port = $1 }),
+            reload: .restartsStation),
         .init(
             name: "hls-segment", placeholder: "SECONDS", summary: "the longest HLS segment (default 2)",
-            accepts: "0.5 to 10 seconds",
-            setting: station(Values.seconds(HLSSegmenter.Settings.segmentRange), { $0.hlsSettings.segmentSeconds = $1 })
-        ),
+            accepts: "\(Values.text(HLSSegmenter.Settings.segmentRange)) seconds",
+            setting: station(
+                Values.seconds(HLSSegmenter.Settings.segmentRange), { $0.hlsSettings.segmentSeconds = $1 }),
+            reload: .restartsStation),
         .init(
             name: "hls-window", placeholder: "N", summary: "segments in the HLS playlist (default 6)",
-            accepts: "3 to 30",
-            setting: station(Values.integer(HLSSegmenter.Settings.windowRange), { $0.hlsSettings.window = $1 })),
+            accepts: Values.text(HLSSegmenter.Settings.windowRange),
+            setting: station(Values.integer(HLSSegmenter.Settings.windowRange), { $0.hlsSettings.window = $1 }),
+            reload: .restartsStation),
         .init(
             name: "mount", placeholder: "PATH", summary: "HTTP mount path (default NAME.opus)",
-            accepts: StationNames.mountRule, setting: station(Values.mount, { $0.mount = $1 })),
+            accepts: StationNames.mountRule, setting: station(Values.mount, { $0.mount = $1 }), reload: .restartsStation
+        ),
         .init(
             name: "display-name", placeholder: "TEXT", summary: "station name for HTTP listeners (icy-name)",
             accepts: "one line of 1 to 256 printable characters",
-            setting: station(Values.line, { $0.info.displayName = $1 })),
+            setting: station(Values.line, { $0.info.displayName = $1 }), reload: .inPlace),
         .init(
             name: "description", placeholder: "TEXT", summary: "station description (icy-description)",
             accepts: "one line of 1 to 256 printable characters",
-            setting: station(Values.line, { $0.info.description = $1 })),
+            setting: station(Values.line, { $0.info.description = $1 }), reload: .inPlace),
         .init(
             name: "genre", placeholder: "TEXT", summary: "genre (icy-genre)",
-            accepts: "one line of 1 to 256 printable characters", setting: station(Values.line, { $0.info.genre = $1 })),
+            accepts: "one line of 1 to 256 printable characters", setting: station(Values.line, { $0.info.genre = $1 }),
+            reload: .inPlace),
         .init(
             name: "url", placeholder: "URL", summary: "the station's web site (icy-url)",
-            accepts: "one line of 1 to 256 printable characters", setting: station(Values.line, { $0.info.url = $1 })),
+            accepts: "one line of 1 to 256 printable characters", setting: station(Values.line, { $0.info.url = $1 }),
+            reload: .inPlace),
         rendition,
         .init(
             name: "push", placeholder: "URL",
             summary: "also send the stream to an Icecast mount as its source (repeatable; default: none)",
             accepts: IcecastTarget.form, setting: Self.addPush, acceptsCredential: true, isRepeatable: true,
-            refusal: Self.pushRefusal),
+            reload: .inPlace, refusal: Self.pushRefusal),
         .init(
             name: "push-ca", placeholder: "FILE",
             summary: "PEM CA certificates icecasts:// pushes verify the server with (default: the system's)",
-            accepts: PushCA.accepts, setting: station(PushCA.path, { $0.pushCA = $1 }), refusal: PushCA.problem),
+            accepts: PushCA.accepts, setting: station(PushCA.path, { $0.pushCA = $1 }), reload: .inPlace,
+            refusal: PushCA.problem),
         .init(
             name: "name", placeholder: "NAME", summary: "station name in logs and URLs (default main)",
             accepts: "a non-empty name"),
@@ -140,13 +167,13 @@ extension OptionSpecification {
     /// `--port P`: the station's listening port (the demo takes it too).
     static let port = OptionSpecification(
         name: "port", placeholder: "P", summary: "listening TCP port (default 8000)", accepts: "1 to 65535",
-        setting: station(Values.integer(1...65535), { $0.broadcaster.port = $1 }))
+        setting: station(Values.integer(1...65535), { $0.broadcaster.port = $1 }), reload: .restartsStation)
 
     /// `--bind ADDR`: the station's listening address (the demo takes it too).
     static let bind = OptionSpecification(
         name: "bind", placeholder: "ADDR", summary: "listening address (default 0.0.0.0; :: for IPv6)",
         accepts: "an IPv4 or IPv6 address such as 0.0.0.0 or ::",
-        setting: station(Values.address, { $0.broadcaster.bind = $1 }))
+        setting: station(Values.address, { $0.broadcaster.bind = $1 }), reload: .restartsStation)
 
     /// `--rendition NAME:PORT:BITRATE[:mono]`, repeatable: another output of the same decoded audio on its own port,
     /// with the station's other settings. Not a config key: a config file has `[rendition STATION/NAME]` sections.

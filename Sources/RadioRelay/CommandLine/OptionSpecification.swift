@@ -2,11 +2,27 @@ import RadioRelayMedia
 import RadioRelayNet
 import RadioRelaySystem
 
-/// One `--flag VALUE` a command accepts: the single list that the parser, the help text and the config file's keys
-/// are all made from, so that a flag and its key cannot drift apart.
+/// One option: a `--flag VALUE` a command accepts, a config file's key, or both — the single table that the parser,
+/// the help text, the config file's `[server]` and `[station NAME]` keys and the reload plan are all made from, so
+/// that a flag and its key cannot drift apart, and a setting lives in one place: its reader (with its range), its
+/// default (in the value it sets), and what a reload does when it changes (`reload`).
 struct OptionSpecification: Sendable {
     /// Sets the option on a station from its text; false when the text is not a value the option accepts.
     typealias StationSetting = @Sendable (String, inout StationConfiguration) -> Bool
+    /// Sets the option on the server's settings from its text; false when the text is not a value it accepts.
+    typealias ServerSetting = @Sendable (String, inout ServerSettings) -> Bool
+
+    /// What the option sets.
+    enum Target: Sendable {
+        /// A station's setting: a `serve` flag and a `[station NAME]` key (and a `[server]` key when
+        /// `isServerDefault`).
+        case station(StationSetting)
+        /// The server's: a `[server]` key, and a `serve` flag when `isFlag`. `differs` compares two settings' values,
+        /// `shown` is the value as a log line quotes it (no secret).
+        case server(
+            ServerSetting, differs: @Sendable (ServerSettings, ServerSettings) -> Bool,
+            shown: @Sendable (ServerSettings) -> String)
+    }
 
     /// Without the dashes: "port".
     let name: String
@@ -16,17 +32,21 @@ struct OptionSpecification: Sendable {
     let summary: String
     /// What values it accepts, for error messages: "1 to 65535".
     let accepts: String
-    /// How the option sets a station. Nil for options that are not station settings (`name`, `log-level`,
-    /// `config`): only options with a setting are `[station NAME]` keys in a config file.
-    let setting: StationSetting?
+    /// What it sets; nil for options that only steer the command line (`name`, `config`, `rendition`).
+    let target: Target?
+    /// It is a flag of `serve` (false: a config file's key only, such as `status_token`).
+    let isFlag: Bool
     /// A config file may give the value as `@credential:NAME`, read from systemd's `$CREDENTIALS_DIRECTORY`, so that
     /// a secret (an upstream password) stays out of the world-readable file.
     let acceptsCredential: Bool
-    /// A config file's `[server]` section may set it too, as the default every station inherits.
+    /// A station setting that a config file's `[server]` section may set too, as the default every station
+    /// inherits.
     let isServerDefault: Bool
     /// The flag may be given several times, the key written several times in a section (`push`): each value adds
     /// one. Any other flag's last value wins, and a key given twice is an error.
     let isRepeatable: Bool
+    /// What a reload (SIGHUP) does when the value changes; nil for options a config file cannot set.
+    let reload: ReloadRule?
     /// Why a text is refused, when the option can say more than "use ACCEPTS"; the reason quotes no secret.
     let refusal: (@Sendable (String) -> String?)?
     /// The value as messages quote it: a push URL without its password.
@@ -34,19 +54,34 @@ struct OptionSpecification: Sendable {
 
     init(
         name: String, placeholder: String, summary: String, accepts: String, setting: StationSetting? = nil,
-        acceptsCredential: Bool = false, isServerDefault: Bool = false, isRepeatable: Bool = false,
-        refusal: (@Sendable (String) -> String?)? = nil, quoted: @escaping @Sendable (String) -> String = Redaction.text
+        target: Target? = nil, isFlag: Bool = true, acceptsCredential: Bool = false, isServerDefault: Bool = false,
+        isRepeatable: Bool = false, reload: ReloadRule? = nil, refusal: (@Sendable (String) -> String?)? = nil,
+        quoted: @escaping @Sendable (String) -> String = Redaction.text
     ) {
         self.name = name
         self.placeholder = placeholder
         self.summary = summary
         self.accepts = accepts
-        self.setting = setting
+        self.target = target ?? setting.map { .station($0) }
+        self.isFlag = isFlag
         self.acceptsCredential = acceptsCredential
         self.isServerDefault = isServerDefault
         self.isRepeatable = isRepeatable
+        self.reload = reload
         self.refusal = refusal
         self.quoted = quoted
+    }
+
+    /// How it sets a station, if it is a station setting.
+    var setting: StationSetting? {
+        if case .station(let setting) = target { return setting }
+        return nil
+    }
+
+    /// How it sets the server's settings, if it is a server setting.
+    var serverSetting: ServerSetting? {
+        if case .server(let setting, _, _) = target { return setting }
+        return nil
     }
 
     /// What is wrong with `text`, after the flag or key that carried it: "VALUE: use ACCEPTS", or the option's own
@@ -73,48 +108,12 @@ struct OptionSpecification: Sendable {
         }
     }
 
-    static let logLevel = OptionSpecification(
-        name: "log-level", placeholder: "LEVEL", summary: "least important log lines shown (default info)",
-        accepts: "error, warning, notice, info or debug")
-
-    static let http = OptionSpecification(
-        name: "http", placeholder: "[ADDR:]PORT",
-        summary: "also serve HTTP listeners (browsers, apps) at /NAME.opus, a page at / (default: off)",
-        accepts: "PORT, ADDR:PORT or [IPv6]:PORT, e.g. 8001 or 127.0.0.1:8001")
-
-    /// A config file's `[server] http_proxy_protocol` (no flag: `serve --proxy-protocol` covers `--http` too).
-    static let httpProxyProtocol = OptionSpecification(
-        name: "http-proxy-protocol", placeholder: "yes|no",
-        summary: "each HTTP connection starts with a load balancer's PROXY header (default no)",
-        accepts: "yes or no")
-
-    /// A config file's `[server] http_proxy_from` (no flag: `serve --proxy-from` covers `--http` too).
-    static let httpProxyFrom = OptionSpecification(
-        name: "http-proxy-from", placeholder: "ADDRS",
-        summary: "balancers whose PROXY header the HTTP address believes (default 127.0.0.0/8, ::1)",
-        accepts: TrustedProxies.accepts)
-
-    /// `--network-threads`, a config file's `[server] network_threads`: the loops that serve every output's
-    /// listeners.
-    static let networkThreads = OptionSpecification(
-        name: "network-threads", placeholder: "N",
-        summary: "loops serving listeners, shared by all stations (default auto: the CPUs it may use)",
-        accepts: "auto or 1 to 64")
-
-    /// `--access-log FILE`, a config file's `[server] access_log`: a line per listener when it leaves.
-    static let accessLog = OptionSpecification(
-        name: "access-log", placeholder: "FILE",
-        summary: "a line per listener when it leaves, in Icecast's combined format (default: none)",
-        accepts: "a file's absolute path")
-
-    static let status = OptionSpecification(
-        name: "status", placeholder: "ADDR:PORT",
-        summary: "status endpoint: /status.json, /metrics, /health (default: off)",
-        accepts: "ADDR:PORT such as 127.0.0.1:8080 or [::1]:8080")
-
     static let config = OptionSpecification(
         name: "config", placeholder: "FILE",
         summary: "run the stations of a config file (no station flags with it)", accepts: "a config file's path")
+
+    /// Every option of the table: `serve`'s flags, then the keys a config file has without a flag.
+    static var all: [OptionSpecification] { serve + fileOnly }
 
     /// The `serve` options that configure a station, which are also the `[station NAME]` keys of a config file.
     static var stationSettings: [OptionSpecification] { serve.filter { $0.setting != nil } }

@@ -2,28 +2,33 @@ import RadioRelayMedia
 import RadioRelayNet
 import RadioRelaySystem
 
-/// `serve` as parsed: the station and the log level.
+/// `serve` as parsed: the server's settings and its one station, both read through the option table as a config
+/// file's keys are; `configuration()` makes the `ServerConfiguration` a server runs from.
 package struct ServeOptions: Sendable, Equatable {
     /// The station; an empty `upstream` stands for the bundled demo sample (`resolvedStation`).
     package var station = StationConfiguration()
-    /// Log lines less important than this are dropped (`Log.threshold`).
-    package var logLevel = Log.Priority.info
-    /// Where HTTP listeners connect (`--http`); nil: raw TCP only.
-    package var http: ConfigFile.ListenAddress?
-    /// HTTP connections start with a PROXY header: `serve --proxy-protocol yes` puts both the station's port and
-    /// `--http` behind the balancer (a config file sets each on its own).
-    package var httpProxyProtocol: Bool { station.broadcaster.proxyProtocol }
-    /// The balancers `--http` believes: `--proxy-from`'s, as the station's port.
-    package var httpProxyFrom: TrustedProxies? { station.broadcaster.proxyFrom }
-    /// Where the status endpoint listens (`--status`); nil: none.
-    package var status: ConfigFile.ListenAddress?
-    /// `--network-threads`; nil: auto.
-    package var networkThreads: Int?
-    /// `--access-log`; nil: none.
-    package var accessLog: String?
+    /// The server's flags (`--status`, `--http`, `--network-threads`, `--access-log`, `--log-level`); no status
+    /// endpoint unless `--status` asks for one.
+    package var server = ServerSettings.commandLine
     /// The options whose value carries a secret in plain text (a URL's password or a query value, not an
     /// `@credential:NAME`): it works, but any user of the machine can read a command line.
     package var secretsOnCommandLine: [String] = []
+
+    /// Log lines less important than this are dropped (`Log.threshold`).
+    package var logLevel: Log.Priority { server.logLevel }
+    /// Where HTTP listeners connect (`--http`); nil: raw TCP only.
+    package var http: ListenAddress? { server.http }
+    /// Where the status endpoint listens (`--status`); nil: none.
+    package var status: ListenAddress? { server.status }
+    /// `--network-threads`; nil: auto.
+    package var networkThreads: Int? { server.networkThreads }
+    /// `--access-log`; nil: none.
+    package var accessLog: String? { server.accessLog }
+    /// HTTP connections start with a PROXY header: `serve --proxy-protocol yes` puts both the station's port and
+    /// `--http` behind the balancer (a config file sets each on its own).
+    package var httpProxyProtocol: Bool { server.httpProxyProtocol }
+    /// The balancers `--http` believes: `--proxy-from`'s, as the station's port.
+    package var httpProxyFrom: TrustedProxies? { server.httpProxyFrom }
 
     /// The warning for `secretsOnCommandLine`, naming the safer ways; nil when there is none.
     package var secretsWarning: String? {
@@ -51,6 +56,13 @@ package struct ServeOptions: Sendable, Equatable {
             resolved.upstream = sample
         }
         return resolved
+    }
+
+    /// What the server runs: these settings and the station (the demo sample where no upstream was given).
+    package func configuration(sample: @autoclosure () -> String? = BundledSample.path)
+        throws(ConfigurationError) -> ServerConfiguration
+    {
+        ServerConfiguration(server: server, stations: [try resolvedStation(sample: sample())])
     }
 
     init(_ scanner: ArgumentScanner) throws(UsageError) {
@@ -89,18 +101,28 @@ package struct ServeOptions: Sendable, Equatable {
         try readServerFlags(scanner)
     }
 
-    /// `--log-level`, `--http` and `--status`: what `serve` and the demo share.
+    /// The server's flags, read as `[server]` keys are; `--proxy-protocol` and `--proxy-from` cover `--http` too.
     mutating func readServerFlags(_ scanner: ArgumentScanner) throws(UsageError) {
-        logLevel = try scanner.value("log-level", Log.Priority.init(name:)) ?? .info
-        http = try scanner.value(OptionSpecification.http.name, ConfigFile.ListenAddress.init(parsingPortOrAddress:))
-        status = try scanner.value(OptionSpecification.status.name, ConfigFile.ListenAddress.init(parsing:))
-        networkThreads = try scanner.value(OptionSpecification.networkThreads.name, Values.networkThreads) ?? nil
-        accessLog = try scanner.value(OptionSpecification.accessLog.name, Values.absolutePath)
-        if let http, let status, ConfigFileReader.overlap(http, status) {
+        var server = ServerSettings.commandLine
+        for option in OptionSpecification.serverOptions
+        where option.isFlag
+            && scanner.options.contains(where: {
+                $0.name == option.name
+            })
+        {
+            guard let setting = option.serverSetting, let text = scanner.values[option.name] else { continue }
+            guard setting(text, &server) else {
+                throw scanner.error("--\(option.name) \(option.complaint(about: text))")
+            }
+        }
+        server.httpProxyProtocol = station.broadcaster.proxyProtocol
+        server.httpProxyFrom = station.broadcaster.proxyFrom
+        if let http = server.http, let status = server.status, ConfigFileReader.overlap(http, status) {
             throw scanner.error("--http \(http) and --status \(status) overlap: give each its own port")
         }
-        if let http, ConfigFileReader.overlap(http, ConfigFileReader.address(of: station)) {
+        if let http = server.http, ConfigFileReader.overlap(http, ConfigFileReader.address(of: station)) {
             throw scanner.error("--http \(http) overlaps the station's port \(station.broadcaster.port)")
         }
+        self.server = server
     }
 }

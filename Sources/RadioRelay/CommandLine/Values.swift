@@ -4,6 +4,23 @@ import RadioRelaySystem
 
 /// Readers of flag and config-file values: text to a value, or nil when the text is not one the flag accepts.
 enum Values {
+    /// "LOW to HIGH", as an option's `accepts` says a range (whole numbers without a fraction).
+    static func text(_ range: ClosedRange<Int>, joiner: String = " to ") -> String {
+        "\(range.lowerBound)\(joiner)\(range.upperBound)"
+    }
+
+    static func text(_ range: ClosedRange<Double>) -> String {
+        func number(_ value: Double) -> String {
+            value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+        }
+        return "\(number(range.lowerBound)) to \(number(range.upperBound))"
+    }
+
+    /// "6k to 510k": a bitrate range in thousands.
+    static func kilo(_ range: ClosedRange<Int>) -> String {
+        "\(range.lowerBound / 1000)k to \(range.upperBound / 1000)k"
+    }
+
     static func integer(_ range: ClosedRange<Int>) -> @Sendable (String) -> Int? {
         { Units.integer($0, in: range) }
     }
@@ -14,20 +31,21 @@ enum Values {
 
     /// 6k to 510k, the range libopus accepts.
     static func bitrate(_ text: String) -> Int? {
-        guard let bitrate = Units.bitrate(text), (6_000...510_000).contains(bitrate) else { return nil }
+        guard let bitrate = Units.bitrate(text), EncoderConfiguration.bitrateRange.contains(bitrate) else { return nil }
         return bitrate
     }
 
     /// A multiple of 20 ms (one Opus frame) from 20 to 1000.
     static func pageDuration(_ text: String) -> Int? {
-        guard let ms = Units.integer(text, in: 20...1000), ms % 20 == 0 else { return nil }
+        guard let ms = Units.integer(text, in: EncoderConfiguration.pageDurationRange), ms % 20 == 0 else { return nil }
         return ms
     }
 
     /// `auto` (nil inside) or a fixed interval, 0 to 2000 ms, in seconds.
     static func flush(_ text: String) -> Double?? {
         if text == "auto" { return .some(nil) }
-        guard let ms = Units.integer(text, in: 0...2000) else { return nil }  // not .some(nil): not a value
+        // not .some(nil): not a value
+        guard let ms = Units.integer(text, in: BroadcasterConfiguration.flushMillisecondsRange) else { return nil }
         return .some(Double(ms) / 1000)
     }
 
@@ -101,6 +119,30 @@ enum Values {
         return rendition
     }
 
+    /// `off` (nil inside) or an address `parse` reads.
+    static func listenAddressOrOff(_ parse: @escaping @Sendable (String) -> ListenAddress?)
+        -> @Sendable (String) -> ListenAddress??
+    {
+        { text in text == "off" ? .some(nil) : parse(text).map { .some($0) } }
+    }
+
+    /// Host names, comma-separated (blanks around each ignored): each 1 to 253 characters of letters, digits, `-`
+    /// and `.`, labels of 1 to 63.
+    static func hostNames(_ text: String) -> [String]? {
+        let names = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingBlanks() }
+        return names.allSatisfy(isHostName) ? names : nil
+    }
+
+    /// A DNS name: 1 to 253 characters of letters, digits, `-` and `.`, labels of 1 to 63.
+    static func isHostName(_ name: some StringProtocol) -> Bool {
+        guard (1...253).contains(name.count) else { return false }
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.allSatisfy { label in
+            (1...63).contains(label.count)
+                && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+        }
+    }
+
     /// An IPv4 or IPv6 literal the listening socket can bind.
     static func address(_ text: String) -> String? {
         SocketAddress(host: text, port: 0) == nil ? nil : text
@@ -108,6 +150,17 @@ enum Values {
 }
 
 extension Log.Priority {
+    /// "error", "warning", "notice", "info" or "debug".
+    var name: String {
+        switch self {
+        case .error: "error"
+        case .warning: "warning"
+        case .notice: "notice"
+        case .info: "info"
+        case .debug: "debug"
+        }
+    }
+
     /// "error", "warning", "notice", "info" or "debug".
     init?(name: String) {
         switch name {

@@ -10,12 +10,12 @@ extension ConfigFileReader {
     /// One listening output: a station's own or a rendition's, with the line its address comes from.
     struct PlacedAddress {
         let what: String
-        let address: ConfigFile.ListenAddress
+        let address: ListenAddress
         let line: Int
         let isStation: Bool
     }
 
-    mutating func checkAddresses(_ stations: [PlacedStation], status: ConfigFile.ListenAddress?, statusLine: Int?) {
+    mutating func checkAddresses(_ stations: [PlacedStation], status: ListenAddress?, statusLine: Int?) {
         var outputs: [PlacedAddress] = []
         for placed in stations {
             let station = placed.station
@@ -23,7 +23,7 @@ extension ConfigFileReader {
                 outputs.append(
                     PlacedAddress(
                         what: StationConfiguration.describe(output, of: station.name),
-                        address: ConfigFile.ListenAddress(host: output.broadcaster.bind, port: output.broadcaster.port),
+                        address: ListenAddress(host: output.broadcaster.bind, port: output.broadcaster.port),
                         line: placed.addressLines[index], isStation: output.name == nil))
             }
         }
@@ -46,14 +46,14 @@ extension ConfigFileReader {
 
     /// The HTTP address overlaps no output (a station's or a rendition's port) and not the status endpoint.
     mutating func checkHTTP(
-        _ stations: [PlacedStation], server: ConfigFile.ServerSettings, httpLine: Int?, statusLine: Int?
+        _ stations: [PlacedStation], server: ServerSettings, httpLine: Int?, statusLine: Int?
     ) {
         guard let http = server.http else { return }
         let line = httpLine ?? 0
         for placed in stations {
             let station = placed.station
             for (index, output) in station.outputSettings.enumerated() {
-                let address = ConfigFile.ListenAddress(host: output.broadcaster.bind, port: output.broadcaster.port)
+                let address = ListenAddress(host: output.broadcaster.bind, port: output.broadcaster.port)
                 guard Self.overlap(address, http) else { continue }
                 let what = StationConfiguration.describe(output, of: station.name)
                 let at = index < placed.addressLines.count ? " (line \(placed.addressLines[index]))" : ""
@@ -66,12 +66,12 @@ extension ConfigFileReader {
         }
     }
 
-    static func address(of station: StationConfiguration) -> ConfigFile.ListenAddress {
-        ConfigFile.ListenAddress(host: station.broadcaster.bind, port: station.broadcaster.port)
+    static func address(of station: StationConfiguration) -> ListenAddress {
+        ListenAddress(host: station.broadcaster.bind, port: station.broadcaster.port)
     }
 
     /// Whether binding both would clash. Addresses are compared as bytes, so `::1` and `0:0::1` are one address.
-    static func overlap(_ a: ConfigFile.ListenAddress, _ b: ConfigFile.ListenAddress) -> Bool {
+    static func overlap(_ a: ListenAddress, _ b: ListenAddress) -> Bool {
         guard a.port == b.port, let x = bytes(of: a.host), let y = bytes(of: b.host) else { return false }
         return x.allSatisfy { $0 == 0 } || y.allSatisfy { $0 == 0 } || x == y
     }

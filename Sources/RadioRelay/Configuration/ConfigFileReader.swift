@@ -9,25 +9,6 @@ struct ConfigFileReader {
     var problems: ConfigFileProblems
     let credentialsDirectory: String?
 
-    /// The keys of `[server]` besides the inherited station settings.
-    static let statusKey = "status"
-    static let statusTokenKey = "status_token"
-    static let statusHostsKey = "status_hosts"
-    static let statusHostsAccepts = "host names, comma-separated, e.g. relay1.example.org, relay1"
-
-    /// A DNS name: 1 to 253 characters of letters, digits, `-` and `.`, labels of 1 to 63.
-    static func isHostName(_ name: some StringProtocol) -> Bool {
-        guard (1...253).contains(name.count) else { return false }
-        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
-        return labels.allSatisfy { label in
-            (1...63).contains(label.count)
-                && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
-        }
-    }
-    static let statusAccepts = "ADDR:PORT such as 127.0.0.1:8080 or [::1]:8080, or off"
-    static let httpKey = "http"
-    static let httpAccepts = "PORT, ADDR:PORT such as 0.0.0.0:8001 or [::]:8001, or off"
-
     init(file: String, credentialsDirectory: String?) {
         problems = ConfigFileProblems(file: file)
         self.credentialsDirectory = credentialsDirectory
@@ -43,16 +24,16 @@ struct ConfigFileReader {
         var mp3Lines = (mount: 0, address: 0)
     }
 
-    mutating func read(_ text: String) throws(ConfigFileError) -> ConfigFile {
+    mutating func read(_ text: String) throws(ConfigFileError) -> ServerConfiguration {
         let lines = ConfigFileLines(text, problems: &problems)
-        var result = ConfigFile()
+        var result = ServerConfiguration()
         var serverLine: Int?
         var statusLine: Int?
         var httpLine: Int?
         for section in lines.sections where section.header == .server {
             if let first = serverLine {
                 problems.add(section.line, "a second [server] section (the first is at line \(first)): keep one")
-                var ignored = ConfigFile.ServerSettings()
+                var ignored = ServerSettings()
                 _ = readServer(section, into: &ignored)
             } else {
                 serverLine = section.line
@@ -107,86 +88,59 @@ struct ConfigFileReader {
         return result
     }
 
-    /// Reads `[server]`; returns the lines of its `status` and `http` keys.
-    private mutating func readServer(_ section: ConfigFileLines.Section, into server: inout ConfigFile.ServerSettings)
+    /// Reads `[server]`: the table's server options and the station settings every station inherits
+    /// (`isServerDefault`); returns the lines of its `status` and `http` keys.
+    private mutating func readServer(_ section: ConfigFileLines.Section, into server: inout ServerSettings)
         -> (status: Int?, http: Int?)
     {
+        let options = OptionSpecification.serverOptions
         let defaults = OptionSpecification.stationSettings.filter(\.isServerDefault)
-        let logLevel = OptionSpecification.logLevel
-        let httpProxy = OptionSpecification.httpProxyProtocol
-        let httpProxyFrom = OptionSpecification.httpProxyFrom
-        let threads = OptionSpecification.networkThreads
-        let accessLog = OptionSpecification.accessLog
-        let keys =
-            [
-                Self.statusKey, Self.statusTokenKey, Self.statusHostsKey, Self.httpKey, httpProxy.key,
-                httpProxyFrom.key, threads.key, accessLog.key,
-                logLevel.key,
-            ] + defaults.map(\.key)
+        let keys = options.map(\.key) + defaults.map(\.key)
         var seen: [String: Int] = [:]
         for entry in section.entries where firstTime(entry, &seen) {
             guard let value = entry.value else { continue }
-            switch entry.key {
-            case Self.statusKey:
-                guard hasValue(entry.key, value, line: entry.line, accepts: Self.statusAccepts) else { continue }
-                if value == "off" {
-                    server.status = nil
-                } else if let address = ConfigFile.ListenAddress(parsing: value) {
-                    server.status = address
-                } else {
-                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(Self.statusAccepts)")
+            if let option = options.first(where: { $0.key == entry.key }) {
+                if !applyServer(value, line: entry.line, option, to: &server)
+                    && entry.key == OptionSpecification.status.key
+                {
                     server.status = nil  // unknown, so no station is said to overlap it
                 }
-            case Self.httpKey:
-                guard hasValue(entry.key, value, line: entry.line, accepts: Self.httpAccepts) else { continue }
-                if value == "off" {
-                    server.http = nil
-                } else if let address = ConfigFile.ListenAddress(parsingPortOrAddress: value) {
-                    server.http = address
-                } else {
-                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(Self.httpAccepts)")
-                }
-            case httpProxy.key:
-                if let on = self.value(entry, value, for: httpProxy, Values.yesNo) { server.httpProxyProtocol = on }
-            case Self.statusTokenKey:
-                guard let text = credential(value, line: entry.line) else { continue }
-                guard hasValue(entry.key, value, line: entry.line, accepts: StatusToken.accepts) else { continue }
-                if let token = StatusToken(text) {
-                    server.statusAccess.token = token
-                } else {
-                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(StatusToken.accepts)")
-                }
-            case Self.statusHostsKey:
-                guard hasValue(entry.key, value, line: entry.line, accepts: Self.statusHostsAccepts) else { continue }
-                let names = value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingBlanks() }
-                if names.allSatisfy(Self.isHostName) {
-                    server.statusAccess = StatusAccess(token: server.statusAccess.token, names: names)
-                } else {
-                    problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(Self.statusHostsAccepts)")
-                }
-            case httpProxyFrom.key:
-                if let trusted = self.value(entry, value, for: httpProxyFrom, TrustedProxies.init(parsing:)) {
-                    server.httpProxyFrom = trusted
-                }
-            case threads.key:
-                if let count = self.value(entry, value, for: threads, Values.networkThreads) {
-                    server.networkThreads = count
-                }
-            case accessLog.key:
-                if let path = self.value(entry, value, for: accessLog, Values.absolutePath) { server.accessLog = path }
-            case logLevel.key:
-                if let level = self.value(entry, value, for: logLevel, Log.Priority.init(name:)) {
-                    server.logLevel = level
-                }
-            default:
-                if let option = defaults.first(where: { $0.key == entry.key }) {
-                    _ = apply(entry.key, value, line: entry.line, option, to: &server.stationDefaults)
-                } else {
-                    problems.add(entry.line, Self.unknownKey(entry.key, in: "[server]", keys: keys))
-                }
+            } else if let option = defaults.first(where: { $0.key == entry.key }) {
+                _ = apply(entry.key, value, line: entry.line, option, to: &server.stationDefaults)
+            } else {
+                problems.add(entry.line, Self.unknownKey(entry.key, in: "[server]", keys: keys))
             }
         }
-        return (seen[Self.statusKey], seen[Self.httpKey])
+        return (seen[OptionSpecification.status.key], seen[OptionSpecification.http.key])
+    }
+
+    /// Sets one `[server]` key, reading `@credential:NAME` first where the key allows it.
+    private mutating func applyServer(
+        _ value: String, line: Int, _ option: OptionSpecification, to server: inout ServerSettings
+    ) -> Bool {
+        guard let setting = option.serverSetting else { return false }
+        let section = OptionSpecification.serverOptions + OptionSpecification.stationSettings.filter(\.isServerDefault)
+        return set(option.key, value, line: line, option, among: section) { setting($0, &server) } != nil
+    }
+
+    /// The text of a key's value (`@credential:NAME` read first where the key allows it) once `store` took it; nil,
+    /// with a problem at `line`, when it is empty, cannot come from a credential, or is not a value the option takes.
+    /// Messages quote the file (`@credential:NAME`) or the value redacted (`Redaction`), never a secret.
+    private mutating func set(
+        _ key: String, _ value: String, line: Int, _ option: OptionSpecification,
+        among section: [OptionSpecification], _ store: (String) -> Bool
+    ) -> String? {
+        if Credentials.reference(in: value) != nil && !option.acceptsCredential {
+            let keys = section.filter(\.acceptsCredential).map(\.key)
+            problems.add(line, "\(key) cannot come from a credential: only \(Self.list(keys)) can")
+            return nil
+        }
+        guard let text = credential(value, line: line) else { return nil }
+        guard hasValue(key, value, line: line, accepts: option.accepts), store(text) else {
+            if !value.isEmpty { problems.add(line, "\(key) = \(option.complaint(about: text, as: value))") }
+            return nil
+        }
+        return text
     }
 
     /// Reads a station's keys over `station`; returns whether all were good (and `upstream` given), and the lines
@@ -260,19 +214,10 @@ struct ConfigFileReader {
         _ key: String, _ value: String, line: Int, _ option: OptionSpecification,
         to station: inout StationConfiguration
     ) -> Bool {
-        if Credentials.reference(in: value) != nil && !option.acceptsCredential {
-            let keys = OptionSpecification.stationSettings.filter(\.acceptsCredential).map(\.key)
-            problems.add(line, "\(key) cannot come from a credential: only \(Self.list(keys)) can")
-            return false
-        }
-        guard let text = credential(value, line: line) else { return false }
-        // Messages quote the file (`@credential:NAME`) or the value redacted (`Redaction`), never a secret.
-        guard hasValue(key, value, line: line, accepts: option.accepts), let setting = option.setting,
-            setting(text, &station)
-        else {
-            if !value.isEmpty { problems.add(line, "\(key) = \(option.complaint(about: text, as: value))") }
-            return false
-        }
+        guard let setting = option.setting,
+            let text = set(
+                key, value, line: line, option, among: OptionSpecification.stationSettings, { setting($0, &station) })
+        else { return false }
         if option.name == "upstream" {
             do {
                 _ = try UpstreamURL.classify(text)

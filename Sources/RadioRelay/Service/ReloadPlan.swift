@@ -2,6 +2,20 @@ import RadioRelayMedia
 import RadioRelayNet
 import RadioRelaySystem
 
+/// What a reload (SIGHUP) does when one option's value changes: each option of the table says (`OptionSpecification
+/// .reload`), and the plan carries it out.
+package enum ReloadRule: String, Sendable, Equatable, CaseIterable {
+    /// Applied to what runs: listeners, pipeline and Ogg stream go on.
+    case inPlace = "in place"
+    /// In place while the station's page rings hold what it asks for (a lag or burst they were sized for); beyond
+    /// that, the station restarts.
+    case inPlaceWithinRing = "in place within the page ring, else a station restart"
+    /// The station restarts on its listening sockets (its listeners are closed; new ones wait in the backlog).
+    case restartsStation = "a station restart"
+    /// Only a restart of the process applies it: a reload logs the key by name, and the running value stays.
+    case restartsProcess = "a process restart"
+}
+
 /// What a reload does to the running stations, decided from the old and new configurations alone (a pure value).
 ///
 /// A station is matched by name. Unchanged: kept as it is (listeners, pipeline and Ogg stream go on, no new headers).
@@ -11,12 +25,42 @@ import RadioRelaySystem
 /// lag or burst a page ring was not sized for: restarted, which closes its listeners. New names start; missing names
 /// stop.
 package struct ReloadPlan: Equatable, Sendable {
+    /// A `[server]` key whose value changed, with what the reload does about it (its option's rule).
+    package struct ServerChange: Equatable, Sendable {
+        package var key: String
+        package var rule: ReloadRule
+        /// The running value and the new one, as a log line quotes them (no secret).
+        package var running: String
+        package var new: String
+    }
+
+    /// The server's keys that changed, in the table's order: `inPlace` ones are applied, `restartsProcess` ones are
+    /// logged by name and left as they run.
+    package var server: [ServerChange] = []
     package var start: [StationConfiguration] = []
     package var stop: [String] = []
     package var update: [StationConfiguration] = []
     package var restart: [StationConfiguration] = []
     package var keep: [String] = []
 
+    /// The plan for a whole configuration: the server's keys, then the stations.
+    /// - Parameter fits: whether a running station (by name) can take a new configuration in place.
+    package init(
+        running: ServerConfiguration, new: ServerConfiguration, fits: (StationConfiguration) -> Bool
+    ) {
+        self.init(running: running.stations, new: new.stations, fits: fits)
+        for option in OptionSpecification.serverOptions {
+            guard case .server(_, let differs, let shown) = option.target, differs(running.server, new.server) else {
+                continue
+            }
+            server.append(
+                ServerChange(
+                    key: option.key, rule: option.reload ?? .restartsProcess, running: shown(running.server),
+                    new: shown(new.server)))
+        }
+    }
+
+    /// The plan for the stations alone.
     /// - Parameter fits: whether a running station (by name) can take a new configuration in place.
     package init(
         running: [StationConfiguration], new: [StationConfiguration], fits: (StationConfiguration) -> Bool
@@ -45,6 +89,13 @@ package struct ReloadPlan: Equatable, Sendable {
             }
         }
         stop = running.map(\.name).filter { !names.contains($0) }
+    }
+
+    /// The log line for each server key that takes a restart of the process.
+    package var processRestarts: [String] {
+        server.filter { $0.rule == .restartsProcess }.map {
+            "reload: [server] \($0.key) = \($0.new) takes a restart of the process; it stays \($0.running) until then"
+        }
     }
 
     /// One line for the log: what the reload does.

@@ -3,21 +3,22 @@ import RadioRelayNet
 import RadioRelaySystem
 import Synchronization
 
-/// SIGHUP: the configuration file read again and applied to the running stations (see `ReloadPlan`). A file that
-/// does not parse changes nothing: its errors are logged and every station goes on.
+/// SIGHUP: the configuration read again and applied as a `ReloadPlan` over the whole of it — each changed server key
+/// in place or, if only a process restart can apply it, logged by name; each station kept, updated, restarted,
+/// started or stopped. A configuration that does not parse changes nothing: its errors are logged and every station
+/// goes on. Every SIGHUP also opens the access log's file again (logrotate moved it).
 extension Server {
     func reloadConfiguration() {
-        // The access log's file again, whatever else the reload does (logrotate moved the old one away).
-        AccessLog.shared.reopen()
+        accessLog.reopen()
         guard let reload else {
             Log.notice("SIGHUP: the stations did not come from a config file (--config); nothing to reload")
             return
         }
         notifier.reloading()
         defer { notifier.ready(status: statusLine()) }
-        let file: ConfigFile
+        let new: ServerConfiguration
         do {
-            file = try reload()
+            new = try reload()
         } catch let error as ConfigFileError {
             for message in error.messages { Log.error("reload: \(message)") }
             Log.error("reload: the configuration has errors; every station goes on as it was")
@@ -26,57 +27,70 @@ extension Server {
             Log.error("reload: \(error); every station goes on as it was")
             return
         }
-        Log.threshold = logLevelOverride ?? file.server.logLevel
-        if file.server.accessLog != AccessLog.shared.path {
-            Log.warning(
-                "reload: [server] access_log = \(file.server.accessLog ?? "none") takes a restart; the access log "
-                    + "stays \(AccessLog.shared.path ?? "off") until then")
+        let plan = ReloadPlan(running: configuration, new: new) { station in
+            stations.first { $0.name == station.name }?.canUpdate(to: station) ?? false
         }
-        let running = http.map { ConfigFile.ListenAddress(host: $0.address.host, port: Int($0.address.port)) }
-        if file.server.http != running {
-            Log.warning(
-                "reload: [server] http = \(file.server.http?.description ?? "off") takes a restart; HTTP listeners "
-                    + "stay on \(running?.description ?? "off") until then")
-        }
-        if let http, http.proxyProtocol.load(ordering: .relaxed) != file.server.httpProxyProtocol {
-            http.setProxyProtocol(file.server.httpProxyProtocol)
-            Log.notice(
-                "reload: http_proxy_protocol = \(file.server.httpProxyProtocol ? "yes" : "no") for new connections")
-        }
-        if let status, status.access != file.server.statusAccess {
-            status.setAccess(file.server.statusAccess)
-            Log.notice("reload: status_token and status_hosts for new requests")
-        }
-        if let http, http.trustedProxies != file.server.httpProxyFrom ?? .loopback {
-            http.setTrustedProxies(file.server.httpProxyFrom ?? .loopback)
-            Log.notice("reload: http_proxy_from = \(file.server.httpProxyFrom ?? .loopback) for new connections")
-        }
-        let plan = ReloadPlan(running: stations.map(\.configuration), new: file.stations) { configuration in
-            stations.first { $0.name == configuration.name }?.canUpdate(to: configuration) ?? false
-        }
+        applyServerChanges(plan, new: new.server)
         for name in plan.stop {
             stations.first { $0.name == name }?.stop(timeout: 5)
             stations.removeAll { $0.name == name }
         }
-        for configuration in plan.update {
+        for station in plan.update {
             do {
-                try stations.first { $0.name == configuration.name }?.update(configuration)
+                try stations.first { $0.name == station.name }?.update(station)
             } catch {
-                Log.error("reload: station \(configuration.name): \(error)")
+                Log.error("reload: station \(station.name): \(error)")
             }
         }
         var failed: [String] = []
-        for configuration in plan.restart where !restartStation(configuration) { failed.append(configuration.name) }
-        for configuration in plan.start where !startStation(configuration) { failed.append(configuration.name) }
+        for station in plan.restart where !restartStation(station) { failed.append(station.name) }
+        for station in plan.start where !startStation(station) { failed.append(station.name) }
+        configuration.stations = stations.map(\.configuration)
         // What happened, not what was planned: a station that could not (re)start is named as such.
         Log.notice("reload: \(plan.summary(failed: failed))")
+    }
+
+    /// The server's keys: those that apply in place are applied (and become the running configuration's), those
+    /// that take a restart of the process are logged by name and keep their running value.
+    private func applyServerChanges(_ plan: ReloadPlan, new: ServerSettings) {
+        var running = configuration.server
+        for change in plan.server {
+            guard change.rule == .inPlace else { continue }
+            switch change.key {
+            case OptionSpecification.logLevel.key:
+                running.logLevel = new.logLevel
+            case OptionSpecification.httpProxyProtocol.key:
+                running.httpProxyProtocol = new.httpProxyProtocol
+                http?.setProxyProtocol(new.httpProxyProtocol)
+            case OptionSpecification.httpProxyFrom.key:
+                running.httpProxyFrom = new.httpProxyFrom
+                http?.setTrustedProxies(new.httpProxyFrom ?? .loopback)
+            case OptionSpecification.statusToken.key, OptionSpecification.statusHosts.key:
+                running.statusAccess = new.statusAccess
+                status?.setAccess(new.statusAccess)
+            default:
+                Log.error("reload: [server] \(change.key) has no in-place rule carried out; it stays as it runs")
+                continue
+            }
+            Log.notice("reload: [server] \(change.key) = \(change.new) (was \(change.running)), in place")
+        }
+        for line in plan.processRestarts { Log.warning(line) }
+        Log.threshold = logLevelOverride ?? running.logLevel
+        running.stationDefaults = new.stationDefaults
+        configuration.server = running
+    }
+
+    /// The services a new station runs with: the server's loops, listener places and access log.
+    private var services: ListenerServices {
+        ListenerServices(pool: pool, budget: budget, accessLog: accessLog)
     }
 
     /// A new station; one that cannot start (its port taken) is logged and left out. Returns whether it runs.
     private func startStation(_ configuration: StationConfiguration) -> Bool {
         do {
-            let station = try Station(configuration)
+            let station = try Station(configuration, services: services, onUnexpectedExit: onUnexpectedExit)
             try station.start()
+            try station.pushService.start()
             stations.append(station)
             logRelays(station)
             return true
@@ -97,7 +111,9 @@ extension Server {
         let successor: Station
         do {
             let sockets = try old.listeningSockets(for: configuration)
-            successor = try Station(configuration, adoptedSocket: sockets.main, renditionSockets: sockets.renditions)
+            successor = try Station(
+                configuration, services: services, adoptedSocket: sockets.main, renditionSockets: sockets.renditions,
+                onUnexpectedExit: onUnexpectedExit)
         } catch {
             Log.error("reload: station \(configuration.name) cannot restart: \(error); it goes on as it was")
             return false
@@ -106,7 +122,9 @@ extension Server {
         stations[index] = successor
         do {
             try successor.start()
+            try successor.pushService.start()
         } catch {
+            successor.stop(timeout: 5)
             stations.remove(at: index)
             Log.error("reload: station \(configuration.name) stopped: its successor cannot start: \(error)")
             return false

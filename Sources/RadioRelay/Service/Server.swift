@@ -5,16 +5,26 @@ import RadioRelayNet
 import RadioRelaySystem
 import Synchronization
 
-/// Runs stations until SIGTERM or SIGINT: starts them in order as one service group, reports to systemd (READY,
-/// STATUS, WATCHDOG, RELOADING, STOPPING), reloads its configuration on SIGHUP (`Server+Reload.swift`), and stops
-/// the stations in reverse order.
+/// The one place that builds a server from its configuration: the network loops, the access log, the stations
+/// (each handed the loops, the listener places and the access log), their pushes, the HTTP front end and the status
+/// endpoint — every one a service of one `ServiceGroup`, started in that order and stopped in reverse. Nothing is
+/// global: two servers in one process each have their own (they may share a `ListenerBudget`, which the caller
+/// derives once from the process's open-files limit and hands to both); `start` and `stop` are calls.
 ///
-/// The watchdog is pinged only while every thread of every station (and the status endpoint's) keeps beating: a
-/// pipeline or network loop that hangs stops the pings, and systemd restarts the service (`WatchdogSec=`).
-///
-/// With a status address, the status endpoint (`StatusServer`: `/status.json`, `/metrics`, `/health`) is bound at
-/// once and runs as the group's last service, so it starts after every station and stops before them.
+/// What stays process-wide is `run`'s: the log level, the signals (SIGTERM and SIGINT stop, SIGHUP reloads the
+/// configuration: `Server+Reload.swift`), and the conversation with systemd (READY, STATUS, WATCHDOG, RELOADING,
+/// STOPPING). The watchdog is pinged only while every thread of every station (and the front end's and the status
+/// endpoint's) keeps beating: a pipeline or network loop that hangs stops the pings, and systemd restarts the
+/// service (`WatchdogSec=`).
 package final class Server {
+    /// What runs: the configuration it was made from, with what reloads applied since.
+    package internal(set) var configuration: ServerConfiguration
+    /// The network loops every output's listeners are served by.
+    package let pool: NetworkPool
+    /// The access log (off unless `access_log` names a file).
+    package let accessLog: AccessLog
+    /// The listener places all its outputs share.
+    package let budget: ListenerBudget
     /// The stations running now (a reload adds, replaces and removes some). Confined to the calling thread.
     package internal(set) var stations: [Station] {
         didSet {
@@ -22,70 +32,142 @@ package final class Server {
             http?.setStations(stations)
         }
     }
-    /// The status endpoint, when a status address was given.
+    /// The status endpoint, when the configuration has a status address.
     package let status: StatusServer?
-    /// The public HTTP address (mounts, `/`, events), when one was given.
+    /// The public HTTP address (mounts, `/`, events), when the configuration has one.
     package let http: HTTPFront?
     /// Starts everything in order (stopping what started if one fails); dropped once all run, so that a station a
     /// reload stops is released at once (its listening socket closed, its port free for its successor).
     private var group: ServiceGroup?
+    private let accessLogService: AccessLogService
     let notifier = SystemdNotifier()
     /// Reads the configuration again on SIGHUP; nil when the stations did not come from a file.
-    let reload: (() throws -> ConfigFile)?
+    let reload: (() throws -> ServerConfiguration)?
     /// The log level the command line forced (it wins over the file's on a reload too).
     let logLevelOverride: Log.Priority?
+    let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
-    package convenience init(
-        stations: [Station], reload: (() throws -> ConfigFile)? = nil, logLevelOverride: Log.Priority? = nil
-    ) {
-        self.init(stations: stations, statusServer: nil, reload: reload, logLevelOverride: logLevelOverride)
-    }
-
-    /// - Parameter status: where the status endpoint listens; nil: no endpoint. Binding it can fail (address in
-    ///   use, no permission), which is thrown here, before anything starts.
-    /// - Parameter statusLimits: its request size, timeout and connection limits (tests shorten the timeout).
-    /// - Parameter statusSocket: an already listening socket for it (socket activation) instead of binding.
-    /// - Parameter http: where HTTP listeners connect; nil: raw TCP only. Bound here too.
-    /// - Parameter httpProxyProtocol: HTTP connections start with a PROXY header from a load balancer.
-    /// - Parameter httpProxyFrom: the balancers whose header is believed; nil: loopback only.
-    package convenience init(
-        stations: [Station], status: SocketAddress?, statusLimits: StatusServer.Limits = StatusServer.Limits(),
-        statusSocket: Int32? = nil, statusAccess: StatusAccess = StatusAccess(), http: SocketAddress? = nil,
-        httpSocket: Int32? = nil,
-        httpProxyProtocol: Bool = false, httpProxyFrom: TrustedProxies? = nil, reload: (() throws -> ConfigFile)? = nil,
-        logLevelOverride: Log.Priority? = nil
-    ) throws {
-        let endpoint = try status.map {
-            try StatusServer(
-                address: $0, stations: stations, limits: statusLimits, adoptedSocket: statusSocket,
-                access: statusAccess)
-        }
-        let front = try http.map {
-            try HTTPFront(
-                address: $0, stations: stations, adoptedSocket: httpSocket, proxyProtocol: httpProxyProtocol,
-                trustedProxies: httpProxyFrom ?? .loopback)
-        }
-        self.init(
-            stations: stations, statusServer: endpoint, http: front, reload: reload,
-            logLevelOverride: logLevelOverride)
-    }
-
+    /// Builds every part now — binding every listening address (or adopting the sockets systemd `passed`), so that
+    /// a taken port or a bad address fails here, before anything starts.
+    /// - Parameters:
+    ///   - budget: the listener places, shared by every server of the process (`ResourceLimits.apply` caps it).
+    ///   - passed: the listening sockets systemd passed (socket activation), given to the stations, renditions,
+    ///     status endpoint and HTTP address they name; the others bind their own.
+    ///   - statusLimits, httpLimits: the endpoints' request limits (tests shorten them).
     package init(
-        stations: [Station], statusServer: StatusServer?, http: HTTPFront? = nil,
-        reload: (() throws -> ConfigFile)? = nil, logLevelOverride: Log.Priority? = nil
-    ) {
-        self.stations = stations
-        self.status = statusServer
-        self.http = http
-        // Every network loop of the process's pool, by thread name, and the HTTP front end.
-        let pool = NetworkPool.process.snapshot?.members.map { ($0.name, $0.activity) } ?? []
-        statusServer?.reportLoops(pool + (http.map { [("http", $0.activity)] } ?? []))
-        // The HTTP front end starts after the stations it hands listeners to, the status endpoint last.
-        let services: [any Service] = stations + (http.map { [$0] } ?? []) + (statusServer.map { [$0] } ?? [])
-        self.group = ServiceGroup(services)
+        _ configuration: ServerConfiguration, budget: ListenerBudget, passed: [SocketActivation.Passed] = [],
+        reload: (() throws -> ServerConfiguration)? = nil, logLevelOverride: Log.Priority? = nil,
+        statusLimits: StatusServer.Limits = StatusServer.Limits(), httpLimits: HTTPFront.Limits = HTTPFront.Limits(),
+        onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
+    ) throws {
+        let settings = configuration.server
+        self.configuration = configuration
+        self.budget = budget
         self.reload = reload
         self.logLevelOverride = logLevelOverride
+        self.onUnexpectedExit = onUnexpectedExit
+        pool = try NetworkPool(threads: Self.loops(settings), onUnexpectedExit: onUnexpectedExit)
+        accessLog = AccessLog()
+        accessLogService = AccessLogService(log: accessLog, path: settings.accessLog)
+        let assignment = try SocketActivation.assign(
+            passed, to: configuration.stations.flatMap(SocketActivation.listeners(of:)),
+            status: settings.status.map { ($0.host, $0.port) }, http: settings.http.map { ($0.host, $0.port) })
+        let services = ListenerServices(pool: pool, budget: budget, accessLog: accessLog)
+        var stations: [Station] = []
+        for station in configuration.stations {
+            stations.append(
+                try Station(
+                    station, services: services, adoptedSocket: assignment.stations[station.name],
+                    renditionSockets: assignment.renditions(of: station), onUnexpectedExit: onUnexpectedExit))
+        }
+        self.stations = stations
+        status = try settings.status.map {
+            try StatusServer(
+                address: try Self.socketAddress($0, "status"), stations: stations, limits: statusLimits,
+                adoptedSocket: assignment.status, access: settings.statusAccess, onUnexpectedExit: onUnexpectedExit)
+        }
+        http = try settings.http.map {
+            try HTTPFront(
+                address: try Self.socketAddress($0, "http"), stations: stations, limits: httpLimits,
+                adoptedSocket: assignment.http, budget: budget, proxyProtocol: settings.httpProxyProtocol,
+                trustedProxies: settings.httpProxyFrom ?? .loopback, onUnexpectedExit: onUnexpectedExit)
+        }
+        // Every network loop of the pool, by thread name, and the HTTP front end.
+        status?.reportLoops(pool.members.map { ($0.name, $0.activity) } + (http.map { [("http", $0.activity)] } ?? []))
+        // The loops first, the access log, each station then its pushes, the HTTP front end (after the stations it
+        // hands listeners to), the status endpoint last.
+        let parts: [any Service] =
+            [pool, accessLogService] + stations.flatMap { [$0, $0.pushService] as [any Service] }
+            + (http.map { [$0] } ?? []) + (status.map { [$0] } ?? [])
+        group = ServiceGroup(parts)
     }
+
+    /// The network loops for `settings`: its `network_threads`, else the CPUs the process may use.
+    package static func loops(_ settings: ServerSettings) -> Int {
+        settings.networkThreads ?? NetworkThreads.automatic()
+    }
+
+    private static func socketAddress(_ address: ListenAddress, _ purpose: String) throws -> SocketAddress {
+        guard let parsed = address.socketAddress else {
+            throw ConfigurationError("\(purpose) address \(address) is not an IPv4 or IPv6 address")
+        }
+        return parsed
+    }
+
+    /// Starts every service in order (those started are stopped again if one fails), and says so in the log.
+    package func start() throws {
+        let settings = configuration.server
+        Log.notice(
+            "network loops: \(pool.members.count) (\(settings.networkThreads == nil ? "auto: the CPUs this process may use" : "network_threads")), shared by every station"
+        )
+        for note in TrustedProxies.notes(
+            stations: configuration.stations, httpProxyProtocol: settings.http != nil && settings.httpProxyProtocol,
+            httpProxyFrom: settings.httpProxyFrom)
+        {
+            Log.notice(note)
+        }
+        for station in stations { Self.announce(station) }
+        try group?.start()
+        group = nil
+    }
+
+    /// Stops the status endpoint, the HTTP front end, every station (with its pushes) in reverse order, the access
+    /// log (the lines of the listeners the stop closed get at most a second) and the loops. Returns false when a
+    /// thread outlived `timeout`.
+    @discardableResult
+    package func stop(timeout: Double = 5) -> Bool {
+        // Those a reload changed are no longer the group's: the running ones are walked here.
+        var clean = status?.stop(timeout: timeout) ?? true
+        if let http, !http.stop(timeout: timeout) { clean = false }
+        for station in stations.reversed() where !station.stop(timeout: timeout) { clean = false }
+        if !accessLogService.stop(timeout: 1) { clean = false }
+        if !pool.stop(timeout: timeout) { clean = false }
+        return clean
+    }
+
+    /// The start-up lines of a station: where it listens, its settings in force, each other output.
+    static func announce(_ station: Station) {
+        let configuration = station.configuration
+        Log.notice(
+            "radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays "
+                + "\(Redaction.text(configuration.upstream)) on \(station.listenAddress) "
+                + "(listen: ffplay tcp://HOST:\(station.port)); pages \(configuration.encoder.pageDuration) ms, "
+                + "flush \(configuration.broadcaster.flush), lead \(configuration.maxLead) s")
+        for output in station.outputs.dropFirst() {
+            if output.format == .mp3 {
+                // Its bitrate is the upstream's, known once it connects: the "upstream format" line gives it.
+                Log.notice(
+                    "station \(configuration.name): MP3 pass-through (the upstream's own frames) on "
+                        + "\(output.broadcaster.address)")
+                continue
+            }
+            Log.notice(
+                "station \(configuration.name): rendition \(output.label) at \(output.encoder.bitrate / 1000)k "
+                    + "\(output.encoder.channels == 1 ? "mono" : "stereo") on \(output.broadcaster.address)")
+        }
+    }
+
+    // MARK: The process
 
     /// Blocks the signals it handles in every thread: call before any thread is started.
     package static func blockSignals() {
@@ -101,15 +183,10 @@ package final class Server {
         return set
     }
 
-    /// Starts every station, then waits for a stop signal on the calling thread.
+    /// Starts, then waits for a stop signal on the calling thread, reloading on SIGHUP, keeping systemd told;
+    /// stops everything before it returns.
     package func run() throws {
-        // Before any listener: the open-files limit raised, and all outputs' listeners capped under it (each
-        // rendition counts as a station: its own limit, socket, epoll and eventfd).
-        ResourceLimits.apply(
-            configured: stations.flatMap { $0.outputs.map(\.broadcaster.configuration.maxListeners) },
-            loops: NetworkPool.process.snapshot?.members.count ?? stations.count)
-        try group?.start()
-        group = nil
+        try start()
         notifier.ready(status: statusLine())
         var set = Self.handledSignals
         var lastStatus = monotonicNow()
@@ -127,7 +204,7 @@ package final class Server {
             }
             if signal == SIGHUP { reloadConfiguration() }
             if notifier.watchdogInterval != nil {
-                let beats = stations.flatMap(\.heartbeats) + (status?.heartbeats ?? []) + (http?.heartbeats ?? [])
+                let beats = heartbeats
                 switch watchdog.check(beats: beats, now: monotonicNow()) {
                 case .alive: notifier.watchdog()
                 case .stuck(let seconds):
@@ -142,13 +219,14 @@ package final class Server {
             }
         }
         notifier.stopping()
-        // In reverse order: the status endpoint, the HTTP front end, then the stations (those a reload changed are no
-        // longer the group's, so the list is walked here).
-        var clean = status?.stop(timeout: 5) ?? true
-        if let http, !http.stop(timeout: 5) { clean = false }
-        for station in stations.reversed() where !station.stop(timeout: 5) { clean = false }
-        if !clean { Log.warning("a thread did not stop in time") }
+        if !stop(timeout: 5) { Log.warning("a thread did not stop in time") }
         Log.notice("stopped")
+    }
+
+    /// Every thread's heartbeat: the stations' (pipelines, loops, pushes), the front end's and the status
+    /// endpoint's.
+    var heartbeats: [Int] {
+        stations.flatMap(\.heartbeats) + (status?.heartbeats ?? []) + (http?.heartbeats ?? [])
     }
 
     /// `STATUS=`: stations with their upstream up out of all, listeners in all, then each station.
@@ -167,6 +245,63 @@ package final class Server {
         }
         return (["\(up)/\(stations.count) stations up, \(listeners) listeners"] + each).joined(separator: "; ")
     }
+
+    /// The whole life of a server process (`radio-relay serve`, `--config`): the log level, the signals blocked,
+    /// the listener budget derived once from the open-files limit, the sockets systemd passed, the server built and
+    /// run until a stop signal. Errors go through the log, so that journald records them; returns the exit status.
+    /// - Parameters:
+    ///   - load: reads the configuration (the command line's, or the config file).
+    ///   - reload: reads it again on SIGHUP (`--config`); nil: a reload changes nothing.
+    ///   - logLevelOverride: the command line's `--log-level`, which wins over the file's.
+    package static func serve(
+        _ load: () throws -> ServerConfiguration, reload: (() throws -> ServerConfiguration)? = nil,
+        logLevelOverride: Log.Priority? = nil
+    ) -> ExitCode {
+        blockSignals()
+        do {
+            let configuration = try load()
+            Log.threshold = logLevelOverride ?? configuration.server.logLevel
+            let budget = ListenerBudget()
+            ResourceLimits.apply(
+                configured: configuration.listenerLimits, loops: loops(configuration.server), budget: budget)
+            let passed = try SocketActivation.passed()
+            if !passed.isEmpty { Log.notice("socket activation: \(passed.count) listening socket(s) from systemd") }
+            let server = try Server(
+                configuration, budget: budget, passed: passed, reload: reload, logLevelOverride: logLevelOverride)
+            try server.run()
+            return .ok
+        } catch let error as ConfigFileError {
+            Log.threshold = logLevelOverride ?? .info
+            for message in error.messages { Log.error(message) }
+            return ExitCode(for: error)
+        } catch {
+            Log.error("\(error)")
+            return ExitCode(for: error)
+        }
+    }
 }
 
 @available(*, unavailable) extension Server: Sendable {}
+
+/// The access log as a service of the server's group: it opens its file (if the configuration names one) when the
+/// group starts, and at the stop gives the lines still queued at most its timeout.
+final class AccessLogService: Service {
+    let name = "access log"
+    let log: AccessLog
+    let path: String?
+
+    init(log: AccessLog, path: String?) {
+        self.log = log
+        self.path = path
+    }
+
+    func start() throws {
+        // Opened by the log's own thread: a FIFO without a reader or a hung disk cannot hold the start-up.
+        if let path { log.open(path: path) }
+    }
+
+    func stop(timeout: Double) -> Bool {
+        log.stop(timeout: timeout)
+        return true
+    }
+}

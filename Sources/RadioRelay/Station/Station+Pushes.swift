@@ -46,3 +46,20 @@ extension Station {
         return running.reduce(true) { stopped, push in push.stop(timeout: timeout) && stopped }
     }
 }
+
+/// A station's pushes as a service of its server's group, started after the station (the pipeline that fills the
+/// ring they read) and stopped before it.
+package final class StationPushes: Service {
+    private let station: Station
+    package var name: String { "pushes of \(station.name)" }
+
+    init(station: Station) { self.station = station }
+
+    package func start() throws {
+        try station.updatePushes(to: station.configuration)
+    }
+
+    package func stop(timeout: Double) -> Bool {
+        station.stopPushes(timeout: timeout)
+    }
+}

@@ -22,8 +22,10 @@ public final class Station: Service {
     package var broadcaster: Broadcaster { outputs[0].broadcaster }
     private let shared = LockedBox(StationState())
     private let pipeline: LockedBox<ServiceThread?> = LockedBox(nil)
-    /// The running pushes to Icecast (`Station+Pushes.swift`).
+    /// The running pushes to Icecast (`Station+Pushes.swift`), and the service that starts and stops them in its
+    /// server's group, after the station.
     let pushes = LockedBox<[IcecastPush]>([])
+    package var pushService: StationPushes { StationPushes(station: self) }
     let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
     public var name: String { configuration.name }
@@ -41,20 +43,14 @@ public final class Station: Service {
         try self.init(configuration, adoptedSocket: adoptedSocket, onUnexpectedExit: ServiceThread.terminateProcess)
     }
 
-    /// The same, with already listening sockets (socket activation) for renditions too, by rendition name.
-    package convenience init(
-        _ configuration: StationConfiguration, adoptedSocket: Int32?, renditionSockets: [String: Int32]
-    ) throws {
-        try self.init(
-            configuration, adoptedSocket: adoptedSocket, renditionSockets: renditionSockets,
-            onUnexpectedExit: ServiceThread.terminateProcess)
-    }
-
+    /// - Parameter services: its server's network loops, listener places and access log (default: its outputs run
+    ///   loops of their own, no access log).
     /// - Parameter renditionSockets: already listening sockets (socket activation) for renditions, by name.
     /// - Parameter onUnexpectedExit: what happens when the pipeline thread ends by itself (tests observe it).
     package init(
-        _ configuration: StationConfiguration, adoptedSocket: Int32? = nil, renditionSockets: [String: Int32] = [:],
-        onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void
+        _ configuration: StationConfiguration, services: ListenerServices = ListenerServices(),
+        adoptedSocket: Int32? = nil, renditionSockets: [String: Int32] = [:],
+        onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
     ) throws {
         // Adopted sockets not yet owned by a Broadcaster: closed if the station cannot be made, its configuration
         // refused included (a Broadcaster owns its own from the moment it is given it).
@@ -73,7 +69,8 @@ public final class Station: Service {
             let socket = output.name == nil ? adoptedSocket : output.name.flatMap { renditionSockets[$0] }
             if let socket { unowned.remove(socket) }
             let broadcaster = try Broadcaster(
-                name: label, configuration: output.broadcaster, ring: ring, adoptedSocket: socket)
+                name: label, configuration: output.broadcaster, ring: ring, adoptedSocket: socket,
+                onUnexpectedExit: onUnexpectedExit, services: services)
             outputs.append(
                 StationOutput(
                     name: output.name, mount: output.mount, format: output.format,
@@ -173,7 +170,7 @@ public final class Station: Service {
             + pushes.snapshot.map(\.heartbeat)
     }
 
-    /// Starts every output's network loop, then the pipeline thread, then the pushes.
+    /// Starts every output's network loop, then the pipeline thread (its pushes are `pushService`'s).
     public func start() throws {
         let chain = try Pipeline.makeChain(configuration, outputs: outputs)
         var started: [Broadcaster] = []
@@ -193,12 +190,6 @@ public final class Station: Service {
             throw error
         }
         pipeline.withLock { $0 = thread }
-        do {
-            try updatePushes(to: configuration)
-        } catch {
-            stop(timeout: 5)
-            throw error
-        }
     }
 
     /// Stops the pushes, the pipeline, then every output's listeners; returns when every thread is joined (false: one outlived

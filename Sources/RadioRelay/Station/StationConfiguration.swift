@@ -75,6 +75,11 @@ public struct StationConfiguration: Sendable, Equatable {
     /// URL or path ending in `.opus`, `.ogg` or `.oga` (see `UpstreamURL.isOggOpus`).
     public var relaysOggOpus: Bool { UpstreamURL.isOggOpus(upstream) }
 
+    /// Seconds audio may run ahead of real time.
+    public static let maxLeadRange = 0.2...30.0
+    /// The longest wait between upstream reconnects, seconds.
+    public static let reconnectMaxRange = 1.0...3600
+
     public func validate() throws {
         guard !upstream.isEmpty else { throw ConfigurationError("station \(name): no upstream URL") }
         do {
@@ -97,7 +102,7 @@ public struct StationConfiguration: Sendable, Equatable {
         guard Reader.supportedCommonRates.contains(commonRate) else {
             throw ConfigurationError("station \(name): common rate \(commonRate) Hz: use 48000 or 44100")
         }
-        guard maxLead.isFinite, (0.2...30).contains(maxLead) else {
+        guard maxLead.isFinite, Self.maxLeadRange.contains(maxLead) else {
             throw ConfigurationError("station \(name): max lead \(maxLead) s: use 0.2 to 30 seconds")
         }
         guard silenceAfter.isFinite, (0.05...10).contains(silenceAfter) else {

@@ -22,17 +22,24 @@ public struct EncoderConfiguration: Sendable, Equatable {
 
     public init() {}
 
+    /// The bitrates libopus takes, b/s.
+    public static let bitrateRange = 6_000...510_000
+    public static let channelsRange = 1...2
+    public static let complexityRange = 0...10
+    /// Page durations, ms: a multiple of 20 (one Opus frame) in this range.
+    public static let pageDurationRange = 20...1000
+
     public func validate() throws {
-        guard (6_000...510_000).contains(bitrate) else {
+        guard Self.bitrateRange.contains(bitrate) else {
             throw ConfigurationError("bitrate \(bitrate) b/s is out of range: use 6k to 510k")
         }
-        guard channels == 1 || channels == 2 else {
+        guard Self.channelsRange.contains(channels) else {
             throw ConfigurationError("channels \(channels): use 1 (mono) or 2 (stereo)")
         }
-        guard (0...10).contains(complexity) else {
+        guard Self.complexityRange.contains(complexity) else {
             throw ConfigurationError("complexity \(complexity) is out of range: use 0 to 10")
         }
-        guard pageDuration >= 20, pageDuration <= 1000, pageDuration % 20 == 0 else {
+        guard Self.pageDurationRange.contains(pageDuration), pageDuration % 20 == 0 else {
             throw ConfigurationError("page duration \(pageDuration) ms must be a multiple of 20 ms from 20 to 1000")
         }
         guard Reader.supportedCommonRates.contains(inputRate) else {

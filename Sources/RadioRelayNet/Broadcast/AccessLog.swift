@@ -42,9 +42,6 @@ package struct AccessRecord: Sendable, Equatable {
 /// disk holds that thread only. A FIFO without a reader fails to open at once (`ENXIO`), which is logged; the next
 /// reload tries again. `stop` waits a bounded time and counts what it could not write.
 package final class AccessLog: Sendable {
-    /// The process's access log: off until `open`.
-    package static let shared = AccessLog()
-
     private let file = FileBox()
     private let openPath = LockedBox<String?>(nil)
     private let enabled = Atomic<Bool>(false)

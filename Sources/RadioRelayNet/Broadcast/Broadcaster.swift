@@ -5,8 +5,8 @@ import Synchronization
 
 /// Broadcaster: published pages → bytes on every listener's socket, over raw TCP.
 ///
-/// The loops of a `NetworkPool` serve its listeners (the process's pool, shared by every output; without one, a
-/// pool of its own with one loop): one of them accepts on its listening socket, and every listener, raw or handed
+/// The loops of a `NetworkPool` serve its listeners (its server's pool, shared by every output; without one, a pool
+/// of its own with one loop): one of them accepts on its listening socket, and every listener, raw or handed
 /// over by the HTTP front end, goes to the loop with the fewest. Pages are never copied per listener: each listener
 /// is a cursor into the shared `PageRing`, and one `sendmsg` sends several pages straight from the ring. A listener
 /// is written at most every flush interval (listeners' phases differ, so the writes spread over time), and
@@ -25,8 +25,10 @@ package final class Broadcaster: Sendable {
     /// The listening socket (bound here, or adopted from systemd), owned here, closed once when the Broadcaster
     /// goes, whatever failed on the way.
     package let listenSocket: FileDescriptor
-    /// The places for listeners shared by all stations (capped by `ResourceLimits.apply` at start-up).
+    /// The places for listeners shared by all its server's outputs (capped by `ResourceLimits.apply` at start-up).
     package let budget: ListenerBudget
+    /// Where its loops write a line per listener that leaves; nil: nowhere.
+    package let accessLog: AccessLog?
     /// The loops that serve it, and whether they are its own (started and stopped with it).
     package let pool: NetworkPool
     private let ownsPool: Bool
@@ -45,7 +47,6 @@ package final class Broadcaster: Sendable {
     ///   Broadcaster owns it from here on, and closes it even when this initializer throws.
     /// - Parameter onUnexpectedExit: what happens when the network thread ends by itself (default: the process
     ///   exits with EX_SOFTWARE; tests observe it instead).
-    /// - Parameter budget: the listener places it shares with other stations (default: the process's).
     package convenience init(
         name: String, configuration: BroadcasterConfiguration, ring: PageRing,
         adoptedSocket: Int32? = nil
@@ -55,14 +56,15 @@ package final class Broadcaster: Sendable {
             onUnexpectedExit: ServiceThread.terminateProcess)
     }
 
-    /// - Parameter pool: the loops that serve it (default: the process's pool if `serve` made one, otherwise a pool
-    ///   of its own with one loop, named after it).
+    /// - Parameter services: its server's loops, listener places and access log (default: a pool of its own with
+    ///   one loop, named after it, no limit but its own, no access log).
     package init(
         name: String, configuration: BroadcasterConfiguration, ring: PageRing, adoptedSocket: Int32? = nil,
-        onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void, budget: ListenerBudget = .shared,
-        pool: NetworkPool? = nil
+        onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void,
+        services: ListenerServices = ListenerServices()
     ) throws {
-        self.budget = budget
+        self.budget = services.budget
+        self.accessLog = services.accessLog
         let socket: FileDescriptor
         if let adoptedSocket {
             guard adoptedSocket >= 0 else { throw SystemError("adopting socket \(adoptedSocket)", errno: EBADF) }
@@ -79,7 +81,7 @@ package final class Broadcaster: Sendable {
         self.ring = ring
         address = local
         listenSocket = socket
-        if let shared = pool ?? NetworkPool.process.snapshot {
+        if let shared = services.pool {
             self.pool = shared
             ownsPool = false
         } else {

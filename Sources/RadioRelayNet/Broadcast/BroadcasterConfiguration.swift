@@ -42,17 +42,35 @@ public struct BroadcasterConfiguration: Sendable, Equatable {
 
     public init() {}
 
+    /// Seconds of recent audio a new listener may be sent at once.
+    public static let burstRange = 0.0...60
+    /// Seconds a listener may fall behind before it is moved, then dropped.
+    public static let maxLagRange = 0.5...600
+    /// A fixed flush interval, and auto's longest one, in milliseconds.
+    public static let flushMillisecondsRange = 0...2000
+    /// Listeners per output, and per client address (0: no limit).
+    public static let listenerLimitRange = 0...1_000_000
+
     public func validate() throws {
         guard (0...65535).contains(port) else {
             throw ConfigurationError("port \(port) is out of range 1-65535 (0: any free port)")
         }
-        guard burst >= 0, burst <= 60 else { throw ConfigurationError("burst \(burst) s: use 0 to 60 seconds") }
-        guard maxLag >= 0.5, maxLag <= 600 else { throw ConfigurationError("max lag \(maxLag) s: use 0.5 to 600 s") }
-        guard maxListeners >= 0, maxPerIP >= 0 else { throw ConfigurationError("listener limits cannot be negative") }
-        if let interval = flush.fixed, !(0...2).contains(interval) {
+        guard Self.burstRange.contains(burst) else {
+            throw ConfigurationError("burst \(burst) s: use 0 to 60 seconds")
+        }
+        guard Self.maxLagRange.contains(maxLag) else {
+            throw ConfigurationError("max lag \(maxLag) s: use 0.5 to 600 s")
+        }
+        guard Self.listenerLimitRange.contains(maxListeners), Self.listenerLimitRange.contains(maxPerIP) else {
+            throw ConfigurationError("listener limits: use 0 to 1000000")
+        }
+        let flushSeconds =
+            Double(Self.flushMillisecondsRange.lowerBound) / 1000...Double(
+                Self.flushMillisecondsRange.upperBound) / 1000
+        if let interval = flush.fixed, !flushSeconds.contains(interval) {
             throw ConfigurationError("flush interval \(interval) s: use 0 to 2 seconds")
         }
-        guard (0...2).contains(flush.hold) else {
+        guard flushSeconds.contains(flush.hold) else {
             throw ConfigurationError("flush hold budget \(flush.hold) s: use 0 to 2 seconds")
         }
         guard SocketAddress(host: bind, port: UInt16(port)) != nil else {

@@ -173,8 +173,8 @@ extension NetworkLoop {
         if listener.kind == .http { counters.httpListeners.subtract(1, ordering: .relaxed) }
         let now = monotonicNow()
         broadcaster.statistics.withLock { $0.left(joinedAt: listener.connectedAt, at: now) }
-        if AccessLog.shared.isOpen {
-            AccessLog.shared.write(
+        if let accessLog = broadcaster.accessLog, accessLog.isOpen {
+            accessLog.write(
                 AccessRecord(
                     host: Self.accessLogHost(listener.peer), time: wallClockNow(),
                     request: listener.request, bytes: listener.bytesSent - listener.responseHeadSent,

@@ -5,23 +5,21 @@ import RadioRelayMedia
 import RadioRelaySystem
 import Synchronization
 
-/// The station network loops of the process: `network_threads` threads, each one `EventLoop` serving listeners of
+/// A server's station network loops (a `Service` of its group, started first and stopped last): `network_threads`
+/// threads, each one `EventLoop` serving listeners of
 /// any output, so that one station's audience spreads over every core and twenty stations do not make twenty times
 /// as many threads. Each output's listening socket is accepted on by one loop (its home, chosen in turn); every new
 /// listener, raw or HTTP, goes to the loop with the fewest connections assigned at that moment, so the loops stay
 /// within a connection of each other. Each loop keeps its own view of every output's page ring (one lock per
 /// refresh, never one per listener); limits that span loops (`max_listeners`, `max_per_ip`) are the Broadcaster's.
-package final class NetworkPool: Sendable {
+package final class NetworkPool: Service {
     package let members: [PoolMember]
     package let label: String
+    package var name: String { label }
     private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
     /// The next output's home loop.
     private let nextHome = Atomic<Int>(0)
     private let started = Atomic<Bool>(false)
-
-    /// The process's pool once `serve` made it (`install`); nil in a process that did not (then every
-    /// Broadcaster runs a pool of its own with one loop).
-    package static let process = LockedBox<NetworkPool?>(nil)
 
     /// - Parameter label: names the threads (`label-0`, `label-1`, …; one loop: `label`).
     package init(

@@ -67,7 +67,8 @@ package final class HTTPFront: Service {
     /// - Parameter proxyProtocol: whether connections come from a load balancer that sends a PROXY header first.
     package init(
         address: SocketAddress, stations: [any HTTPMounts], limits: Limits = Limits(), adoptedSocket: Int32? = nil,
-        budget: ListenerBudget = .shared, proxyProtocol: Bool = false, trustedProxies: TrustedProxies = .loopback,
+        budget: ListenerBudget = ListenerBudget(), proxyProtocol: Bool = false,
+        trustedProxies: TrustedProxies = .loopback,
         onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
     ) throws {
         guard limits.headerTimeout.isFinite, limits.headerTimeout > 0, limits.maxRequestBytes >= 256,

@@ -1,0 +1,20 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
+/// What a server hands every output it makes (`Broadcaster`): the network loops that serve listeners, the listener
+/// places all its outputs share (the open-files budget), and the access log. Nothing here is global: two servers in
+/// one process each hand out their own. An output made without a server (a unit test's) runs a pool of one loop of
+/// its own, has no limit but its own, and writes no access log.
+package struct ListenerServices: Sendable {
+    /// The loops that serve the output; nil: a pool of its own with one loop.
+    package var pool: NetworkPool?
+    package var budget: ListenerBudget
+    /// Where a line per listener goes when it leaves; nil: nowhere.
+    package var accessLog: AccessLog?
+
+    package init(pool: NetworkPool? = nil, budget: ListenerBudget = ListenerBudget(), accessLog: AccessLog? = nil) {
+        self.pool = pool
+        self.budget = budget
+        self.accessLog = accessLog
+    }
+}

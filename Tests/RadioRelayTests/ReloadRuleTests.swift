@@ -1,0 +1,102 @@
+import Foundation
+import RadioRelayTestSupport
+import Testing
+
+@testable import RadioRelay
+@testable import RadioRelayMedia
+@testable import RadioRelayNet
+@testable import RadioRelaySystem
+
+/// Every key of the option table has a reload rule, and the reload plan does what the rule says when that key alone
+/// changes: a new key without a rule (or without a value to try here) fails this suite.
+@Suite struct ReloadRuleTests {
+    /// A value different from the default, for each key a config file has; for the rules that depend on the size of
+    /// the change (`inPlaceWithinRing`), one within the ring and one beyond it.
+    static let samples: [String: [String]] = [
+        "upstream": [Fixture.path("mono-48k.mp3")], "port": ["9301"], "bind": ["127.0.0.2"], "bitrate": ["128k"],
+        "channels": ["1"], "page_ms": ["40"], "flush_ms": ["500"], "flush_hold_ms": ["200"], "burst": ["1", "60"],
+        "max_lag": ["5", "600"], "max_lead": ["2"], "max_listeners": ["10"], "max_per_ip": ["3"],
+        "proxy_protocol": ["yes"], "proxy_from": ["10.0.0.1"], "complexity": ["5"], "pace": ["yes"],
+        "reconnect_max": ["60"], "chain_titles": ["yes"], "hls": ["no"], "mp3": ["yes"], "mp3_port": ["9302"],
+        "hls_segment": ["4"], "hls_window": ["10"], "mount": ["other.opus"], "display_name": ["Jazz"],
+        "description": ["All jazz"], "genre": ["jazz"], "url": ["https://jazz.example.org/"],
+        "push": ["icecast://source:pw@127.0.0.1:8000/jazz.opus"], "push_ca": ["(a PEM file)"],
+        "status": ["127.0.0.1:9303"], "status_token": ["0123456789abcdef0123"], "status_hosts": ["relay1.example.org"],
+        "http": ["9304"], "http_proxy_protocol": ["yes"], "http_proxy_from": ["10.0.0.1"], "network_threads": ["3"],
+        "access_log": ["/var/log/radio-relay/other.log"], "log_level": ["debug"],
+    ]
+
+    /// Keys whose change matters only with another setting: what the running station has for them.
+    static let contexts: [String: @Sendable (inout StationConfiguration) -> Void] = [
+        "mp3_port": { $0.mp3 = true }
+    ]
+
+    static var configKeys: [OptionSpecification] { OptionSpecification.all.filter { $0.target != nil } }
+
+    @Test func everyKeyHasARuleAndAValueToTry() {
+        for option in Self.configKeys {
+            #expect(option.reload != nil, "\(option.key) has no reload rule (OptionSpecification.reload)")
+            #expect(Self.samples[option.key] != nil, "\(option.key): add a value to try to ReloadRuleTests.samples")
+        }
+        #expect(OptionSpecification.all.contains { $0.key == "status_token" && !$0.isFlag })
+    }
+
+    /// A server key that changes alone is in the plan with its rule and its values (no secret).
+    @Test func eachServerKeyChangesWithItsRule() throws {
+        let running = ServerConfiguration(
+            server: ServerSettings(), stations: [ReloadPlanTests.station("a", port: 9300)])
+        for option in OptionSpecification.serverOptions {
+            guard let setting = option.serverSetting, let sample = Self.samples[option.key]?.first else { continue }
+            var new = running
+            #expect(setting(sample, &new.server), "\(option.key) = \(sample)")
+            let plan = ReloadPlan(running: running, new: new, fits: { _ in true })
+            #expect(plan.server.map(\.key) == [option.key], "\(option.key)")
+            #expect(plan.server.first?.rule == option.reload, "\(option.key)")
+            #expect(plan.keep == ["a"], "\(option.key): the station is not touched")
+            #expect(!(plan.server.first?.new.contains("0123456789abcdef") ?? true))
+        }
+        var changed = running
+        changed.server.networkThreads = 4
+        changed.server.accessLog = "/tmp/x.log"
+        #expect(
+            ReloadPlan(running: running, new: changed, fits: { _ in true }).processRestarts == [
+                "reload: [server] network_threads = 4 takes a restart of the process; it stays auto until then",
+                "reload: [server] access_log = /tmp/x.log takes a restart of the process; it stays none until then",
+            ])
+    }
+
+    /// A station key that changes alone (in its section, or as a server default) updates the running station in
+    /// place or restarts it, as its rule says; a lag or burst beyond the page ring (sized for the running ones)
+    /// restarts it, a smaller one does not.
+    @Test func eachStationKeyChangesWithItsRule() throws {
+        let directory = temporaryPath("reload-rules")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let pem = directory + "/ca.pem"
+        try "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".write(
+            toFile: pem, atomically: true, encoding: .utf8)
+        var base = StationConfiguration()
+        base.name = "a"
+        base.upstream = Fixture.path("stereo-44k-128k.mp3")
+        base.broadcaster.bind = "127.0.0.1"
+        base.broadcaster.port = 0
+        for option in OptionSpecification.stationSettings {
+            guard let setting = option.setting, let samples = Self.samples[option.key] else { continue }
+            var running = base
+            Self.contexts[option.key]?(&running)
+            let station = try Station(running)  // bound, not started: canUpdate reads its rings
+            for (index, sample) in samples.enumerated() {
+                var new = running
+                #expect(setting(option.key == "push_ca" ? pem : sample, &new), "\(option.key) = \(sample)")
+                let plan = ReloadPlan(running: [running], new: [new], fits: station.canUpdate(to:))
+                let expected: ReloadRule =
+                    option.reload == .inPlaceWithinRing ? (index == 0 ? .inPlace : .restartsStation) : option.reload!
+                switch expected {
+                case .inPlace: #expect(plan.update.map(\.name) == ["a"], "\(option.key) = \(sample): \(plan)")
+                case .restartsStation: #expect(plan.restart.map(\.name) == ["a"], "\(option.key) = \(sample): \(plan)")
+                case .inPlaceWithinRing, .restartsProcess: Issue.record("\(option.key): \(expected) for a station")
+                }
+            }
+        }
+    }
+}
