@@ -17,3 +17,17 @@ package func listeningSocket(on address: SocketAddress, backlog: Int32, purpose:
     _ = try syscall("listen \(address)\(purpose)") { Glibc.listen(socket.rawValue, backlog) }
     return socket
 }
+
+/// A listening socket systemd passed (socket activation), owned from here on and made non-blocking, or else one bound
+/// and listening on `address` now: the one way every listener of the server gets its socket.
+/// - Parameter adopted: the passed descriptor, if any; it is owned (and closed on a failure) from the call on.
+package func listeningSocket(
+    adopting adopted: Int32?, orBinding address: @autoclosure () throws -> SocketAddress, backlog: Int32,
+    purpose: String
+) throws -> FileDescriptor {
+    guard let adopted else { return try listeningSocket(on: try address(), backlog: backlog, purpose: purpose) }
+    guard adopted >= 0 else { throw SystemError("adopting socket \(adopted)\(purpose)", errno: EBADF) }
+    let socket = FileDescriptor(owning: adopted)
+    try setNonblocking(socket.rawValue)
+    return socket
+}

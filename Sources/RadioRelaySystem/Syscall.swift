@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// What a call on a nonblocking descriptor did: its result, or that it would have blocked. Would-block is a value,
@@ -58,4 +59,13 @@ package func setNonblocking(_ fd: Int32) throws(SystemError) {
     let flags = try syscall("fcntl F_GETFL") { fcntl(fd, F_GETFL) }
     if flags & O_NONBLOCK != 0 { return }
     _ = try syscall("fcntl F_SETFL O_NONBLOCK") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+}
+
+/// One `send` of a short answer on a fresh socket (its send buffer takes it) with `MSG_NOSIGNAL`, whatever the
+/// outcome: the socket is closed right after (a refusal's 503).
+package func sendBestEffort(_ bytes: [UInt8], on fd: Int32) {
+    bytes.withUnsafeBytes { buffer in
+        var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress), iov_len: buffer.count)
+        _ = rr_send_iov(fd, &vector, 1)
+    }
 }

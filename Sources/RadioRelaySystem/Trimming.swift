@@ -1,4 +1,4 @@
-/// Trimming text from the wire and from config files, shared by every layer.
+/// Trimming text from the wire and from config files, and numbers for log lines, shared by every layer.
 extension StringProtocol {
     /// Without the spaces and tabs around it: one item of a comma-separated config value.
     package func trimmingBlanks() -> String {
@@ -17,4 +17,11 @@ extension String {
         while let c = s.last, c.isWhitespace { s.removeLast() }
         return String(s)
     }
+}
+
+/// Whole seconds for a log line, for any Double (infinity and NaN included) without trapping.
+package func wholeSeconds(_ seconds: Double) -> String {
+    guard seconds.isFinite else { return seconds.isNaN ? "?" : (seconds > 0 ? "∞" : "-∞") }
+    guard abs(seconds) < 1e15 else { return seconds > 0 ? "∞" : "-∞" }
+    return String(Int64(seconds.rounded(.towardZero)))
 }

@@ -15,7 +15,7 @@ import Testing
 /// recorded event (a semaphore with a deadline), never a fixed sleep.
 @Suite(.timeLimit(.minutes(1))) struct EventLoopTests {
     /// Records the skeleton's calls (on the loop's thread) for the test's thread.
-    final class Recorder: EventLoopHandler, @unchecked Sendable {
+    final class Recorder: WakeUpHandler, @unchecked Sendable {
         let lock = NSLock()
         private var recorded: [String] = []
         let arrived = DispatchSemaphore(value: 0)
@@ -30,7 +30,7 @@ import Testing
         /// that count events fail instead of hanging.
         static let limit = 1000
 
-        private func record(_ event: String) {
+        func record(_ event: String) {
             lock.withLock { if recorded.count < Self.limit { recorded.append(event) } }
             arrived.signal()
         }
@@ -47,8 +47,6 @@ import Testing
             return true
         }
 
-        func expectedProxies(on listening: Int32) -> ExpectedProxies? { proxies }
-
         func accepted(
             _ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath, on listening: Int32
         ) {
@@ -62,7 +60,6 @@ import Testing
             record("accepted \(peer.host):\(peer.port) \(path)")  // the socket closes here
         }
 
-        func refusedProxied(peer: SocketAddress, on listening: Int32) { record("refused \(peer.host)") }
         func woken(_ source: Int) { record("woken \(source)") }
         func ready(_ fd: Int32, mask: UInt32) {}
         func expired(_ fd: Int32, now: Double) { record("expired \(fd)") }
@@ -105,6 +102,10 @@ import Testing
                     // Made on its own thread, like every loop (it is confined there).
                     let loop = try EventLoop(
                         label: "test", listenFD: listenFD, wakeFDs: wakeFDs, acceptBatch: 4, tick: 50)
+                    // The PROXY header, as the stage a station's or the front end's loop is given.
+                    loop.arrivals = ProxyStage(
+                        capacity: 1024, expected: { _ in recorder.proxies },
+                        refused: { peer, _ in recorder.record("refused \(peer.host)") })
                     recorder.loop = loop
                     try loop.run(in: thread, recorder)
                 })

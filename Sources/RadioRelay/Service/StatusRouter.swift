@@ -23,10 +23,8 @@ enum StatusRouter {
         to head: HTTPRequestHead.Result, access: StatusAccess = StatusAccess(), snapshot: () -> StatusSnapshot
     ) -> HTTPResponse {
         let request: HTTPRequestHead.Request
-        switch head {
-        case .incomplete, .malformed: return .text(400, "bad request\n")
-        case .requestLineTooLong: return .text(414, "request line too long\n")
-        case .headTooLarge: return .text(431, "request header too large\n")
+        switch head.opening(HTTPResponse.text) {
+        case .answer(let answer): return answer
         case .request(let parsed): request = parsed
         }
         guard request.method == "GET" || request.method == "HEAD" else {

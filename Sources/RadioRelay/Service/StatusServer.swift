@@ -32,8 +32,10 @@ package final class StatusServer: Service {
     }
 
     package let name = "status"
+    /// Its listening socket, thread and stop (the shell it shares with the HTTP front end).
+    let service: HTTPService
     /// Where it listens (the real port when 0 was asked for).
-    package let address: SocketAddress
+    package var address: SocketAddress { service.address }
     /// The stations it reports on: replaced after a reload (`setStations`).
     private let current: LockedBox<[Station]>
     var stations: [Station] { current.snapshot }
@@ -43,13 +45,9 @@ package final class StatusServer: Service {
     let limits: Limits
     /// When the server started (monotonic seconds): uptime counts from here.
     let startedAt: Double
-    let listenSocket: FileDescriptor
-    let wakeEvent: EventFD
     /// The loop's wake-ups (for metrics), and those of the server's other loops (the HTTP front end's).
-    let activity = LoopActivity()
+    var activity: LoopActivity { service.activity }
     private let otherLoops: LockedBox<[(String, LoopActivity)]> = LockedBox([])
-    private let thread = LoopThread()
-    private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
     /// Binds and listens on `address` now (or adopts `adoptedSocket`, already listening); `start()` begins serving.
     package init(
@@ -61,26 +59,13 @@ package final class StatusServer: Service {
             limits.maxConnections >= 1, limits.maxPendingPerAddress >= 0, limits.healthAllowance.isFinite,
             limits.healthAllowance > 0
         else { throw ConfigurationError("status endpoint: limits out of range (\(limits))") }
-        let socket: FileDescriptor
-        if let adoptedSocket {
-            guard adoptedSocket >= 0 else { throw SystemError("adopting socket \(adoptedSocket)", errno: EBADF) }
-            socket = FileDescriptor(owning: adoptedSocket)
-            try setNonblocking(socket.rawValue)
-        } else {
-            socket = try Self.listen(on: address)
-        }
-        self.address = try SocketAddress.local(of: socket.rawValue)
+        service = try HTTPService(
+            name: "status", address: address, adoptedSocket: adoptedSocket, backlog: 256,
+            onUnexpectedExit: onUnexpectedExit)
         self.current = LockedBox(stations)
         self.currentAccess = LockedBox(access)
         self.limits = limits
         self.startedAt = startedAt
-        self.onUnexpectedExit = onUnexpectedExit
-        wakeEvent = try EventFD()
-        listenSocket = socket
-    }
-
-    private static func listen(on address: SocketAddress) throws -> FileDescriptor {
-        try listeningSocket(on: address, backlog: 256, purpose: " (status)")
     }
 
     /// The stations after a reload.
@@ -100,25 +85,21 @@ package final class StatusServer: Service {
     }
 
     package func start() throws {
-        let started = ServiceThread(name: "status", onUnexpectedExit: onUnexpectedExit) { [self] thread in
+        try service.start { [self] thread in
             let loop = try StatusLoop(
-                listenFD: listenSocket.rawValue, wakeFD: wakeEvent.rawValue, headerTimeout: limits.headerTimeout,
+                listenFD: service.listenSocket.rawValue, wakeFD: service.wakeEvent.rawValue,
+                headerTimeout: limits.headerTimeout,
                 maxRequestBytes: limits.maxRequestBytes, maxConnections: limits.maxConnections,
                 maxPendingPerAddress: limits.maxPendingPerAddress, activity: activity,
                 responder: StationStatusResponder(server: self))
             try loop.run(in: thread)
         }
-        try thread.start(started)
         Log.info("status endpoint on http://\(address)/ (status.json, metrics, health)")
     }
 
     /// Heartbeat of the status thread; empty before `start`.
-    package var heartbeats: [Int] {
-        thread.heartbeats
-    }
+    package var heartbeats: [Int] { service.heartbeats }
 
     @discardableResult
-    package func stop(timeout: Double) -> Bool {
-        thread.stop(timeout: timeout, waking: wakeEvent, label: "status")
-    }
+    package func stop(timeout: Double) -> Bool { service.stop(timeout: timeout) }
 }

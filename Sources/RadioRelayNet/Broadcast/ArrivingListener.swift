@@ -35,16 +35,20 @@ package final class ArrivingListener: @unchecked Sendable {
     package let responseHead: [UInt8]
     package let kind: ListenerProtocol
     package let request: ListenerRequest?
+    /// The answer to send, best effort, when the station refuses it (a 503 with the reason, in the words of the
+    /// front end that handed it over).
+    package let refusal: @Sendable (String) -> [UInt8]
 
     package init(
         socket: consuming FileDescriptor, peer: SocketAddress, responseHead: [UInt8], kind: ListenerProtocol = .http,
-        request: ListenerRequest? = nil
+        request: ListenerRequest? = nil, refusal: @escaping @Sendable (String) -> [UInt8] = { _ in [] }
     ) {
         self.socket = consume socket
         self.peer = peer
         self.responseHead = responseHead
         self.kind = kind
         self.request = request
+        self.refusal = refusal
     }
 
     /// The socket, handed over once (nil afterwards). A socket never taken closes with this value.

@@ -65,16 +65,11 @@ package final class Broadcaster: Sendable {
     ) throws {
         self.budget = services.budget
         self.accessLog = services.accessLog
-        let socket: FileDescriptor
-        if let adoptedSocket {
-            guard adoptedSocket >= 0 else { throw SystemError("adopting socket \(adoptedSocket)", errno: EBADF) }
-            socket = FileDescriptor(owning: adoptedSocket)
-            try configuration.validate()
-            try setNonblocking(socket.rawValue)
-        } else {
-            try configuration.validate()
-            socket = try Self.listen(configuration)
-        }
+        // An adopted socket is owned from here on, closed even when the configuration is refused.
+        let adopted = adoptedSocket.map { FileDescriptor(owning: $0) }
+        try configuration.validate()
+        let socket = try listeningSocket(
+            adopting: adopted?.release(), orBinding: try Self.address(configuration), backlog: 4096, purpose: "")
         let local = try SocketAddress.local(of: socket.rawValue)
         self.name = name
         self.settings = LockedBox(configuration)
@@ -99,12 +94,13 @@ package final class Broadcaster: Sendable {
         pool.settingsChanged(for: self)
     }
 
-    private static func listen(_ configuration: BroadcasterConfiguration) throws -> FileDescriptor {
+    /// Where it binds (a large backlog, 4096: a crowd reconnecting at once must not wait on SYN retries; Icecast's
+    /// backlog is 5).
+    private static func address(_ configuration: BroadcasterConfiguration) throws -> SocketAddress {
         guard let address = SocketAddress(host: configuration.bind, port: UInt16(configuration.port)) else {
             throw ConfigurationError("bind address \(configuration.bind) is not an IPv4 or IPv6 address")
         }
-        // A large backlog: a crowd reconnecting at once must not wait on SYN retries (Icecast's backlog is 5).
-        return try listeningSocket(on: address, backlog: 4096, purpose: "")
+        return address
     }
 
     deinit { Log.debug("\(name): broadcaster released (listening descriptor \(listenSocket.rawValue) closes)") }

@@ -187,11 +187,7 @@ package struct ListenerSchedule: Sendable, Equatable {
     /// How long the loop may sleep: until the earliest deadline, at most `cap` ms, rounded up so it does not wake
     /// just before it. Never converts a non-finite or out-of-range value to an integer.
     package static func waitMilliseconds(until deadline: Double?, now: Double, cap: Int32 = 500) -> Int32 {
-        guard let deadline else { return cap }
-        let milliseconds = ((deadline - now) * 1000).rounded(.up)
-        guard milliseconds > 0 else { return 0 }  // due, long overdue (-inf), or NaN
-        guard milliseconds < Double(cap) else { return cap }
-        return Int32(milliseconds)
+        EventLoop.waitMilliseconds(until: deadline, now: now, cap: cap)
     }
 }
 
@@ -257,11 +253,4 @@ package enum Due: Sendable, Equatable {
     case at(Double)
     /// Nothing waits for it.
     case idle
-}
-
-/// Whole seconds for a log line, for any Double (infinity and NaN included) without trapping.
-package func wholeSeconds(_ seconds: Double) -> String {
-    guard seconds.isFinite else { return seconds.isNaN ? "?" : (seconds > 0 ? "∞" : "-∞") }
-    guard abs(seconds) < 1e15 else { return seconds > 0 ? "∞" : "-∞" }
-    return String(Int64(seconds.rounded(.towardZero)))
 }

@@ -16,8 +16,9 @@ extension NetworkLoop {
         }
         freshen()  // the newest pages, for its burst
         admit(
-            socket, peer: arrival.peer, kind: arrival.kind, responseHead: arrival.responseHead, request: arrival.request
-        )
+            socket, peer: arrival.peer, kind: arrival.kind, responseHead: arrival.responseHead,
+            request: arrival.request,
+            refusal: arrival.refusal)
     }
 
     /// Refreshes the view once per wake-up (the first admission of a batch; later ones find it fresh).
@@ -33,7 +34,8 @@ extension NetworkLoop {
     /// when it leaves.
     package func admit(
         _ socket: consuming FileDescriptor, peer: SocketAddress, kind: ListenerProtocol = .tcp,
-        responseHead: [UInt8] = [], request: ListenerRequest? = nil
+        responseHead: [UInt8] = [], request: ListenerRequest? = nil,
+        refusal refusalAnswer: (String) -> [UInt8] = { _ in [] }
     ) {
         counters.connections.add(1, ordering: .relaxed)
         let key = HostKey(peer)
@@ -54,9 +56,8 @@ extension NetworkLoop {
             host.member.assigned.subtract(1, ordering: .relaxed)
             counters.rejected.add(1, ordering: .relaxed)
             logLimited(.refused, .notice, now: now, "\(name): \(kind.rawValue) listener \(peer) refused: \(refusal)")
-            if kind == .http {
-                HTTPConnectionLoop.sendBestEffort(PublicRouter.text(503, refusal + "\n").encoded, on: socket.rawValue)
-            }
+            let answer = refusalAnswer(refusal)
+            if !answer.isEmpty { sendBestEffort(answer, on: socket.rawValue) }
             return  // `socket` closes here
         }
         let fd = socket.rawValue

@@ -10,7 +10,7 @@ import Synchronization
 /// assigned to the loop with the fewest, this one or another), its two wake-ups — pages published on some output,
 /// commands queued (outputs attached or detached, listeners handed over, settings changed, the stop) — and its
 /// listeners' socket events, by descriptor.
-package final class PoolLoop: EventLoopHandler {
+package final class PoolLoop: WakeUpHandler {
     /// The commands' wake-up source: the second eventfd (the first, pages published, needs no handling of its own).
     static let controlSource = 1
 
@@ -34,6 +34,13 @@ package final class PoolLoop: EventLoopHandler {
         loop = try EventLoop(
             label: member.name, listenFD: nil, wakeFDs: [member.published.rawValue, member.control.rawValue],
             acceptBatch: NetworkLoop.acceptBatch, tick: 500, activity: member.activity)
+        // The PROXY header of an output behind balancers: asked for each connection, by the socket it came through
+        // (a reload applies to the next one); a connection closed for it counts against that output.
+        loop.arrivals = ProxyStage(
+            capacity: 1024, expected: { [unowned self] in homes[$0]?.expectedProxies },
+            refused: { [unowned self] _, listening in
+                homes[listening]?.counters.proxyRejected.add(1, ordering: .relaxed)
+            })
     }
 
     /// Serves until `thread` is asked to stop; every iteration (at least one per half second) beats its heartbeat.
@@ -127,10 +134,6 @@ package final class PoolLoop: EventLoopHandler {
 
     // MARK: Events
 
-    package func expectedProxies(on listening: Int32) -> ExpectedProxies? {
-        homes[listening]?.expectedProxies
-    }
-
     package func accepted(
         _ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath, on listening: Int32
     ) {
@@ -154,10 +157,6 @@ package final class PoolLoop: EventLoopHandler {
                 "\(output.name): tcp listener \(peer) refused: network loop \(target.name) is far behind")
             return
         }
-    }
-
-    package func refusedProxied(peer: SocketAddress, on listening: Int32) {
-        homes[listening]?.counters.proxyRejected.add(1, ordering: .relaxed)
     }
 
     /// The "published" wake-up needs nothing more: each output's `settle` sees whether its own publication count

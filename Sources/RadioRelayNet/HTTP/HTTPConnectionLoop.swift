@@ -17,7 +17,7 @@ import RadioRelaySystem
 /// the connection due soonest (the oldest) gives its place to the new one: a client holding places with requests it
 /// never finishes loses them, and a health check always gets in, even from the address that holds them. Deadlines live in the skeleton's `DeadlineHeap`, so idle
 /// connections cost nothing per wake-up; a head is scanned once (`HTTPHeadScan`).
-package class HTTPConnectionLoop {
+package final class HTTPConnectionLoop {
     /// How long, and how many bytes, a client may still send after its answer before it is closed.
     package static let drainSeconds = 1.0
     package static let drainLimit = 64 * 1024
@@ -41,6 +41,8 @@ package class HTTPConnectionLoop {
     package var pendingPerHost: [HostKey: [Int32]] = [:]
     /// Kept connections waiting for their next request, by when they began to: the first to give a place up.
     package var idleSince = DeadlineHeap<Int32>()
+    /// Told of each connection it forgets (the front end's event subscribers give their places back).
+    package var onClose: ((HTTPConnection) -> Void)?
 
     package init(
         label: String, listenFD: Int32, wakeFD: Int32, epollCapacity: Int, acceptBatch: Int, tick: Int32,
@@ -54,7 +56,7 @@ package class HTTPConnectionLoop {
         self.maxRequestBytes = maxRequestBytes
         loop = try EventLoop(
             label: label, listenFD: listenFD, wakeFDs: [wakeFD], epollCapacity: epollCapacity,
-            acceptBatch: acceptBatch, tick: tick, proxyCapacity: self.maxOpen, activity: activity)
+            acceptBatch: acceptBatch, tick: tick, activity: activity)
     }
 
     /// Registers a fresh connection (reading its head), counted as pending from its peer's address (the client its
@@ -247,17 +249,13 @@ package class HTTPConnectionLoop {
         untime(connection)
         idleSince.remove(connection.fd)
         connections[connection.fd] = nil
+        onClose?(connection)
     }
 
     /// The connection leaves the timed phases (an event subscriber): no deadline, no longer pending.
     package func untime(_ connection: HTTPConnection) {
         endPending(connection)
         loop.deadlines.remove(connection.fd)
-    }
-
-    /// A connection whose deadline passed: closed (a subclass may say why first).
-    package func expired(_ connection: HTTPConnection) {
-        close(connection)
     }
 
     /// A line of a kind that can repeat (a notice), within the loop's rate limit.
@@ -273,14 +271,6 @@ package class HTTPConnectionLoop {
         }
     }
 
-    /// One `send` of a short answer on a fresh socket (its send buffer takes it), whatever the outcome: the socket is
-    /// closed right after.
-    package static func sendBestEffort(_ bytes: [UInt8], on fd: Int32) {
-        bytes.withUnsafeBytes { buffer in
-            var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress), iov_len: buffer.count)
-            _ = rr_send_iov(fd, &vector, 1)
-        }
-    }
 }
 
 @available(*, unavailable) extension HTTPConnectionLoop: Sendable {}

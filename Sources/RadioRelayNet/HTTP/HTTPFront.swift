@@ -38,16 +38,16 @@ package final class HTTPFront: Service {
     }
 
     package let name = "http"
+    /// Its listening socket, thread and stop (the shell it shares with the status endpoint).
+    package let service: HTTPService
     /// Where it listens (the real port when 0 was asked for).
-    package let address: SocketAddress
+    package var address: SocketAddress { service.address }
     package let limits: Limits
     /// The stations whose mounts it serves: replaced after a reload (`setStations`).
     private let current: LockedBox<[any HTTPMounts]>
     package var stations: [any HTTPMounts] { current.snapshot }
-    package let listenSocket: FileDescriptor
-    package let wakeEvent: EventFD
     /// The loop's wake-ups (for metrics).
-    package let activity = LoopActivity()
+    package var activity: LoopActivity { service.activity }
     /// The listener places shared with the stations (event subscribers take one each).
     package let budget: ListenerBudget
     /// Every connection starts with a PROXY protocol header (`http_proxy_protocol`); a reload may change it (it
@@ -58,10 +58,8 @@ package final class HTTPFront: Service {
     /// The balancers whose PROXY header is believed (`http_proxy_from`): replaced by a reload.
     private let trusted: LockedBox<TrustedProxies>
     package var trustedProxies: TrustedProxies { trusted.snapshot }
-    private let thread = LoopThread()
     /// When it was made (wall clock): Icecast's `server_start` in `/status-json.xsl`.
     package let started = wallClockNow()
-    private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
 
     /// Binds and listens on `address` now (or adopts `adoptedSocket`, already listening); `start()` begins serving.
     /// - Parameter proxyProtocol: whether connections come from a load balancer that sends a PROXY header first.
@@ -76,23 +74,14 @@ package final class HTTPFront: Service {
             limits.maxSubscribersPerAddress >= 0,
             limits.keepAliveTimeout.isFinite, limits.keepAliveTimeout > 0
         else { throw ConfigurationError("http: limits out of range (\(limits))") }
-        let socket: FileDescriptor
-        if let adoptedSocket {
-            guard adoptedSocket >= 0 else { throw SystemError("adopting socket \(adoptedSocket)", errno: EBADF) }
-            socket = FileDescriptor(owning: adoptedSocket)
-            try setNonblocking(socket.rawValue)
-        } else {
-            socket = try listeningSocket(on: address, backlog: 4096, purpose: " (http)")
-        }
-        self.address = try SocketAddress.local(of: socket.rawValue)
+        service = try HTTPService(
+            name: "http", address: address, adoptedSocket: adoptedSocket, backlog: 4096,
+            onUnexpectedExit: onUnexpectedExit)
         self.current = LockedBox(stations)
         self.limits = limits
         self.budget = budget
         self.proxyProtocol = Atomic(proxyProtocol)
         self.trusted = LockedBox(trustedProxies)
-        self.onUnexpectedExit = onUnexpectedExit
-        wakeEvent = try EventFD()
-        listenSocket = socket
     }
 
     /// The stations after a reload.
@@ -119,22 +108,17 @@ package final class HTTPFront: Service {
     }
 
     package func start() throws {
-        let started = ServiceThread(name: "http", onUnexpectedExit: onUnexpectedExit) { [self] thread in
+        try service.start { [self] thread in
             let loop = try HTTPFrontLoop(front: self)
             try loop.run(in: thread)
         }
-        try thread.start(started)
         let mounts = directory().0.mounts.map(\.path).joined(separator: ", ")
         Log.notice("http listeners on http://\(address)/ (mounts \(mounts); a page to listen at /)")
     }
 
     /// Heartbeat of the front end's thread; empty before `start`.
-    package var heartbeats: [Int] {
-        thread.heartbeats
-    }
+    package var heartbeats: [Int] { service.heartbeats }
 
     @discardableResult
-    package func stop(timeout: Double) -> Bool {
-        thread.stop(timeout: timeout, waking: wakeEvent, label: "http")
-    }
+    package func stop(timeout: Double) -> Bool { service.stop(timeout: timeout) }
 }

@@ -21,27 +21,27 @@ extension HTTPFrontLoop {
             budgetLimit: front.budget.limit.load(ordering: .relaxed))
         if refusal == nil && !front.budget.acquire() { refusal = "server full (the open-files limit)" }
         if let refusal {
-            logLimited(.refused, now: monotonicNow(), "http: events \(connection.peer) refused: \(refusal)")
-            return respond(connection, PublicRouter.text(503, refusal + "\n").encoded)
+            http.logLimited(.refused, now: monotonicNow(), "http: events \(connection.peer) refused: \(refusal)")
+            return http.respond(connection, PublicRouter.text(503, refusal + "\n").encoded)
         }
         do {
-            try loop.epoll.modify(
+            try http.loop.epoll.modify(
                 connection.fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(connection.fd))
         } catch {
             front.budget.release()
-            return close(connection)
+            return http.close(connection)
         }
         subscribers.add(mount: path, host: connection.hostKey)
         eventConnections[path, default: [:]][connection.fd] = connection
         connection.phase = .events(mount: path)
-        untime(connection)  // it lasts; its places are the station's
+        http.untime(connection)  // it lasts; its places are the station's
         let now = monotonicNow()
         var events = EventStream(now: now)
         connection.output = head + events.output(title: mount.title, now: now)
         connection.events = events
         keepAlives.set(connection.fd, events.nextKeepAlive)
         if Log.isEnabled(.info) {
-            loop.logLimited(.subscribed, .info, now: now, "http: events \(connection.peer) subscribed to \(path)")
+            http.loop.logLimited(.subscribed, .info, now: now, "http: events \(connection.peer) subscribed to \(path)")
         }
         flushEvents(connection)
     }
@@ -54,7 +54,8 @@ extension HTTPFrontLoop {
         keepAlives.remove(connection.fd)
         subscribers.remove(mount: path, host: connection.hostKey)
         if Log.isEnabled(.info) {
-            loop.logLimited(.subscribed, .info, now: monotonicNow(), "http: events \(connection.peer) left \(path)")
+            http.loop.logLimited(
+                .subscribed, .info, now: monotonicNow(), "http: events \(connection.peer) left \(path)")
         }
     }
 
@@ -69,7 +70,7 @@ extension HTTPFrontLoop {
             for mount in directory.mounts { titles[mount.path] = .some(mount.title) }
             for (path, table) in eventConnections {
                 guard let title = titles[path] else {
-                    for connection in table.values { close(connection) }
+                    for connection in table.values { http.close(connection) }
                     continue
                 }
                 guard seenTitles[path].map({ $0 != title }) ?? true else { continue }
@@ -79,7 +80,7 @@ extension HTTPFrontLoop {
         }
         for fd in keepAlives.popExpired(now: now) {
             // The title it was sent: a keep-alive (a change is the title check's).
-            guard let connection = connections[fd], let sent = connection.events?.sentTitle else { continue }
+            guard let connection = http.connections[fd], let sent = connection.events?.sentTitle else { continue }
             sendEvent(connection, title: sent, now: now)
         }
     }
@@ -98,28 +99,28 @@ extension HTTPFrontLoop {
     /// Sends a subscriber's pending output; arms `EPOLLOUT` while its socket is backed up, and closes it when it
     /// lets too much pile up, stays backed up past the stall limit, or is gone.
     package func flushEvents(_ connection: HTTPConnection) {
-        guard sendPending(connection) else { return close(connection) }
+        guard http.sendPending(connection) else { return http.close(connection) }
         let now = monotonicNow()
         if connection.unsent > limits.maxEventBacklog {
-            logLimited(.dropped, now: now, "http: events \(connection.peer) dropped: not reading")
-            return close(connection)
+            http.logLimited(.dropped, now: now, "http: events \(connection.peer) dropped: not reading")
+            return http.close(connection)
         }
         let backedUp = connection.unsent > 0
         connection.events?.noteBackedUp(backedUp, now: now)
         if connection.events?.isStalled(now: now) == true {
-            logLimited(
+            http.logLimited(
                 .dropped, now: now,
                 "http: events \(connection.peer) dropped: its socket took nothing for "
                     + "\(wholeSeconds(EventStream.stallLimit)) s")
-            return close(connection)
+            return http.close(connection)
         }
         guard backedUp != connection.waitsForOutput else { return }
         connection.waitsForOutput = backedUp
         let mask = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | (backedUp ? EPOLLOUT.rawValue : 0)
         do {
-            try loop.epoll.modify(connection.fd, events: mask, tag: UInt64(connection.fd))
+            try http.loop.epoll.modify(connection.fd, events: mask, tag: UInt64(connection.fd))
         } catch {
-            close(connection)
+            http.close(connection)
         }
     }
 }

@@ -9,36 +9,23 @@ import Synchronization
 /// request is answered like any other), the wake-up (the stop), socket events, deadlines of the timed phases, and
 /// the event subscribers' titles and keep-alives.
 extension HTTPFrontLoop: EventLoopHandler {
-    /// Read for each connection: a reload applies to the next one accepted.
-    package func expectedProxies(on listening: Int32) -> ExpectedProxies? {
-        front.proxyProtocol.load(ordering: .relaxed)
-            ? ExpectedProxies(front.trustedProxies, setting: "http_proxy_from") : nil
-    }
-
     package func accepted(
         _ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath, on listening: Int32
     ) {
         // Counted against the client's address (the header's source behind a balancer) while it sends its head.
-        guard let connection = register(socket, peer: peer) else { return }
+        guard let connection = http.register(socket, peer: peer) else { return }
         // The request often arrives with the connection: read it now rather than after another wake-up.
         handleRequest(connection, mask: 0)
     }
 
-    package func refusedProxied(peer: SocketAddress, on listening: Int32) {
-        front.proxyRejected.add(1, ordering: .relaxed)
-    }
-
-    /// The one wake-up source is the stop (or a reload): the loop looks at the thread and its settings anyway.
-    package func woken(_ source: Int) {}
-
     package func ready(_ fd: Int32, mask: UInt32) {
-        guard let connection = connections[fd] else { return }
+        guard let connection = http.connections[fd] else { return }
         serve(connection, mask: mask)
     }
 
     package func expired(_ fd: Int32, now: Double) {
-        guard let connection = connections[fd] else { return }
-        expired(connection)
+        guard let connection = http.connections[fd] else { return }
+        http.close(connection)
     }
 
     package func prepare(now: Double) -> Double? {
@@ -47,8 +34,4 @@ extension HTTPFrontLoop: EventLoopHandler {
         guard let keepAlive = keepAlives.first()?.deadline else { return nextTitleCheck }
         return min(nextTitleCheck, keepAlive)
     }
-
-    package func awake() {}
-
-    package func settle() {}
 }

@@ -2,13 +2,14 @@ import CLinux
 import Glibc
 import RadioRelayMedia
 import RadioRelaySystem
+import Synchronization
 
 /// The loop behind an `HTTPFront`, confined to its thread, on the `EventLoop` skeleton. What it answers is
 /// `PublicRouter`'s decision and what an event subscriber is sent is `EventStream`'s; this type carries out the
 /// connections' lives (the shared part in `HTTPConnectionLoop`), hands stream requests to their stations, and keeps
 /// event subscribers — each woken only when its mount's title changes or its keep-alive is due, so idle subscribers
 /// cost nothing per wake-up.
-package final class HTTPFrontLoop: HTTPConnectionLoop {
+package final class HTTPFrontLoop {
     /// The longest sleep, in milliseconds.
     private static let tick: Int32 = 250
     /// Seconds between looks at the stations' titles while anyone subscribes: titles reach subscribers within it.
@@ -17,6 +18,8 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
 
     package let front: HTTPFront
     package let limits: HTTPFront.Limits
+    /// Request heads, answers, deadlines and per-address caps, shared with the status endpoint.
+    package let http: HTTPConnectionLoop
     /// Event subscribers counted by mount, by address and in all, for their limits.
     package var subscribers: EventSubscribers
     /// The subscribers' connections by mount path: a title change looks only at its mount's.
@@ -31,34 +34,54 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
         self.front = front
         limits = front.limits
         subscribers = EventSubscribers(perAddress: front.limits.maxSubscribersPerAddress)
-        try super.init(
-            label: "http", listenFD: front.listenSocket.rawValue, wakeFD: front.wakeEvent.rawValue, epollCapacity: 256,
+        http = try HTTPConnectionLoop(
+            label: "http", listenFD: front.service.listenSocket.rawValue, wakeFD: front.service.wakeEvent.rawValue,
+            epollCapacity: 256,
             acceptBatch: Self.acceptBatch, tick: Self.tick, headerTimeout: front.limits.headerTimeout,
             maxRequestBytes: front.limits.maxRequestBytes, maxOpen: front.limits.maxPending,
             maxPendingPerAddress: front.limits.maxPendingPerAddress, keepAliveTimeout: front.limits.keepAliveTimeout,
             activity: front.activity)
+        // A subscriber's counts and place go with its connection.
+        http.onClose = { [unowned self] connection in
+            if case .events(let mount) = connection.phase { unsubscribe(connection, from: mount) }
+        }
+        // With `http_proxy_protocol`, a connection's PROXY header names the client first (read for each
+        // connection: a reload applies to the next one accepted).
+        http.loop.arrivals = ProxyStage(
+            capacity: front.limits.maxPending,
+            expected: { [unowned self] _ in
+                front.proxyProtocol.load(ordering: .relaxed)
+                    ? ExpectedProxies(front.trustedProxies, setting: "http_proxy_from") : nil
+            },
+            refused: { [unowned self] _, _ in front.proxyRejected.add(1, ordering: .relaxed) })
     }
 
     /// Serves until `thread` is asked to stop. A failing `epoll_wait` is thrown: the loop cannot go on.
     package func run(in thread: ServiceThread) throws {
         defer {
-            for connection in Array(connections.values) { close(connection) }
+            for connection in Array(http.connections.values) { http.close(connection) }
         }
-        try loop.run(in: thread, self)
+        try http.loop.run(in: thread, self)
     }
 
     func serve(_ connection: HTTPConnection, mask: UInt32) {
         switch connection.phase {
         case .reading: handleRequest(connection, mask: mask)
-        case .writing, .draining: serveAnswer(connection, mask: mask)
+        case .writing, .draining: http.serveAnswer(connection, mask: mask)
         case .events:
-            if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue | EPOLLRDHUP.rawValue) != 0 { return close(connection) }
+            if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue | EPOLLRDHUP.rawValue) != 0 {
+                return http.close(connection)
+            }
             if mask & EPOLLIN.rawValue != 0 {
                 // A subscriber has nothing to say: what it sends is dropped, within the drain limit.
-                guard let result = read(connection.fd, room: loop.scratch.count) else { return close(connection) }
+                guard let result = http.read(connection.fd, room: http.loop.scratch.count) else {
+                    return http.close(connection)
+                }
                 if case .done(let count) = result {
                     connection.drained += count
-                    if count == 0 || connection.drained > Self.drainLimit { return close(connection) }
+                    if count == 0 || connection.drained > HTTPConnectionLoop.drainLimit {
+                        return http.close(connection)
+                    }
                 }
             }
             if mask & EPOLLOUT.rawValue != 0 { flushEvents(connection) }
@@ -67,17 +90,17 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
 
     /// Reads the request and acts once its head is decided.
     package func handleRequest(_ connection: HTTPConnection, mask: UInt32) {
-        guard let head = readHead(connection, mask: mask) else { return }
+        guard let head = http.readHead(connection, mask: mask) else { return }
         let (directory, broadcasters) = front.directory()
         switch PublicRouter.route(head, directory: directory, host: front.address.description) {
         case .respond(let response):
             // A kept connection: not after a pipelined request (its bytes are gone), nor past the most answers.
             let keep =
                 response.keepAlive && !connection.pipelined
-                && connection.answered + 1 < Self.maxAnswersPerConnection
+                && connection.answered + 1 < HTTPConnectionLoop.maxAnswersPerConnection
             var answer = response
             answer.keepAlive = keep
-            respond(connection, head: answer.encodedHead, body: answer.payload, keepAlive: keep)
+            http.respond(connection, head: answer.encodedHead, body: answer.payload, keepAlive: keep)
         case .stream(let mount, let responseHead, let request):
             handOver(
                 connection, to: broadcasters[mount], mount: directory.mounts[mount], head: responseHead,
@@ -93,29 +116,24 @@ package final class HTTPFrontLoop: HTTPConnectionLoop {
         request: ListenerRequest
     ) {
         do {
-            try loop.epoll.remove(connection.fd)
+            try http.loop.epoll.remove(connection.fd)
         } catch {
             Log.warning("http: \(connection.peer): \(error)")
-            return close(connection)
+            return http.close(connection)
         }
-        close(connection)  // forgotten here; the socket leaves with the arrival
+        http.close(connection)  // forgotten here; the socket leaves with the arrival
         guard let socket = connection.takeSocket() else { return }
-        let arrival = ArrivingListener(socket: socket, peer: connection.peer, responseHead: head, request: request)
+        let arrival = ArrivingListener(
+            socket: socket, peer: connection.peer, responseHead: head, request: request,
+            refusal: { PublicRouter.text(503, $0 + "\n").encoded })
         if !broadcaster.handOver(arrival) {
             // The station's loop is far behind or stopped: the arrival (and its socket) is dropped here, after a
             // best-effort 503 on the socket it still owns.
             if let socket = arrival.takeSocket() {
-                Self.sendBestEffort(PublicRouter.text(503, "station busy\n").encoded, on: socket.rawValue)
+                sendBestEffort(PublicRouter.text(503, "station busy\n").encoded, on: socket.rawValue)
             }
-            logLimited(.refused, now: monotonicNow(), "http: \(connection.peer) refused: \(mount.path) is busy")
+            http.logLimited(.refused, now: monotonicNow(), "http: \(connection.peer) refused: \(mount.path) is busy")
         }
-    }
-
-    /// Forgets the connection, and a subscriber's counts and place.
-    package override func close(_ connection: HTTPConnection) {
-        guard connections[connection.fd] === connection else { return }
-        super.close(connection)
-        if case .events(let mount) = connection.phase { unsubscribe(connection, from: mount) }
     }
 
 }

@@ -235,6 +235,28 @@ package enum HTTPRequestHead {
     }
 }
 
+extension HTTPRequestHead.Result {
+    /// What both routers do first (the status endpoint's and the public front end's): the request, or the answer to
+    /// a head that is none — 400 (malformed, or cut short), 414 (request line too long), 431 (head too large) —
+    /// worded by the router's `text`.
+    package func opening(_ text: (Int, String) -> HTTPResponse) -> HTTPRequestHead.Opening {
+        switch self {
+        case .incomplete, .malformed: .answer(text(400, "bad request\n"))
+        case .requestLineTooLong: .answer(text(414, "request line too long\n"))
+        case .headTooLarge: .answer(text(431, "request header too large\n"))
+        case .request(let request): .request(request)
+        }
+    }
+}
+
+extension HTTPRequestHead {
+    /// A router's start: a request to route, or the answer already decided.
+    package enum Opening {
+        case request(Request)
+        case answer(HTTPResponse)
+    }
+}
+
 /// Where a request head received in pieces stands, so that `HTTPRequestHead.parse` runs only when it can decide:
 /// once when the request line ends (a malformed one is refused at once), when a header line ends malformed (the
 /// same), once when the head's empty line comes, or at the size limit. Each byte is looked at once here, so the work

@@ -58,10 +58,8 @@ package enum PublicRouter {
         _ head: HTTPRequestHead.Result, directory: PublicDirectory, now: Double, host: String
     ) -> Action {
         let request: HTTPRequestHead.Request
-        switch head {
-        case .incomplete, .malformed: return .respond(text(400, "bad request\n"))
-        case .requestLineTooLong: return .respond(text(414, "request line too long\n"))
-        case .headTooLarge: return .respond(text(431, "request header too large\n"))
+        switch head.opening(text) {
+        case .answer(let answer): return .respond(answer)
         case .request(let parsed): request = parsed
         }
         // RFC 9112 §3.2: a 1.1 request without Host (or an absolute-form target) is answered with 400.

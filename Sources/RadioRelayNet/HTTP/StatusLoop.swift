@@ -56,8 +56,6 @@ package final class StatusLoop {
 /// What the event-loop skeleton hands the status endpoint: connections, the wake-up (the stop), socket events and
 /// deadlines; before each sleep, the responder comes round.
 extension StatusLoop: EventLoopHandler {
-    package func expectedProxies(on listening: Int32) -> ExpectedProxies? { nil }
-
     package func accepted(
         _ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath, on listening: Int32
     ) {
@@ -67,10 +65,6 @@ extension StatusLoop: EventLoopHandler {
         serve(connection, mask: 0)
     }
 
-    package func refusedProxied(peer: SocketAddress, on listening: Int32) {}
-
-    package func woken(_ source: Int) {}
-
     package func ready(_ fd: Int32, mask: UInt32) {
         guard let connection = http.connections[fd] else { return }
         serve(connection, mask: mask)
@@ -78,15 +72,11 @@ extension StatusLoop: EventLoopHandler {
 
     package func expired(_ fd: Int32, now: Double) {
         guard let connection = http.connections[fd] else { return }
-        http.expired(connection)
+        http.close(connection)
     }
 
     package func prepare(now: Double) -> Double? {
         responder.comeRound(now: now)
         return nil
     }
-
-    package func awake() {}
-
-    package func settle() {}
 }

@@ -13,7 +13,7 @@ extension EventLoop {
         listening.append(fd)
     }
 
-    /// Stops accepting on `fd` (its owner closes it); connections waiting for their PROXY header from it stay.
+    /// Stops accepting on `fd` (its owner closes it); connections in the arrival stage from it stay.
     package func removeListening(_ fd: Int32) {
         guard let index = listening.firstIndex(of: fd) else { return }
         listening.remove(at: index)
@@ -30,11 +30,11 @@ extension EventLoop {
         for _ in 0..<acceptBatch {
             guard let (fd, peer) = acceptOne(listenFD) else { return }
             let socket = FileDescriptor(owning: fd)
-            guard let proxies = handler.expectedProxies(on: listenFD) else {
+            if let arrivals, arrivals.wants(listenFD) {
+                arrivals.take(socket, peer: peer, on: listenFD, loop: self, handler)
+            } else {
                 handler.accepted(socket, peer: peer, via: .direct, on: listenFD)
-                continue
             }
-            awaitProxyHeader(socket, peer: peer, proxies: proxies, on: listenFD, handler)
         }
     }
 

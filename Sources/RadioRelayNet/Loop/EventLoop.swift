@@ -39,8 +39,9 @@ package final class EventLoop {
     package internal(set) var backoff = AcceptBackoff()
     /// Deadlines of the handler's connections, by descriptor: each expired one is handed to `expired` once.
     package var deadlines = DeadlineHeap<Int32>()
-    /// Connections accepted on a port behind balancers, waiting for their PROXY header (bounded in number and time).
-    package internal(set) var proxyWait: ProxyHeaderWait<Int32, AwaitingProxyHeader>
+    /// The stage a fresh connection passes before the handler gets it (the PROXY header of a port behind
+    /// balancers, `ProxyStage`), if the loop's owner gave one.
+    package var arrivals: (any ArrivalStage)?
     /// Lines that a storm could repeat: at most 10 per kind per 10 s, then a count.
     package var logLimit = LogRateLimit<LogTopic>(limit: 10, window: 10)
     package var scratch = [UInt8](repeating: 0, count: 4096)
@@ -49,13 +50,12 @@ package final class EventLoop {
 
     package init(
         label: String, listenFD: Int32?, wakeFDs: [Int32], epollCapacity: Int = Epoll.maxEvents, acceptBatch: Int,
-        tick: Int32, proxyCapacity: Int = 1024, activity: LoopActivity = LoopActivity()
+        tick: Int32, activity: LoopActivity = LoopActivity()
     ) throws(SystemError) {
         self.label = label
         self.acceptBatch = max(1, acceptBatch)
         self.tick = max(1, tick)
         self.activity = activity
-        proxyWait = ProxyHeaderWait(capacity: max(1, proxyCapacity))
         epoll = try Epoll(capacity: epollCapacity)
         if let listenFD { try addListening(listenFD) }
         for fd in wakeFDs.prefix(Self.maxWakeSources) {
@@ -70,21 +70,22 @@ package final class EventLoop {
     /// what is due, sleeps until the earliest deadline or an event, and hands the events to `handler`. A failing
     /// `epoll_wait` is thrown: the loop cannot go on, and the thread's owner decides what follows.
     package func run(in thread: ServiceThread, _ handler: some EventLoopHandler) throws {
+        let wakeUps = handler as? any WakeUpHandler
         while !thread.isStopping {
             thread.beat()
             let now = monotonicNow()
             if backoff.resumes(now: now) { watchListenSocket(true) }
             if let due = logLimit.nextSummary, now >= due { logSummaries(now: now) }
-            if !proxyWait.isEmpty { expireProxyWaits(now: now, handler) }
+            if let arrivals, !arrivals.isEmpty { arrivals.expire(now: now, loop: self) }
             for fd in deadlines.popExpired(now: now) { handler.expired(fd, now: now) }
             var until = handler.prepare(now: now)
             earliest(&until, backoff.resumeAt)
-            if !proxyWait.isEmpty { earliest(&until, proxyWait.nextDeadline) }
+            if let arrivals, !arrivals.isEmpty { earliest(&until, arrivals.nextDeadline) }
             earliest(&until, deadlines.first()?.deadline)
-            let wait = ListenerSchedule.waitMilliseconds(until: until, now: now, cap: tick)
+            let wait = Self.waitMilliseconds(until: until, now: now, cap: tick)
             let count = try epoll.wait(timeoutMilliseconds: wait)
             activity.wakeups.add(1, ordering: .relaxed)
-            handler.awake()
+            wakeUps?.awake()
             // Connections first, new ones last: what the connections already here sent is read before an accept
             // batch can make room by closing the oldest of them (a busy address's health check, sent with its
             // connection, is answered rather than evicted by the crowd behind it).
@@ -96,10 +97,10 @@ package final class EventLoop {
                 } else if tag > Self.firstWakeTag - UInt64(Self.maxWakeSources) {
                     let source = Int(Self.firstWakeTag - tag)
                     drainWake(source)
-                    handler.woken(source)
+                    wakeUps?.woken(source)
                 } else if let fd = Int32(exactly: tag) {
-                    if !proxyWait.isEmpty, proxyWait[fd] != nil {
-                        readProxyHeader(fd, handler)
+                    if let arrivals, !arrivals.isEmpty, arrivals.holds(fd) {
+                        arrivals.ready(fd, loop: self, handler)
                     } else {
                         handler.ready(fd, mask: mask)
                     }
@@ -113,8 +114,18 @@ package final class EventLoop {
                     }
                 }
             }
-            handler.settle()
+            wakeUps?.settle()
         }
+    }
+
+    /// How long the loop may sleep: until the earliest deadline, at most `cap` ms, rounded up so it does not wake
+    /// just before it. Never converts a non-finite or out-of-range value to an integer.
+    package static func waitMilliseconds(until deadline: Double?, now: Double, cap: Int32 = 500) -> Int32 {
+        guard let deadline else { return cap }
+        let milliseconds = ((deadline - now) * 1000).rounded(.up)
+        guard milliseconds > 0 else { return 0 }  // due, long overdue (-inf), or NaN
+        guard milliseconds < Double(cap) else { return cap }
+        return Int32(milliseconds)
     }
 
     /// `until` becomes `candidate` when that is earlier (no array per iteration).
@@ -167,37 +178,46 @@ package final class EventLoop {
 
 /// What a loop built on `EventLoop` decides. Every call comes on the loop's thread.
 package protocol EventLoopHandler: AnyObject {
-    /// The balancers whose PROXY header the listening socket `fd` expects, asked for each accepted connection (a
-    /// reload applies to the next one); nil: connections come straight from clients.
-    func expectedProxies(on listening: Int32) -> ExpectedProxies?
-    /// A connection to serve, accepted on `listening`: `peer` is the client (the PROXY header's source, when one
-    /// named it).
+    /// A connection to serve, accepted on `listening`: `peer` is the client (the PROXY header's source, when the
+    /// loop's arrival stage read one).
     func accepted(_ socket: consuming FileDescriptor, peer: SocketAddress, via: ArrivalPath, on listening: Int32)
-    /// A connection closed for its PROXY header (untrusted, late, invalid, or no room to wait): count it.
-    func refusedProxied(peer: SocketAddress, on listening: Int32)
-    /// Wake-up source `source` (the index of its eventfd at `init`) fired; it is drained already.
-    func woken(_ source: Int)
     /// epoll reported `mask` for a descriptor the handler registered with its descriptor as the tag.
     func ready(_ fd: Int32, mask: UInt32)
     /// A deadline the handler set in `deadlines` passed (it is removed already).
     func expired(_ fd: Int32, now: Double)
     /// Before each sleep: what is due by the handler's own clock; returns its next deadline beyond `deadlines`.
     func prepare(now: Double) -> Double?
+}
+
+/// A handler that also wants the wake-ups themselves (a pool loop: which eventfd fired, and the moments before and
+/// after a wake-up's events, to batch its work).
+package protocol WakeUpHandler: EventLoopHandler {
+    /// Wake-up source `source` (the index of its eventfd at `init`) fired; it is drained already.
+    func woken(_ source: Int)
     /// Right after the sleep, before the wake-up's events are handed over.
     func awake()
     /// After every event of the wake-up was handed over.
     func settle()
 }
 
-/// The balancers a listening socket behind a load balancer believes, and the setting that names them (for the log).
-package struct ExpectedProxies: Sendable {
-    package var trusted: TrustedProxies
-    package var setting: String
-
-    package init(_ trusted: TrustedProxies, setting: String) {
-        self.trusted = trusted
-        self.setting = setting
-    }
+/// A stage a fresh connection passes before the loop's handler gets it, given to the loop by its owner
+/// (`EventLoop.arrivals`): the PROXY header of a port behind balancers (`ProxyStage`). Every call comes on the loop's
+/// thread.
+package protocol ArrivalStage: AnyObject {
+    /// Whether a connection accepted on `listening` goes through the stage (asked for each one).
+    func wants(_ listening: Int32) -> Bool
+    /// Takes a connection it wants; hands it to `handler` once through (or closes it).
+    func take(
+        _ socket: consuming FileDescriptor, peer: SocketAddress, on listening: Int32, loop: EventLoop,
+        _ handler: some EventLoopHandler)
+    /// Whether `fd` is one of the connections it holds.
+    func holds(_ fd: Int32) -> Bool
+    /// A connection it holds is readable.
+    func ready(_ fd: Int32, loop: EventLoop, _ handler: some EventLoopHandler)
+    var isEmpty: Bool { get }
+    /// Its earliest deadline; `expire` closes what is due.
+    var nextDeadline: Double? { get }
+    func expire(now: Double, loop: EventLoop)
 }
 
 /// How an accepted connection reached the handler.

@@ -1,6 +1,4 @@
 import Glibc
-import RadioRelayMedia
-import RadioRelaySystem
 
 /// Who counts as one client for `--max-per-ip`: an IPv4 address, or an IPv6 /64 (a home or a host usually gets a
 /// whole /64, so counting single IPv6 addresses would let one client open as many connections as it likes). An
