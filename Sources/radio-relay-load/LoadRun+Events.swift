@@ -88,7 +88,7 @@ extension LoadRun {
             }
         }
         guard left > 0 else { return }
-        c.pointee.check.feed(p, left, slab: slab, crc: crc)
+        c.pointee.check.feed(p, left, slab: slab)
         if c.pointee.firstAudioAt.isNaN && c.pointee.check.audioPages > 0 { c.pointee.firstAudioAt = t }
     }
 

@@ -18,7 +18,6 @@ final class LoadRun {
     /// One `OggStreamCheck.slabSize` header slab per connection (also holds the start of an HTTP response).
     let slabs: UnsafeMutablePointer<UInt8>
     let buffer: UnsafeMutablePointer<UInt8>
-    let crc = OggCRC()
     let epoll: Int32
     let request: [UInt8]
     /// IPv4 source addresses the connections are spread over (`--sources`), each bound without a port

@@ -1,6 +1,9 @@
+import RadioRelayMedia
+
 /// Checks one connection's Ogg byte stream as it arrives, in whatever pieces `read` returns, without buffering page
-/// bodies: the page header (at most 27 + 255 bytes) is collected in a small slab owned by the caller, and the CRC runs
-/// over body bytes straight from the read buffer. No allocation per page.
+/// bodies: the page header (at most 27 + 255 bytes) is collected in a small slab owned by the caller and decoded with
+/// the library's `OggPageHeader`, and the library's `OggCRC` runs over body bytes straight from the read buffer. No
+/// allocation per page.
 ///
 /// Checks: capture pattern "OggS" and version 0 (a failure here loses framing: the rest of the stream is not checked),
 /// CRC-32 with the CRC field zeroed, one serial number, page sequence numbers contiguous (every jump is counted; the
@@ -60,7 +63,7 @@ struct OggStreamCheck {
 
     /// Checks `count` more bytes at `bytes`; `slab` is this connection's `slabSize`-byte header buffer.
     mutating func feed(
-        _ bytes: UnsafePointer<UInt8>, _ count: Int, slab: UnsafeMutablePointer<UInt8>, crc table: OggCRC
+        _ bytes: UnsafePointer<UInt8>, _ count: Int, slab: UnsafeMutablePointer<UInt8>
     ) {
         var p = bytes
         var n = count
@@ -77,22 +80,22 @@ struct OggStreamCheck {
                 n -= take
                 guard take == want else { return }
                 if phase == .header {
-                    guard slab[0] == 0x4F, slab[1] == 0x67, slab[2] == 0x67, slab[3] == 0x53 else {
-                        return lose("no OggS capture pattern after page \(pages)")
+                    switch OggPageHeader.decode(UnsafeRawBufferPointer(start: slab, count: OggPageHeader.length)) {
+                    case .failure(.capturePattern): return lose("no OggS capture pattern after page \(pages)")
+                    case .failure(.version): return lose("Ogg version \(slab[4]) after page \(pages)")
+                    case .success(let header): segments = header.segments
                     }
-                    guard slab[4] == 0 else { return lose("Ogg version \(slab[4]) after page \(pages)") }
-                    segments = Int(slab[26])
                     phase = .segments
                     if segments > 0 { continue }
                 }
-                beginBody(slab: slab, table: table)
+                beginBody(slab: slab)
                 if bodyLeft == 0 { endPage() }
             case .body:
                 let take = min(bodyLeft, n)
                 if pages < 2 && bodyDone < 8 {
                     for i in 0..<min(take, 8 - bodyDone) { magic |= UInt64(p[i]) << (56 - 8 * UInt64(bodyDone + i)) }
                 }
-                crc = table.update(crc, p, take)
+                crc = OggCRC.update(crc, UnsafeRawBufferPointer(start: p, count: take))
                 bodyLeft -= take
                 bodyDone += take
                 p += take
@@ -102,18 +105,15 @@ struct OggStreamCheck {
         }
     }
 
-    private mutating func beginBody(slab: UnsafeMutablePointer<UInt8>, table: OggCRC) {
-        let raw = UnsafeRawPointer(slab)
-        flags = slab[5]
-        granule = Int64(littleEndian: raw.loadUnaligned(fromByteOffset: 6, as: Int64.self))
-        serial = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 14, as: UInt32.self))
-        sequence = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 18, as: UInt32.self))
-        storedCRC = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 22, as: UInt32.self))
-        slab[22] = 0
-        slab[23] = 0
-        slab[24] = 0
-        slab[25] = 0
-        crc = table.update(0, slab, 27 + segments)
+    private mutating func beginBody(slab: UnsafeMutablePointer<UInt8>) {
+        let header = OggPageHeader(fields: UnsafeRawBufferPointer(start: slab, count: OggPageHeader.length))
+        flags = header.flags
+        granule = header.granulePosition
+        serial = header.serial
+        sequence = header.sequence
+        storedCRC = header.checksum
+        (slab + OggPageHeader.checksumOffset).update(repeating: 0, count: 4)
+        crc = OggCRC.update(0, UnsafeRawBufferPointer(start: slab, count: OggPageHeader.length + segments))
         var length = 0
         var completed = 0
         for i in 0..<segments {

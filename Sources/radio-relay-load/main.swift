@@ -43,15 +43,6 @@ if limit.rlim_cur < rlim_t(options.count + 100) {
             + "connections past it will fail (raise the hard limit: ulimit -Hn, LimitNOFILE)")
 }
 
-// The fast CRC must agree with the library's plain one (which the tests check against libogg).
-do {
-    var sample = [UInt8](repeating: 0, count: 1000)
-    for i in sample.indices { sample[i] = UInt8(truncatingIfNeeded: i &* 131 &+ i >> 3) }
-    sample[22...25] = [0, 0, 0, 0]
-    let fast = sample.withUnsafeBufferPointer { OggCRC().update(0, $0.baseAddress!, $0.count) }
-    precondition(fast == OggPageReader.crc(sample), "slicing-by-8 CRC disagrees with OggPageReader.crc")
-}
-
 signal(SIGPIPE, SIG_IGN)
 let summary: LoadSummary
 do {

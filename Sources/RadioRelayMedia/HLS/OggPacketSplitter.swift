@@ -16,13 +16,14 @@ package struct OggPacketSplitter: Sendable {
 
     /// The packets that end on `page` (a whole Ogg page: header, lacing values, body).
     package mutating func packets(of page: [UInt8]) -> [[UInt8]] {
-        guard page.count >= 27 else { return [] }
-        let segments = Int(page[26])
+        guard page.count >= OggPageHeader.length else { return [] }
+        let header = page.withUnsafeBytes { OggPageHeader(fields: $0) }
+        let segments = header.segments
         guard page.count >= 27 + segments,
             page.count >= 27 + segments + page[27..<27 + segments].reduce(0, { $0 + Int($1) })
         else { return [] }
         // A page that is not continued starts afresh: what was carried ended unfinished, and is dropped.
-        let continued = page[5] & 0x01 != 0
+        let continued = header.isContinued
         let split = OggDemuxer.packets(
             of: page, carried: continued ? partial : [], dropFirst: continued && broken, limit: maxPacket)
         partial = split.rest ?? []

@@ -102,13 +102,13 @@ package struct OggDemuxer {
                 offset = start
             }
             let available = buffer.count - offset
-            guard available >= 27 else { return nil }
+            guard available >= OggPageHeader.length else { return nil }
             // Cheap checks first: version 0, no header-type bits beyond the three defined.
-            guard buffer[offset + 4] == 0, buffer[offset + 5] & 0xF8 == 0 else {
+            guard let header = OggPageHeader.decode(buffer, at: offset), header.hasDefinedFlags else {
                 skip(1)
                 continue
             }
-            let segments = Int(buffer[offset + 26])
+            let segments = header.segments
             guard available >= 27 + segments else { return nil }
             var body = 0
             for index in 0..<segments { body += Int(buffer[offset + 27 + index]) }
@@ -124,10 +124,7 @@ package struct OggDemuxer {
             crcCredit -= length
             statistics.crcBytes += length
             let candidate = buffer[offset..<offset + length]
-            let stored =
-                UInt32(buffer[offset + 22]) | UInt32(buffer[offset + 23]) << 8 | UInt32(buffer[offset + 24]) << 16
-                | UInt32(buffer[offset + 25]) << 24
-            guard OggPageReader.crc(candidate) == stored else {
+            guard OggCRC.page(candidate) == header.checksum else {
                 statistics.badPages += 1
                 skip(1)  // a false capture pattern, or a damaged page: look further
                 continue
@@ -146,18 +143,14 @@ package struct OggDemuxer {
     }
 
     private func isCapturePattern(at index: Int) -> Bool {
-        buffer[index] == 0x4F && buffer[index + 1] == 0x67 && buffer[index + 2] == 0x67 && buffer[index + 3] == 0x53
+        OggPageHeader.isCapturePattern(buffer, at: index)
     }
 
     /// Where the next "OggS" starts, or nil (then all but the last three bytes are garbage, counted and dropped).
     private mutating func captureStart() -> Int? {
         var index = offset
         while index + 4 <= buffer.count {
-            if buffer[index] == 0x4F && buffer[index + 1] == 0x67 && buffer[index + 2] == 0x67
-                && buffer[index + 3] == 0x53
-            {
-                return index
-            }
+            if OggPageHeader.isCapturePattern(buffer, at: index) { return index }
             index += 1
         }
         let keep = max(offset, buffer.count - 3)

@@ -24,21 +24,14 @@ public struct OggPage: Sendable {
     package var startsUpstreamStream = false
 
     public init(bytes: [UInt8]) {
-        precondition(bytes.count >= 27, "an Ogg page has a 27-byte header")
+        let header = bytes.withUnsafeBytes { OggPageHeader(fields: $0) }
         self.bytes = bytes
-        let flags = bytes[5]
-        isContinued = flags & 1 != 0
-        isBeginning = flags & 2 != 0
-        isEnd = flags & 4 != 0
-        granulePosition = Int64(bitPattern: Self.le64(bytes, 6))
-        serial = UInt32(truncatingIfNeeded: Self.le64(bytes, 14) & 0xFFFF_FFFF)
-        sequence = UInt32(truncatingIfNeeded: Self.le64(bytes, 18) & 0xFFFF_FFFF)
+        isContinued = header.isContinued
+        isBeginning = header.isBeginning
+        isEnd = header.isEnd
+        granulePosition = header.granulePosition
+        serial = header.serial
+        sequence = header.sequence
         timeline = granulePosition
-    }
-
-    private static func le64(_ b: [UInt8], _ offset: Int) -> UInt64 {
-        var value: UInt64 = 0
-        for i in (0..<8).reversed() where offset + i < b.count { value = value << 8 | UInt64(b[offset + i]) }
-        return value
     }
 }

@@ -1,8 +1,8 @@
 import RadioRelaySystem
 
-/// Splits an Ogg byte stream into pages and checks each one, independently of libogg: capture pattern, version,
-/// CRC-32 (polynomial 0x04C11DB7, computed over the page with its CRC field zeroed) and the lacing. Used by the tests,
-/// the load tool and the latency bench to verify what listeners receive, so it trusts nothing it is given.
+/// Splits an Ogg byte stream into pages and checks each one, independently of libogg: capture pattern, version
+/// (`OggPageHeader`), CRC-32 (`OggCRC`, over the page with its CRC field zeroed) and the lacing. Used by the tests and
+/// the fuzzers to verify what listeners receive, so it trusts nothing it is given.
 public struct OggPageReader {
     public enum Failure: Error, Equatable, CustomStringConvertible {
         case badCapturePattern(offset: Int)
@@ -48,11 +48,14 @@ public struct OggPageReader {
             compact()
             return nil
         }
-        guard buffer[offset] == 0x4F, buffer[offset + 1] == 0x67, buffer[offset + 2] == 0x67,
-            buffer[offset + 3] == 0x53
-        else { throw Failure.badCapturePattern(offset: consumed) }
-        guard buffer[offset + 4] == 0 else { throw Failure.badVersion(offset: consumed) }
-        let segments = Int(buffer[offset + 26])
+        let decoded = buffer.withUnsafeBytes { OggPageHeader.decode(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+        let fixed: OggPageHeader
+        switch decoded {
+        case .success(let header): fixed = header
+        case .failure(.capturePattern): throw Failure.badCapturePattern(offset: consumed)
+        case .failure(.version): throw Failure.badVersion(offset: consumed)
+        }
+        let segments = fixed.segments
         guard available >= 27 + segments else {
             compact()
             return nil
@@ -66,8 +69,7 @@ public struct OggPageReader {
         }
         let bytes = Array(buffer[offset..<offset + length])
         let header = OggPage(bytes: bytes)
-        let stored = UInt32(bytes[22]) | UInt32(bytes[23]) << 8 | UInt32(bytes[24]) << 16 | UInt32(bytes[25]) << 24
-        guard Self.crc(bytes) == stored else { throw Failure.badChecksum(sequence: header.sequence) }
+        guard OggCRC.page(bytes) == fixed.checksum else { throw Failure.badChecksum(sequence: header.sequence) }
         offset += length
         consumed += length
 
@@ -82,26 +84,8 @@ public struct OggPageReader {
         }
     }
 
-    private static let table: [UInt32] = (0..<256).map { i in
-        var r = UInt32(i) << 24
-        for _ in 0..<8 { r = r & 0x8000_0000 != 0 ? (r << 1) ^ 0x04C1_1DB7 : r << 1 }
-        return r
-    }
-
-    /// The Ogg CRC of a whole page, taking its CRC field (bytes 22–25) as zero.
+    /// The Ogg CRC of a whole page, taking its CRC field (bytes 22–25) as zero (`OggCRC.page`).
     public static func crc(_ page: [UInt8]) -> UInt32 {
-        crc(page[...])
-    }
-
-    /// The same over a page in place (a slice of a larger buffer).
-    package static func crc(_ page: ArraySlice<UInt8>) -> UInt32 {
-        var crc: UInt32 = 0
-        var i = 0
-        for byte in page {
-            let b = i >= 22 && i <= 25 ? 0 : byte
-            crc = (crc << 8) ^ table[Int((crc >> 24) ^ UInt32(b))]
-            i += 1
-        }
-        return crc
+        OggCRC.page(page)
     }
 }
