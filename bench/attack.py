@@ -78,7 +78,7 @@ import threading
 import time
 import traceback
 
-from benchlib import (CLK_TCK, build_page, free_port, libogg, logger, ogg_packets, ogg_page_at, proc_status_kb,
+from benchlib import (CLK_TCK, build_page, free_port, libogg, logger, ogg_packets, ogg_pages, proc_status_kb,
                       proc_ticks, stop_process, wait_until, write_json)
 
 HOST = "127.0.0.1"
@@ -103,21 +103,13 @@ class RowTimeout(Exception):
 
 def parse_pages(data):
     """[(header type, granule, serial, seq, [(packet bytes, complete)], raw page)] of well-formed pages."""
-    out, pos = [], 0
-    while pos + 27 <= len(data):
-        if data[pos:pos + 4] != b"OggS":
-            nxt = data.find(b"OggS", pos + 1)
-            if nxt < 0:
-                break
-            pos = nxt
-            continue
-        page = ogg_page_at(data, pos)
+    out = []
+    for page in ogg_pages(data):
         if page is None:
-            break
+            continue
         packets, rest = ogg_packets(data, page)
         segs = [(p, True) for p in packets] + ([(rest, False)] if rest else [])
-        out.append((page.htype, page.granule, page.serial, page.seq, segs, data[pos:page.end]))
-        pos = page.end
+        out.append((page.htype, page.granule, page.serial, page.seq, segs, data[page.offset:page.end]))
     return out
 
 

@@ -8,7 +8,8 @@ decoder).
   /proc         CLK_TCK, proc_ticks(pid), proc_status_kb(pid, key), thread_cpu_ns(pid, name), self_cpu_seconds()
   statistics    pct(values, p), wpct(pairs, p), median(values)
   Ogg           ogg_crc(bytes), ogg_page_crc(page): the CRC-32 (libogg's when it loads, else the same in Python);
-                ogg_page_at(data, pos): the header of a whole page; ogg_packets(...): a page's body cut by its lacing;
+                ogg_page_at(data, pos): the header of a whole page; ogg_pages(data): every whole page;
+                ogg_packets(...): a page's body cut by its lacing;
                 build_page(packets, granule, serial, seq): one page, CRC set
   Opus          opus_samples(packet), OpusDecoder (libopus: float or int16, 48 kHz stereo)
   MP3           mp3_frame_spans(data), mp3_frames(data), encode_mp3(pcm, base): 16-bit stereo PCM -> lame 128k CBR
@@ -275,6 +276,24 @@ def ogg_page_at(data, pos):
         return None
     version, htype, granule, serial, seq, crc = _OGG_FIELDS.unpack_from(data, pos + 4)
     return OggPage(pos, version, htype, granule, serial, seq, crc, lacing, hl, end)
+
+
+def ogg_pages(data):
+    """The whole pages of `data`, in order (OggPage); None for each place where bytes that are not a page were
+    skipped up to the next capture pattern. Ends at the first page that `data` does not hold whole."""
+    pos = 0
+    while pos + 27 <= len(data):
+        if data[pos:pos + 4] != b"OggS":
+            yield None
+            pos = data.find(b"OggS", pos + 1)
+            if pos < 0:
+                return
+            continue
+        page = ogg_page_at(data, pos)
+        if page is None:
+            return
+        yield page
+        pos = page.end
 
 
 def ogg_packets(data, page, partial=b""):

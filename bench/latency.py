@@ -65,7 +65,7 @@ import time
 
 from benchlib import (FRAME_S, FREQS, LAME_DELAY, MARKER_AMP, MARKER_LEN, OUT_RATE, REARM_S, SPF, SRC_RATE,
                       OpusDecoder, cached_table, encode_mp3, free_port, load_binary, logger, marker_id,
-                      marker_positions, mp3_frames, ogg_packets, ogg_page_at, pct, stop_process, wpct, write_json)
+                      marker_positions, mp3_frames, ogg_packets, ogg_pages, pct, stop_process, wpct, write_json)
 
 # ---------------------------------------------------------------- test signal (the marker bursts: benchlib)
 GEN_VERSION = "v3"
@@ -403,21 +403,13 @@ def parse_ogg(chunks):
         total += len(b)
         ends.append(total)
     pages = []
-    pos = 0
     partial = b""
     resyncs = 0
     skip_continued = True   # a page that continues a packet we never saw: drop that fragment
-    while pos + 27 <= len(data):
-        if data[pos:pos + 4] != b"OggS":
-            nxt = data.find(b"OggS", pos + 1)
-            resyncs += 1
-            if nxt < 0:
-                break
-            pos = nxt
-            continue
-        page = ogg_page_at(data, pos)
+    for page in ogg_pages(data):
         if page is None:
-            break
+            resyncs += 1
+            continue
         continued = bool(page.htype & 1)
         drop = continued and skip_continued and not partial
         packets, partial = ogg_packets(data, page, partial if continued else b"")
@@ -427,8 +419,7 @@ def parse_ogg(chunks):
         ci = bisect.bisect_left(ends, page.end)
         t = chunks[ci][0]
         pages.append({"t": t, "chunk": ci, "granule": page.granule, "seq": page.seq, "serial": page.serial,
-                      "htype": page.htype, "packets": packets, "size": page.end - pos, "offset": pos})
-        pos = page.end
+                      "htype": page.htype, "packets": packets, "size": page.end - page.offset, "offset": page.offset})
     return pages, resyncs
 
 
