@@ -56,13 +56,11 @@ to read the table):
   framing            a GET of the HLS playlist with a body (Content-Length, chunked) that is a request: one answer; two
                      Content-Length: 400; two Host on the status endpoint: 400; an absolute-form target: 200
 
-Python 3.9+, standard library only (ctypes to libogg for the CRC of big pages); ffmpeg, oggz-validate, opusdec and
-unshare as external tools.
+Python 3.9+, standard library only (bench/benchlib.py: Ogg pages, their CRC through libogg's ctypes binding when it
+loads, /proc, processes); ffmpeg, oggz-validate, opusdec and unshare as external tools.
 """
 import argparse
 import collections
-import ctypes
-import ctypes.util
 import errno
 import json
 import os
@@ -80,6 +78,9 @@ import threading
 import time
 import traceback
 
+from benchlib import (CLK_TCK, build_page, free_port, libogg, logger, ogg_packets, ogg_pages, proc_status_kb,
+                      proc_ticks, stop_process, wait_until, write_json)
+
 HOST = "127.0.0.1"
 ATTACKER = "127.0.0.2"
 CPU_MAX = 25.0           # % of one core over the attack window
@@ -89,11 +90,9 @@ HEALTH_MS_MAX = 100.0    # status-idle, status-slowloris: every /health answer w
 STALL_MAX_S = 2.0        # the honest listener never waits longer than this for data
 ROW_LIMIT_S = 45         # a row that runs longer is cut (alarm) and fails
 ROW_LIMITS_S = {"access-fifo": 90, "events-idle": 60}   # rows that wait longer on purpose
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def log(msg):
-    print(f"attack: {msg}", file=sys.stderr, flush=True)
+log = logger("attack")
 
 
 class RowTimeout(Exception):
@@ -102,85 +101,15 @@ class RowTimeout(Exception):
 
 # ---------------------------------------------------------------- Ogg
 
-# The Ogg CRC is edge_restart.py's (one copy in bench/).
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from edge_restart import ogg_crc  # noqa: E402
-
-
-class _OggPage(ctypes.Structure):
-    _fields_ = [("header", ctypes.c_void_p), ("header_len", ctypes.c_long),
-                ("body", ctypes.c_void_p), ("body_len", ctypes.c_long)]
-
-
-_LIBOGG = []
-
-
-def libogg():
-    """libogg through ctypes (its ogg_page_checksum_set), or None: pure Python is too slow for 24 MB/s of pages."""
-    if not _LIBOGG:
-        lib = None
-        for name in (ctypes.util.find_library("ogg"), "libogg.so.0"):
-            if not name:
-                continue
-            try:
-                lib = ctypes.CDLL(name)
-                lib.ogg_page_checksum_set.argtypes = [ctypes.POINTER(_OggPage)]
-                lib.ogg_page_checksum_set.restype = None
-                break
-            except OSError:
-                lib = None
-        _LIBOGG.append(lib)
-    return _LIBOGG[0]
-
-
-def build_page(packets, granule, serial, seq, htype=0, fast=False):
-    """One Ogg page holding whole `packets` (their lacing must fit 255 segments), with its CRC."""
-    lacing = []
-    for p in packets:
-        lacing += [255] * (len(p) // 255) + [len(p) % 255]
-    if len(lacing) > 255:
-        raise ValueError("packets too large for one page")
-    header = b"OggS" + struct.pack("<BBqIIIB", 0, htype, granule, serial & 0xFFFFFFFF, seq & 0xFFFFFFFF, 0,
-                                   len(lacing)) + bytes(lacing)
-    body = b"".join(packets)
-    lib = libogg() if fast else None
-    if lib is not None:
-        hbuf = ctypes.create_string_buffer(header, len(header))
-        bbuf = ctypes.c_char_p(body)
-        page = _OggPage(ctypes.cast(hbuf, ctypes.c_void_p), len(header), ctypes.cast(bbuf, ctypes.c_void_p), len(body))
-        lib.ogg_page_checksum_set(ctypes.byref(page))
-        return hbuf.raw + body
-    crc = ogg_crc(header + body)
-    return header[:22] + struct.pack("<I", crc) + header[26:] + body
-
-
 def parse_pages(data):
     """[(header type, granule, serial, seq, [(packet bytes, complete)], raw page)] of well-formed pages."""
-    out, pos = [], 0
-    while pos + 27 <= len(data):
-        if data[pos:pos + 4] != b"OggS":
-            nxt = data.find(b"OggS", pos + 1)
-            if nxt < 0:
-                break
-            pos = nxt
+    out = []
+    for page in ogg_pages(data):
+        if page is None:
             continue
-        htype = data[pos + 5]
-        granule, serial, seq, _crc, nseg = struct.unpack("<qIIIB", data[pos + 6:pos + 27])
-        lacing = data[pos + 27:pos + 27 + nseg]
-        end = pos + 27 + nseg + sum(lacing)
-        if len(lacing) < nseg or end > len(data):
-            break
-        body, segs, cur = pos + 27 + nseg, [], b""
-        for lv in lacing:
-            cur += data[body:body + lv]
-            body += lv
-            if lv < 255:
-                segs.append((cur, True))
-                cur = b""
-        if cur:
-            segs.append((cur, False))
-        out.append((htype, granule, serial, seq, segs, data[pos:end]))
-        pos = end
+        packets, rest = ogg_packets(data, page)
+        segs = [(p, True) for p in packets] + ([(rest, False)] if rest else [])
+        out.append((page.htype, page.granule, page.serial, page.seq, segs, data[page.offset:page.end]))
     return out
 
 
@@ -233,21 +162,6 @@ def make_fixtures(work):
 
 # ---------------------------------------------------------------- the server and what measures it
 
-def proc_ticks(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        s = f.read()
-    fields = s[s.rindex(")") + 2:].split()
-    return int(fields[11]) + int(fields[12])
-
-
-def proc_rss_kb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 class Meter:
     """CPU (% of one core) and RSS growth (MB) of one process over a window."""
 
@@ -260,7 +174,7 @@ class Meter:
     def start(self):
         self.t0 = time.monotonic()
         self.ticks0 = proc_ticks(self.pid)
-        self.kb0 = proc_rss_kb(self.pid)
+        self.kb0 = proc_status_kb(self.pid)
         self.max_kb = self.kb0
         self.thread.start()
         return self
@@ -268,7 +182,7 @@ class Meter:
     def _sample(self):
         while not self.stop_event.wait(0.1):
             try:
-                self.max_kb = max(self.max_kb, proc_rss_kb(self.pid))
+                self.max_kb = max(self.max_kb, proc_status_kb(self.pid))
             except OSError:
                 return
 
@@ -278,7 +192,7 @@ class Meter:
         self.thread.join(1)
         try:
             ticks = proc_ticks(self.pid)
-            self.max_kb = max(self.max_kb, proc_rss_kb(self.pid))
+            self.max_kb = max(self.max_kb, proc_status_kb(self.pid))
         except OSError:
             return None, None, self.kb0 * 1024 / 1e6
         wall = time.monotonic() - self.t0
@@ -437,14 +351,8 @@ class Server:
     def stop(self):
         if self.proc is None:
             return
-        if self.proc.poll() is None:
-            try:
-                self.proc.terminate()
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.killed = True
-                self.proc.kill()
-                self.proc.wait(5)
+        if stop_process(self.proc):
+            self.killed = True
         self.logf.close()
 
 
@@ -1056,15 +964,6 @@ def finish_server(row, srv):
     row.notes += srv.notes
 
 
-def wait_for(pred, timeout, step=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
-
-
 # 1
 def attack_forged_proxy(ctx, row, scene):
     port = ctx.free_port()
@@ -1259,7 +1158,7 @@ def start_edge_attack(ctx, row, scene, handler, timeline, valid_s):
     up, srv = edge_attack_setup(ctx, row, scene, handler)
     time.sleep(1.0)
     honest = scene.add(Honest(ctx, srv.http_port, "/edge.opus", row.name).start())
-    wait_for(lambda: "t0" in timeline and time.monotonic() >= timeline["t0"] + valid_s, 5)
+    wait_until(lambda: "t0" in timeline and time.monotonic() >= timeline["t0"] + valid_s, 5)
     return up, srv, honest, Meter(srv.pid).start(), srv.log_size()
 
 
@@ -1267,7 +1166,7 @@ def edge_attack_setup(ctx, row, scene, handler, wait_connect=5.0):
     up = scene.add(Upstream(ctx, handler))
     port = ctx.free_port()
     srv = scene.add(Server(ctx, row.name, [edge_station(up, port)]).start())
-    wait_for(lambda: up.connections >= 1, wait_connect)
+    wait_until(lambda: up.connections >= 1, wait_connect)
     return up, srv
 
 
@@ -1403,7 +1302,7 @@ def attack_title_flood(ctx, row, scene):
     station = ("main", [("upstream", f"http://{HOST}:{up.port}/stream.mp3"), ("port", port), ("bind", HOST),
                         ("chain_titles", "yes")])
     srv = scene.add(Server(ctx, row.name, [station]).start())
-    wait_for(lambda: up.connections >= 1, 5)
+    wait_until(lambda: up.connections >= 1, 5)
     time.sleep(1.5)
     honest = scene.add(Honest(ctx, srv.http_port, "/main.opus", row.name).start())
     time.sleep(0.5)
@@ -1446,7 +1345,7 @@ def attack_big_packets(ctx, row, scene):
                 time.sleep(min(0.01, due - time.monotonic()))
                 continue
             granule += 5760
-            page = build_page([payload], granule, serial, k + 2, fast=True)
+            page = build_page([payload], granule, serial, k + 2)
             try:
                 conn.sendall(page)
             except socket.timeout:
@@ -1837,10 +1736,7 @@ class Ctx:
 
     def free_port(self):
         while True:
-            s = socket.socket()
-            s.bind((HOST, 0))
-            p = s.getsockname()[1]
-            s.close()
+            p = free_port(HOST)
             if p not in self.ports:
                 self.ports.add(p)
                 return p
@@ -1977,8 +1873,7 @@ def main():
         log("nothing of the run is left listening")
     print_tables(rows, args.markdown)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump([dict(r.__dict__, verdict=r.verdict()) for r in rows], f, indent=1)
+        write_json(args.json, [dict(r.__dict__, verdict=r.verdict()) for r in rows], indent=1)
     if interrupted:
         return 130
     failed = [r.name for r in rows if r.verdict()[0] != "PASS"]

@@ -7,7 +7,7 @@
 #   RADIO_RELAY=/tmp/old/radio-relay bench/attack.sh
 #
 # Environment:
-#   RADIO_RELAY     the binary (default .build/release/radio-relay)
+#   RADIO_RELAY     the binary (default: the static release build when built, else .build/release/radio-relay)
 #   ATTACK_TIMEOUT  seconds the whole run may take before it is stopped (default 480)
 #   MARKDOWN        also write the markdown table to this file
 #   KEEP_TMP        1: keep the work directory (configs, server logs, captures) and print its path
@@ -24,12 +24,9 @@
 set -euo pipefail
 export LC_ALL=C
 
-START_DIR=$PWD
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-abs_path() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$START_DIR/$1" ;; esac; }
-die() { echo "attack: error: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-RR=$(abs_path "${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}")
+RR=$(relay_binary)
 PY=${PYTHON:-python3}
 ATTACK_TIMEOUT=${ATTACK_TIMEOUT:-480}
 HELPER=$REPO_ROOT/bench/attack.py
@@ -41,46 +38,31 @@ for name in "$@"; do
 done
 [[ $ATTACK_TIMEOUT =~ ^[0-9]+$ ]] || die "ATTACK_TIMEOUT must be a whole number of seconds (got '$ATTACK_TIMEOUT')"
 
-source "$REPO_ROOT/bench/lib.sh"
 require_binaries "radio-relay:$RR"
-for tool in ffmpeg oggz-validate opusdec unshare timeout; do
-    command -v "$tool" >/dev/null \
-        || die "$tool is missing (Debian: ffmpeg, oggz-tools, opus-tools, util-linux, coreutils)"
-done
-"$PY" -c 'import sys; sys.exit(sys.version_info < (3, 9))' || die "$PY must be Python 3.9 or newer"
+require_tools "ffmpeg, oggz-tools, opus-tools, util-linux, coreutils" ffmpeg oggz-validate opusdec unshare timeout
+require_python "$PY" 9
 "$PY" -c 'import socket; socket.socket().bind(("127.0.0.2", 0))' 2>/dev/null \
     || die "cannot bind 127.0.0.2 (the attacker's address): the loopback interface must hold 127.0.0.0/8"
 
-WORK=$(mktemp -d /tmp/radio-relay-attack.XXXXXX)
-HELPER_PID=""
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    bench_stop_pid "$HELPER_PID"
-    [[ -n $HELPER_PID ]] && { wait "$HELPER_PID" 2>/dev/null || true; }
-    # The servers the helper started, should it have been killed before stopping them itself.
+bench_tmpdir --keepable radio-relay-attack
+WORK=$BENCH_TMP
+# The servers the helper started, should it have been killed before stopping them itself (it writes their PIDs).
+bench_on_exit() {
     if [[ -f $WORK/pids ]]; then
         while read -r pid; do bench_stop_pid "$pid"; done <"$WORK/pids"
     fi
-    if [[ ${KEEP_TMP:-0} == 1 ]]; then
-        echo "attack: kept $WORK" >&2
-    else
-        rm -rf "$WORK"
-    fi
-    exit "$status"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_traps
 
-echo "attack: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(uname -sr), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "attack: $RR ($("$RR" --version 2>&1 | head -1)); work directory $WORK"
+echo "attack: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(machine), load $(loadavg)"
+echo "attack: $RR ($(relay_version "$RR")); work directory $WORK"
 
 args=(--radio-relay "$RR" --repo "$REPO_ROOT" --work "$WORK")
 [[ -n ${MARKDOWN:-} ]] && args+=(--markdown "$(abs_path "$MARKDOWN")")
 status=0
 timeout --signal=TERM --kill-after=15 "$ATTACK_TIMEOUT" "$PY" "$HELPER" "${args[@]}" "$@" &
 HELPER_PID=$!
+bench_track "$HELPER_PID"
 wait "$HELPER_PID" || status=$?
-HELPER_PID=""
+bench_stop "$HELPER_PID"
 exit "$status"

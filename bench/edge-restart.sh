@@ -15,7 +15,8 @@
 #                has audio (the edge settles with the root's lead at its first audio, none if the root has none)
 #   ICE_BURST    Icecast's burst-size in bytes (65535, its default: about 4 s of the 128k MP3, so a (re)started root
 #                has a join burst at once); 0: a (re)started root has no audio ahead
-#   RADIO_RELAY  the build measured first, "NEW" (default .build/release/radio-relay); the argument is "OLD"
+#   RADIO_RELAY  the build measured first, "NEW" (default: the static release build when built, else
+#                .build/release/radio-relay); the argument is "OLD"
 #   OLD_WAIT     seconds to wait for the OLD binary to appear (a build still running; default 0)
 #   BENCH_OUT    cache and logs (default bench/out/, git-ignored): the tone MP3, logs/edge-restart-DATE/
 #   PYTHON       python3 (3.9+, standard library)
@@ -35,42 +36,27 @@
 set -euo pipefail
 export LC_ALL=C
 
-START_DIR=$PWD
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-abs_path() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$START_DIR/$1" ;; esac; }
-die() { echo "edge-restart: error: $*" >&2; exit 1; }
-say() { echo "edge-restart: $*" >&2; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 COMMAND_LINE="$(for v in RESTARTS PLAY DOWN BASELINE EDGE_JOIN ICE_BURST; do
     if [[ -n ${!v:-} ]]; then printf '%s=%s ' "$v" "${!v}"; fi; done)bench/edge-restart.sh${1:+ $1}"
 
-RESTARTS=${RESTARTS:-10}
-PLAY=${PLAY:-12}
-DOWN=${DOWN:-3}
-BASELINE=${BASELINE:-8}
-OLD_WAIT=${OLD_WAIT:-0}
-EDGE_JOIN=${EDGE_JOIN:-ready}
-ICE_BURST=${ICE_BURST:-65535}
-NEW_RR=$(abs_path "${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}")
+bench_defaults RESTARTS=10 PLAY=12 DOWN=3 BASELINE=8 OLD_WAIT=0 EDGE_JOIN=ready ICE_BURST=65535
+NEW_RR=$(relay_binary)
 OLD_RR=${1:+$(abs_path "$1")}
 OUT=$(abs_path "${BENCH_OUT:-$REPO_ROOT/bench/out}")
 PY=${PYTHON:-python3}
 HELPER=$REPO_ROOT/bench/edge_restart.py
 
-for v in RESTARTS PLAY DOWN BASELINE OLD_WAIT ICE_BURST; do
-    [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number of seconds (got '${!v}')"
-done
+require_int RESTARTS PLAY DOWN BASELINE OLD_WAIT ICE_BURST
 ((RESTARTS >= 1 && RESTARTS <= 50 && PLAY >= 4 && PLAY <= 120 && DOWN <= 60)) \
     || die "RESTARTS 1 to 50, PLAY 4 to 120, DOWN at most 60"
 [[ $EDGE_JOIN == ready || $EDGE_JOIN == with ]] || die "EDGE_JOIN must be ready or with (got '$EDGE_JOIN')"
 
-source "$REPO_ROOT/bench/lib.sh"
 require_binaries "radio-relay:$NEW_RR"
-for tool in icecast2 ffmpeg oggz-validate curl; do
-    command -v "$tool" >/dev/null || die "$tool is missing (Debian: icecast2, ffmpeg, oggz-tools, curl)"
-done
+require_tools "icecast2, ffmpeg, oggz-tools, curl" icecast2 ffmpeg oggz-validate curl
 id icecast2 >/dev/null 2>&1 || die "no icecast2 user (Debian's icecast2 package creates it)"
-"$PY" -c 'import sys; sys.exit(sys.version_info < (3, 9))' || die "$PY must be Python 3.9 or newer"
+require_python "$PY" 9
 
 RUN_DIR=$OUT/logs/edge-restart-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$RUN_DIR"
@@ -79,28 +65,16 @@ chmod 755 "$OUT" "$OUT/logs" "$RUN_DIR"   # Icecast reads its config as the icec
 # ---------------------------------------------------------------- cleanup: only our own processes, by PID
 ICE_PID="" FF_PID="" ROOT_PID="" EDGE_PID="" LISTEN_PID=""
 stop_all() {
-    bench_stop_pid "$LISTEN_PID"
-    bench_stop_pid "$EDGE_PID"
-    bench_stop_pid "$ROOT_PID"
-    bench_stop_pid "$FF_PID"
-    bench_stop_pid "$ICE_PID"
-    for pid in $LISTEN_PID $EDGE_PID $ROOT_PID $FF_PID $ICE_PID; do wait "$pid" 2>/dev/null || true; done
+    bench_stop "$LISTEN_PID" "$EDGE_PID" "$ROOT_PID" "$FF_PID" "$ICE_PID"
     ICE_PID="" FF_PID="" ROOT_PID="" EDGE_PID="" LISTEN_PID=""
 }
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    stop_all
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_on_exit() { stop_all; }
+bench_traps
 
 now_ns() { date +%s%N; }
 alive() { kill -0 "$1" 2>/dev/null; }
 
-echo "edge-restart: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(uname -sr), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "edge-restart: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(machine), load $(loadavg)"
 echo "$(icecast2 -v 2>&1 | head -1); $(ffmpeg -hide_banner -version | head -1 | cut -d' ' -f1-3); $("$PY" --version 2>&1)"
 echo "$RESTARTS restarts: root SIGKILL, $DOWN s down, $PLAY s playing; $BASELINE s before the first; edge join $EDGE_JOIN," \
     "Icecast burst $ICE_BURST bytes; logs in $RUN_DIR"
@@ -114,23 +88,20 @@ run_build() {
     chmod 755 "$dir"
     events=$dir/events.txt
     : >"$events"
-    version=$("$rr" --version 2>&1 | head -1)
+    version=$(relay_version "$rr")
     echo
     echo "== $label: $rr ($version)"
 
     password=er$RANDOM$RANDOM
     ice_port=$(bench_free_port)
     bench_icecast_config "$dir" "$ice_port" "$password" 20 "$ICE_BURST" 524288
-    icecast2 -c "$dir/icecast.xml" >"$dir/icecast.out" 2>&1 &
-    ICE_PID=$!
-    wait_until 15 "$ICE_PID" port_busy "$ice_port" || { cat "$dir/icecast.out" >&2; die "Icecast did not start"; }
+    start_icecast "$dir" "$ice_port"
 
     ffmpeg -nostdin -v warning -re -stream_loop -1 -i "$TONE" -c copy -content_type audio/mpeg -f mp3 \
         "icecast://source:$password@127.0.0.1:$ice_port/tone.mp3" >"$dir/ffmpeg.log" 2>&1 &
     FF_PID=$!
-    mounted() { curl -fsS -m 2 -u "admin:$password" "http://127.0.0.1:$ice_port/admin/listmounts" 2>/dev/null \
-        | grep -q 'mount="/tone.mp3"'; }
-    wait_until 15 "$FF_PID" mounted || { cat "$dir/ffmpeg.log" >&2; die "no /tone.mp3 on Icecast"; }
+    wait_until 15 "$FF_PID" icecast_mounted "$ice_port" "$password" /tone.mp3 \
+        || { cat "$dir/ffmpeg.log" >&2; die "no /tone.mp3 on Icecast"; }
 
     root_port=$(bench_free_port)
     edge_port=$(bench_free_port)
@@ -174,8 +145,7 @@ run_build() {
         alive "$LISTEN_PID" || { echo "note $(now_ns) listener-exited-after-restart-$k" >>"$events"; break; }
     done
     echo "end $(now_ns) 0" >>"$events"
-    bench_stop_pid "$LISTEN_PID"
-    wait "$LISTEN_PID" 2>/dev/null || true
+    bench_stop "$LISTEN_PID"
     LISTEN_PID=""
     stop_all
     grep -iE 'upstream|reconnect|outage|silence|restart|error|warn' "$dir/edge.log" >"$dir/edge-upstream.log" || true
@@ -198,5 +168,5 @@ if [[ -n $OLD_RR ]]; then
 fi
 
 echo
-echo "== summary: $COMMAND_LINE ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "== summary: $COMMAND_LINE ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(loadavg))"
 "$PY" "$HELPER" table "${REPORTS[@]}"

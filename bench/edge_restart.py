@@ -33,7 +33,8 @@ process management:
     gives the seconds of upstream audio it dropped beyond its lead.
   * `table`: the builds' JSON reports side by side.
 
-Python 3.9+, standard library only; ffmpeg and oggz-validate as external tools.
+Python 3.9+, standard library only (bench/benchlib.py: MP3 framing, Ogg pages and their CRC, Opus packet durations);
+ffmpeg and oggz-validate as external tools.
 """
 import argparse
 import array
@@ -51,6 +52,8 @@ import subprocess
 import sys
 import time
 
+from benchlib import logger, mp3_frame_spans, ogg_packets, ogg_page_at, ogg_page_crc, opus_samples, write_json
+
 RATE = 48000
 WIN = 960                    # 20 ms at 48 kHz
 SILENT_DB = -40.0
@@ -60,8 +63,7 @@ LOOP_FRAMES = 1225           # exactly 32 s of MPEG-1 Layer III frames at 44.1 k
 GEN_VERSION = "v1"
 
 
-def log(msg):
-    print(f"edge_restart: {msg}", file=sys.stderr, flush=True)
+log = logger("edge_restart")
 
 
 # ---------------------------------------------------------------- levels
@@ -110,22 +112,6 @@ def decode_f32(path_or_bytes, fmt=None, timeout=120):
 
 # ---------------------------------------------------------------- gen
 
-MP3_BITRATES = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
-
-
-def mp3_frames(data):
-    """Byte ranges of the MPEG-1 Layer III 44.1 kHz frames of `data` (which must hold nothing else)."""
-    frames, i = [], 0
-    while i + 4 <= len(data):
-        h = struct.unpack(">I", data[i:i + 4])[0]
-        if (h >> 21) != 0x7FF or ((h >> 19) & 3) != 3 or ((h >> 17) & 3) != 1 or ((h >> 10) & 3) != 0:
-            raise ValueError(f"not an MPEG-1 Layer III 44.1 kHz frame at byte {i}")
-        size = 144000 * MP3_BITRATES[(h >> 12) & 15] // 44100 + ((h >> 9) & 1)
-        frames.append((i, i + size))
-        i += size
-    return frames
-
-
 def cmd_gen(args):
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"edge-restart-tone-{GEN_VERSION}.mp3")
@@ -141,7 +127,7 @@ def cmd_gen(args):
     with open(raw, "rb") as f:
         data = f.read()
     os.unlink(raw)
-    frames = mp3_frames(data)
+    frames = mp3_frame_spans(data, strict=True)
     first = 100   # 2.6 s in: far from lame's start; the cut ends 2.6 s + 32 s in, far from its end
     if len(frames) < first + LOOP_FRAMES + 50:
         raise SystemExit("edge_restart: the encode is too short")
@@ -248,50 +234,13 @@ def cmd_listen(args):
             log(f"listener disconnected: {why}")
             seg += 1
             time.sleep(0.2)
-    with open(os.path.join(args.dir, "listen.json"), "w") as f:
-        json.dump({"segments": segments, "events": events,
-                   "disconnects": sum(1 for e in events if e["kind"] == "disconnect")}, f, indent=1)
+    write_json(os.path.join(args.dir, "listen.json"), {
+        "segments": segments, "events": events,
+        "disconnects": sum(1 for e in events if e["kind"] == "disconnect")}, indent=1)
     return 0
 
 
 # ---------------------------------------------------------------- analyze
-
-def _crc_table():
-    t = []
-    for i in range(256):
-        r = i << 24
-        for _ in range(8):
-            r = ((r << 1) ^ 0x04C11DB7) if r & 0x80000000 else (r << 1)
-        t.append(r & 0xFFFFFFFF)
-    return t
-
-
-CRC_TABLE = _crc_table()
-
-
-def ogg_crc(b):
-    c = 0
-    t = CRC_TABLE
-    for x in b:
-        c = ((c << 8) & 0xFFFFFFFF) ^ t[(c >> 24) ^ x]
-    return c
-
-
-def opus_samples(p):
-    if not p:
-        return 0
-    toc = p[0]
-    cfg = toc >> 3
-    if cfg < 12:
-        fs = (480, 960, 1920, 2880)[cfg & 3]
-    elif cfg < 16:
-        fs = (480, 960)[cfg & 1]
-    else:
-        fs = (120, 240, 480, 960)[cfg & 3]
-    code = toc & 3
-    n = 1 if code == 0 else 2 if code < 3 else (p[1] & 0x3F if len(p) > 1 else 0)
-    return fs * n
-
 
 def parse_ogg(data):
     """Pages and packets of an Ogg Opus capture, with every check the analysis reports."""
@@ -312,21 +261,12 @@ def parse_ogg(data):
                 break
             pos = nxt
             continue
-        if pos + 27 > len(data):
+        pg = ogg_page_at(data, pos)
+        if pg is None:
             st["truncated_tail_bytes"] = len(data) - pos
             break
-        htype = data[pos + 5]
-        granule, serial, seq, crc, nseg = struct.unpack("<qIIIB", data[pos + 6:pos + 27])
-        if pos + 27 + nseg > len(data):
-            st["truncated_tail_bytes"] = len(data) - pos
-            break
-        lacing = data[pos + 27:pos + 27 + nseg]
-        end = pos + 27 + nseg + sum(lacing)
-        if end > len(data):
-            st["truncated_tail_bytes"] = len(data) - pos
-            break
-        page = data[pos:end]
-        if ogg_crc(page[:22] + b"\0\0\0\0" + page[26:]) != crc:
+        htype, granule, serial, seq, end = pg.htype, pg.granule, pg.serial, pg.seq, pg.end
+        if ogg_page_crc(data[pos:end], pg.header_len) != pg.crc:
             st["crc_errors"] += 1
             pos += 4
             continue
@@ -345,25 +285,19 @@ def parse_ogg(data):
         if last_seq is not None and seq != (last_seq + 1) & 0xFFFFFFFF:
             seq_joins += 1
         last_seq = seq
-        body = pos + 27 + nseg
-        if not (htype & 1):
-            partial = b""
-        for lv in lacing:
-            partial += data[body:body + lv]
-            body += lv
-            if lv < 255:
-                pkt, partial = partial, b""
-                if hdr_left:
-                    if hdr_left == 2 and pkt[:8] == b"OpusHead" and len(pkt) >= 12:
-                        links[-1]["preskip"] = struct.unpack("<H", pkt[10:12])[0]
-                    hdr_left -= 1
-                    continue
-                n = opus_samples(pkt)
-                if n == 0 or n > 5760:
-                    st["bad_packets"] += 1
-                    n = 0
-                packets.append((pi, len(links) - 1, n))
-                link_pos += n
+        complete, partial = ogg_packets(data, pg, partial if htype & 1 else b"")
+        for pkt in complete:
+            if hdr_left:
+                if hdr_left == 2 and pkt[:8] == b"OpusHead" and len(pkt) >= 12:
+                    links[-1]["preskip"] = struct.unpack("<H", pkt[10:12])[0]
+                hdr_left -= 1
+                continue
+            n = opus_samples(pkt)
+            if n == 0 or n > 5760:
+                st["bad_packets"] += 1
+                n = 0
+            packets.append((pi, len(links) - 1, n))
+            link_pos += n
         if granule != -1 and not hdr_left and link_pos > 0:
             off = granule - link_pos
             if gran_off is None:
@@ -538,8 +472,7 @@ def cmd_analyze(args):
         "median_db": segs[0]["median_db"] if segs else None,
         "kills": len(kills),
     }
-    with open(args.json, "w") as f:
-        json.dump(rep, f, indent=1)
+    write_json(args.json, rep, indent=1)
     print_build(rep, args.play)
     return 0
 

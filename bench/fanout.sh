@@ -19,7 +19,8 @@
 #   PORT_A, PORT_B       radio-relay's and Icecast's ports on 127.0.0.1 (18123, 18124); PORT_U the paced upstream's
 #                        (18125)
 #   WARMUP               seconds each server runs before its load starts (default 4)
-#   RADIO_RELAY, LOAD    binaries (default .build/release/radio-relay, .build/release/radio-relay-load)
+#   RADIO_RELAY, LOAD    binaries (default: the static release builds when built, else .build/release/radio-relay,
+#                        .build/release/radio-relay-load)
 #   KEEP_TMP=1           keep the temp dir (configs, logs, JSON reports)
 #
 #   SETTLE               seconds after the ramp ends before the steady-state hold window starts (default 3); the
@@ -35,98 +36,39 @@
 set -euo pipefail
 export LC_ALL=C
 
-START_DIR=$PWD
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-abs_path() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$START_DIR/$1" ;; esac; }
-die() { echo "fanout: error: $*" >&2; exit 1; }
-say() { echo "fanout: $*" >&2; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-N=${N:-10000}
-DURATION=${DURATION:-60}
-PORT_A=${PORT_A:-18123}
-PORT_B=${PORT_B:-18124}
-PORT_U=${PORT_U:-18125}
-UPSTREAM=${UPSTREAM:-sample}
-WARMUP=${WARMUP:-4}
-SETTLE=${SETTLE:-3}
-ICECAST_BURST_BYTES=${ICECAST_BURST_BYTES:-65535}
-ICECAST_QUEUE_BYTES=${ICECAST_QUEUE_BYTES:-524288}
+bench_defaults N=10000 DURATION=60 PORT_A=18123 PORT_B=18124 PORT_U=18125 UPSTREAM=sample WARMUP=4 SETTLE=3 \
+    ICECAST_BURST_BYTES=65535 ICECAST_QUEUE_BYTES=524288
 FEED_PAGE_MS=${PAGE_MS:-100}
-RR=$(abs_path "${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}")
-LOAD=$(abs_path "${LOAD:-$REPO_ROOT/.build/release/radio-relay-load}")
+RR=$(relay_binary)
+LOAD=$(load_binary)
 
-[[ $N =~ ^[1-9][0-9]*$ ]] || die "N must be a positive integer (got '$N')"
-[[ $DURATION =~ ^[1-9][0-9]*$ ]] || die "DURATION must be a whole number of seconds (got '$DURATION')"
-for v in PORT_A PORT_B PORT_U WARMUP SETTLE ICECAST_BURST_BYTES ICECAST_QUEUE_BYTES FEED_PAGE_MS; do
-    [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number (got '${!v}')"
-done
+require_int --positive N DURATION
+require_int PORT_A PORT_B PORT_U WARMUP SETTLE ICECAST_BURST_BYTES ICECAST_QUEUE_BYTES FEED_PAGE_MS
 [[ -z ${FLUSH_MS:-} || $FLUSH_MS =~ ^[0-9]+$ ]] || die "FLUSH_MS must be a whole number of ms"
 [[ -z ${PAGE_MS:-} || $PAGE_MS =~ ^[0-9]+$ ]] || die "PAGE_MS must be a whole number of ms"
 [[ $UPSTREAM == sample || $UPSTREAM == paced ]] || die "UPSTREAM must be sample or paced (got '$UPSTREAM')"
 
-source "$REPO_ROOT/bench/lib.sh"
 require_binaries "radio-relay:$RR" "radio-relay-load:$LOAD"
 install_bench_tools
 id icecast2 >/dev/null 2>&1 || die "no icecast2 user (Debian's icecast2 package creates it)"
 
 # Every listener is a file descriptor, on both ends.
-ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-if (($(ulimit -n) < N + 100)); then
-    die "open-file limit $(ulimit -n) is below N+100; raise it (ulimit -Hn) or lower N"
-fi
+raise_nofile 65536
+need_nofile $((N + 100)) "N+100; raise it (ulimit -Hn) or lower N"
 
 for port in "$PORT_A" "$PORT_B" "$PORT_U"; do
     port_busy "$port" && die "port $port on 127.0.0.1 is already in use (set PORT_A / PORT_B)"
 done
 
 # ---------------------------------------------------------------- processes and cleanup
-TMP=$(mktemp -d /tmp/fanout.XXXXXX)
+bench_tmpdir --keepable fanout
+TMP=$BENCH_TMP
 chmod 755 "$TMP"
-PIDS=()
-stop_pid() {
-    local pid=$1
-    kill -0 "$pid" 2>/dev/null || return 0
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-}
-cleanup() {
-    local status=$?
-    local i
-    for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do stop_pid "${PIDS[i]}"; done
-    wait 2>/dev/null || true
-    if [[ ${KEEP_TMP:-0} == 1 ]]; then say "kept $TMP"; else rm -rf "$TMP"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_traps
 
-wait_port() {  # PORT SECONDS PID
-    local deadline=$((SECONDS + $2))
-    while ((SECONDS < deadline)); do
-        kill -0 "$3" 2>/dev/null || return 1
-        port_busy "$1" && return 0
-        sleep 0.2
-    done
-    return 1
-}
-
-clk_tck=$(getconf CLK_TCK)
-# utime + stime of all threads, in clock ticks (fields 14 and 15; the name in field 2 may hold spaces).
-cpu_ticks() { awk '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print f[12] + f[13] }' "/proc/$1/stat"; }
-sys_ticks() { awk '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print f[13] }' "/proc/$1/stat"; }
-status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 now() { date +%s.%N; }
-calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
-
-# Per-thread CPU ticks of PID: "TID NAME TICKS" lines.
-thread_ticks() {
-    local task
-    for task in /proc/"$1"/task/*; do
-        awk -v tid="${task##*/}" '{ s = $0; n = $0; sub(/^[^(]*\(/, "", n); sub(/\) .*$/, "", n); gsub(/ /, "_", n)
-            sub(/^.*\) /, "", s); split(s, f, " "); print tid, n, f[12] + f[13] }' "$task/stat" 2>/dev/null || true
-    done
-}
 # Sleeps until the time $1 (seconds since the epoch), if it is still ahead.
 sleep_until() {
     local left
@@ -151,12 +93,13 @@ measure() {
     hold_end=$((DURATION - 2))
     awk "BEGIN { exit !($hold_end - $hold_start >= 5) }" \
         || die "DURATION $DURATION leaves less than 5 s of hold after a ${RAMP_S} s ramp and ${SETTLE} s to settle"
-    c0=$(cpu_ticks "$pid")
-    s0=$(sys_ticks "$pid")
+    c0=$(process_ticks "$pid")
+    s0=$(process_sys_ticks "$pid")
     t0=$(now)
     timeout --kill-after=10 $((DURATION + 120)) "$LOAD" --port "$port" -n "$N" --duration "$DURATION" \
         ${RAMP:+--ramp "$RAMP"} --json "$json" "$@" >"$report" 2>&1 &
     load_pid=$!
+    bench_track "$load_pid"
     sleep_until "$(calc "$t0 + $hold_start" 3)"
     # Steady means every listener connected: wait (until 10 s before the end at most) while the connections still
     # grow and fall short of N; a server whose connect storm outlasts the ramp starts its hold later.
@@ -170,41 +113,42 @@ measure() {
         current=$(established "$port")
         if ((current > seen)); then seen=$current; last_growth=$(now); fi
     done
-    ch0=$(cpu_ticks "$pid")
-    sh0=$(sys_ticks "$pid")
+    ch0=$(process_ticks "$pid")
+    sh0=$(process_sys_ticks "$pid")
     th0=$(now)
-    thread_ticks "$pid" >"$threads.0"
+    thread_table "$pid" >"$threads.0"
     HOLD_CONNECTED=$(established "$port")
     sleep_until "$(calc "$t0 + $hold_end" 3)"
-    ch1=$(cpu_ticks "$pid")
-    sh1=$(sys_ticks "$pid")
+    ch1=$(process_ticks "$pid")
+    sh1=$(process_sys_ticks "$pid")
     th1=$(now)
-    thread_ticks "$pid" >"$threads.1"
+    thread_table "$pid" >"$threads.1"
     HOLD_CONNECTED_END=$(established "$port")
     set +e
     wait "$load_pid"
     LOAD_RC=$?
     set -e
+    bench_stop "$load_pid"
     t1=$(now)
     kill -0 "$pid" 2>/dev/null || { cat "$report"; die "the server (pid $pid) died during the load run"; }
-    c1=$(cpu_ticks "$pid")
-    s1=$(sys_ticks "$pid")
-    CPU_S=$(calc "($c1 - $c0) / $clk_tck")
-    SYS_S=$(calc "($s1 - $s0) / $clk_tck")
+    c1=$(process_ticks "$pid")
+    s1=$(process_sys_ticks "$pid")
+    CPU_S=$(calc "($c1 - $c0) / $CLK_TCK")
+    SYS_S=$(calc "($s1 - $s0) / $CLK_TCK")
     WINDOW_S=$(calc "$t1 - $t0")
-    RAMP_CPU_S=$(calc "($ch0 - $c0) / $clk_tck")
+    RAMP_CPU_S=$(calc "($ch0 - $c0) / $CLK_TCK")
     RAMP_WINDOW_S=$(calc "$th0 - $t0")
-    HOLD_CPU_S=$(calc "($ch1 - $ch0) / $clk_tck")
-    HOLD_SYS_S=$(calc "($sh1 - $sh0) / $clk_tck")
+    HOLD_CPU_S=$(calc "($ch1 - $ch0) / $CLK_TCK")
+    HOLD_SYS_S=$(calc "($sh1 - $sh0) / $CLK_TCK")
     HOLD_WINDOW_S=$(calc "$th1 - $th0")
     # Threads alive at both ends of the hold, their CPU in it, busiest first.
-    awk -v hz="$clk_tck" 'NR == FNR { before[$1] = $3; next } ($1 in before) {
+    awk -v hz="$CLK_TCK" 'NR == FNR { before[$1] = $3; next } ($1 in before) {
             printf "%s %.2f\n", $2, ($3 - before[$1]) / hz }' "$threads.0" "$threads.1" | sort -k2,2nr >"$threads"
 }
 
 echo "== fan-out benchmark: N=$N listeners, ${DURATION} s per run, loopback, $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "   $(uname -sr), $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
-echo "   $("$RR" --version 2>&1 | head -1); $(icecast2 -v 2>&1 | head -1); $(ffmpeg -version | head -1 | cut -d' ' -f1-3)"
+echo "   $(machine), $(cpu_model)"
+echo "   $(relay_version "$RR"); $(icecast2 -v 2>&1 | head -1); $(ffmpeg -version | head -1 | cut -d' ' -f1-3)"
 echo "   ulimit -n $(ulimit -n)"
 
 # ---------------------------------------------------------------- phase 1: radio-relay
@@ -218,7 +162,7 @@ if [[ $UPSTREAM == paced ]]; then
     ffmpeg -nostdin -v error -re -stream_loop -1 -i "$demo" -c copy -f mp3 -listen 1 \
         "http://127.0.0.1:$PORT_U/stream.mp3" >"$TMP/upstream.log" 2>&1 &
     UP_PID=$!
-    PIDS+=("$UP_PID")
+    bench_track "$UP_PID"
     sleep 0.5
     kill -0 "$UP_PID" 2>/dev/null || { cat "$TMP/upstream.log" >&2; die "the paced upstream did not start"; }
     rr_args+=(--upstream "http://127.0.0.1:$PORT_U/stream.mp3")
@@ -231,16 +175,16 @@ echo
 echo "== phase 1: radio-relay ${rr_args[*]}"
 "$RR" "${rr_args[@]}" >"$TMP/radio-relay.log" 2>&1 &
 RR_PID=$!
-PIDS+=("$RR_PID")
-wait_port "$PORT_A" 15 "$RR_PID" || { cat "$TMP/radio-relay.log" >&2; die "radio-relay did not start listening on $PORT_A"; }
+bench_track "$RR_PID"
+wait_until 15 "$RR_PID" port_busy "$PORT_A" || { cat "$TMP/radio-relay.log" >&2; die "radio-relay did not start listening on $PORT_A"; }
 sleep "$WARMUP"
-RR_RSS_BEFORE_KB=$(status_kb "$RR_PID" VmRSS)
+RR_RSS_BEFORE_KB=$(proc_status_kb "$RR_PID" VmRSS)
 measure "$RR_PID" "$PORT_A" "$TMP/radio-relay.json" "$TMP/radio-relay.txt" "$TMP/radio-relay.threads"
 RR_CPU=$CPU_S RR_SYS=$SYS_S RR_WINDOW=$WINDOW_S RR_RC=$LOAD_RC
 RR_RAMP_CPU=$RAMP_CPU_S RR_RAMP_WINDOW=$RAMP_WINDOW_S RR_HOLD_CPU=$HOLD_CPU_S RR_HOLD_SYS=$HOLD_SYS_S
 RR_HOLD_WINDOW=$HOLD_WINDOW_S RR_HOLD_CONNECTED=$HOLD_CONNECTED RR_HOLD_CONNECTED_END=$HOLD_CONNECTED_END
-RR_HWM_KB=$(status_kb "$RR_PID" VmHWM)
-RR_RSS_AFTER_KB=$(status_kb "$RR_PID" VmRSS)
+RR_HWM_KB=$(proc_status_kb "$RR_PID" VmHWM)
+RR_RSS_AFTER_KB=$(proc_status_kb "$RR_PID" VmRSS)
 cat "$TMP/radio-relay.txt"
 echo "   radio-relay: CPU $RR_CPU s (kernel $RR_SYS s) in a $RR_WINDOW s window; RSS before load $(calc "$RR_RSS_BEFORE_KB / 1024" 1) MB," \
      "peak $(calc "$RR_HWM_KB / 1024" 1) MB, after $(calc "$RR_RSS_AFTER_KB / 1024" 1) MB; load tool exit $RR_RC"
@@ -251,51 +195,33 @@ bench_icecast_config "$TMP" "$PORT_B" "$PASSWORD" $((N + 10)) "$ICECAST_BURST_BY
 echo
 echo "== phase 2: Icecast 2 on 127.0.0.1:$PORT_B (clients $((N + 10)), burst-size $ICECAST_BURST_BYTES," \
      "queue-size $ICECAST_QUEUE_BYTES), fed by ffmpeg -c copy from radio-relay"
-icecast2 -c "$TMP/icecast.xml" >"$TMP/icecast.out" 2>&1 &
-ICE_PID=$!
-PIDS+=("$ICE_PID")
-wait_port "$PORT_B" 15 "$ICE_PID" || {
-    cat "$TMP/icecast.out" "$TMP/icecast-log/error.log" >&2 2>/dev/null
-    die "Icecast did not start listening on $PORT_B"
-}
+start_icecast "$TMP" "$PORT_B"
 # ffmpeg's Ogg muxer writes 1 s pages by default and buffers its output; keep radio-relay's page duration and
 # flush every page, so that Icecast gets the same page cadence as radio-relay's listeners.
 ffmpeg -nostdin -v error -i "tcp://127.0.0.1:$PORT_A" -c copy -f ogg -page_duration $((FEED_PAGE_MS * 1000)) \
     -flush_packets 1 -content_type application/ogg \
     "icecast://source:$PASSWORD@127.0.0.1:$PORT_B/relay.opus" >"$TMP/ffmpeg.log" 2>&1 &
 FF_PID=$!
-PIDS+=("$FF_PID")
-mounted=0
-for _ in $(seq 100); do
-    kill -0 "$FF_PID" 2>/dev/null || break
-    if curl -fsS -m 2 -u "admin:$PASSWORD" "http://127.0.0.1:$PORT_B/admin/listmounts" 2>/dev/null \
-        | grep -q 'mount="/relay.opus"'; then
-        mounted=1
-        break
-    fi
-    sleep 0.2
-done
-if ((mounted == 0)); then
+bench_track "$FF_PID"
+if ! wait_until 20 "$FF_PID" icecast_mounted "$PORT_B" "$PASSWORD" /relay.opus; then
     cat "$TMP/ffmpeg.log" "$TMP/icecast-log/error.log" >&2 2>/dev/null
     die "the /relay.opus mount did not appear on Icecast"
 fi
 echo "   mount /relay.opus is up (ffmpeg pid $FF_PID)"
 sleep "$WARMUP"
-ICE_RSS_BEFORE_KB=$(status_kb "$ICE_PID" VmRSS)
+ICE_RSS_BEFORE_KB=$(proc_status_kb "$ICE_PID" VmRSS)
 measure "$ICE_PID" "$PORT_B" "$TMP/icecast.json" "$TMP/icecast.txt" "$TMP/icecast.threads" --http /relay.opus
 ICE_CPU=$CPU_S ICE_SYS=$SYS_S ICE_WINDOW=$WINDOW_S ICE_RC=$LOAD_RC
 ICE_RAMP_CPU=$RAMP_CPU_S ICE_RAMP_WINDOW=$RAMP_WINDOW_S ICE_HOLD_CPU=$HOLD_CPU_S ICE_HOLD_SYS=$HOLD_SYS_S
 ICE_HOLD_WINDOW=$HOLD_WINDOW_S ICE_HOLD_CONNECTED=$HOLD_CONNECTED ICE_HOLD_CONNECTED_END=$HOLD_CONNECTED_END
-ICE_HWM_KB=$(status_kb "$ICE_PID" VmHWM)
-ICE_RSS_AFTER_KB=$(status_kb "$ICE_PID" VmRSS)
+ICE_HWM_KB=$(proc_status_kb "$ICE_PID" VmHWM)
+ICE_RSS_AFTER_KB=$(proc_status_kb "$ICE_PID" VmRSS)
 cat "$TMP/icecast.txt"
 echo "   Icecast: CPU $ICE_CPU s (kernel $ICE_SYS s) in a $ICE_WINDOW s window; RSS before load $(calc "$ICE_RSS_BEFORE_KB / 1024" 1) MB," \
      "peak $(calc "$ICE_HWM_KB / 1024" 1) MB, after $(calc "$ICE_RSS_AFTER_KB / 1024" 1) MB; load tool exit $ICE_RC"
 kill -0 "$FF_PID" 2>/dev/null || { echo "   warning: ffmpeg (the Icecast source) exited during the run:"; cat "$TMP/ffmpeg.log"; }
 
 # ---------------------------------------------------------------- table
-# A figure from a load report, numbers rounded to 0.1; "-" when absent.
-field() { jq -r "$2 | if . == null then \"-\" elif type == \"number\" then ((. * 10 | round) / 10) else . end" "$1"; }
 errors() { jq -r '[.ogg.crc_errors, .ogg.framing_errors, .ogg.start_errors, .ogg.serial_changes,
                    .ogg.gaps_beyond_join, .ogg.granule_regressions, .slow.ogg.crc_errors,
                    .slow.ogg.framing_errors] | add' "$1"; }
@@ -305,8 +231,8 @@ RR_MB=$(calc "$RR_HWM_KB / 1024" 1) ICE_MB=$(calc "$ICE_HWM_KB / 1024" 1)
 CPU_RATIO=$(awk "BEGIN { if ($ICE_CPU > 0) printf \"%.2f\", $RR_CPU / $ICE_CPU; else print \"-\" }")
 RSS_RATIO=$(calc "$RR_HWM_KB / $ICE_HWM_KB")
 RR_ERR=$(errors "$RJ") ICE_ERR=$(errors "$IJ")
-RR_DISC=$(field "$RJ" .unexpected_disconnects_normal) ICE_DISC=$(field "$IJ" .unexpected_disconnects_normal)
-RR_STALL=$(field "$RJ" .stall_ms.p99) ICE_STALL=$(field "$IJ" .stall_ms.p99)
+RR_DISC=$(load_field "$RJ" .unexpected_disconnects_normal) ICE_DISC=$(load_field "$IJ" .unexpected_disconnects_normal)
+RR_STALL=$(load_field "$RJ" .stall_ms.p99) ICE_STALL=$(load_field "$IJ" .stall_ms.p99)
 verdict() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "MISSED"; fi; }
 
 echo
@@ -344,18 +270,18 @@ fi
 printf '%-28s %16s %16s %12s   %s\n' "peak RSS MB (VmHWM)" "$RR_MB" "$ICE_MB" "$RSS_RATIO" \
     "<= 100 MB: $(verdict "$RR_HWM_KB <= 100 * 1024")"
 printf '%-28s %16s %16s\n' "RSS before load MB" "$(calc "$RR_RSS_BEFORE_KB / 1024" 1)" "$(calc "$ICE_RSS_BEFORE_KB / 1024" 1)"
-printf '%-28s %16s %16s\n' "connected" "$(field "$RJ" .connected)" "$(field "$IJ" .connected)"
-printf '%-28s %16s %16s\n' "connect failures" "$(field "$RJ" .connect_failures)" "$(field "$IJ" .connect_failures)"
-printf '%-28s %16s %16s\n' "TTFB p50 ms" "$(field "$RJ" .ttfb_ms.p50)" "$(field "$IJ" .ttfb_ms.p50)"
-printf '%-28s %16s %16s\n' "first audio page p50 ms" "$(field "$RJ" .first_audio_ms.p50)" "$(field "$IJ" .first_audio_ms.p50)"
-printf '%-28s %16s %16s\n' "first audio page p99 ms" "$(field "$RJ" .first_audio_ms.p99)" "$(field "$IJ" .first_audio_ms.p99)"
+printf '%-28s %16s %16s\n' "connected" "$(load_field "$RJ" .connected)" "$(load_field "$IJ" .connected)"
+printf '%-28s %16s %16s\n' "connect failures" "$(load_field "$RJ" .connect_failures)" "$(load_field "$IJ" .connect_failures)"
+printf '%-28s %16s %16s\n' "TTFB p50 ms" "$(load_field "$RJ" .ttfb_ms.p50)" "$(load_field "$IJ" .ttfb_ms.p50)"
+printf '%-28s %16s %16s\n' "first audio page p50 ms" "$(load_field "$RJ" .first_audio_ms.p50)" "$(load_field "$IJ" .first_audio_ms.p50)"
+printf '%-28s %16s %16s\n' "first audio page p99 ms" "$(load_field "$RJ" .first_audio_ms.p99)" "$(load_field "$IJ" .first_audio_ms.p99)"
 printf '%-28s %16s %16s %12s   %s\n' "stall p99 ms" "$RR_STALL" "$ICE_STALL" "" \
     "< 500 ms: $([[ $RR_STALL == - ]] && echo "no figure" || verdict "$RR_STALL < 500")"
 printf '%-28s %16s %16s %12s   %s\n' "errors (Ogg + extra gaps)" "$RR_ERR" "$ICE_ERR" "" "0: $(verdict "$RR_ERR == 0")"
 printf '%-28s %16s %16s %12s   %s\n' "unexpected disconnects" "$RR_DISC" "$ICE_DISC" "" "0: $(verdict "$RR_DISC == 0")"
-printf '%-28s %16s %16s\n' "stuck at the end" "$(field "$RJ" .stuck_at_end)" "$(field "$IJ" .stuck_at_end)"
-printf '%-28s %16s %16s\n' "received MB/s" "$(field "$RJ" .megabytes_per_second)" "$(field "$IJ" .megabytes_per_second)"
-printf '%-28s %16s %16s\n' "load tool CPU s" "$(field "$RJ" .cpu_seconds)" "$(field "$IJ" .cpu_seconds)"
+printf '%-28s %16s %16s\n' "stuck at the end" "$(load_field "$RJ" .stuck_at_end)" "$(load_field "$IJ" .stuck_at_end)"
+printf '%-28s %16s %16s\n' "received MB/s" "$(load_field "$RJ" .megabytes_per_second)" "$(load_field "$IJ" .megabytes_per_second)"
+printf '%-28s %16s %16s\n' "load tool CPU s" "$(load_field "$RJ" .cpu_seconds)" "$(load_field "$IJ" .cpu_seconds)"
 printf '%-28s %16s %16s\n' "load tool exit code" "$RR_RC" "$ICE_RC"
 
 echo

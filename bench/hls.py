@@ -33,12 +33,13 @@ Python 3.11+ standard library only.
 import argparse
 import asyncio
 import ipaddress
-import json
 import resource
 import statistics
 import sys
 import time
 import urllib.parse
+
+from benchlib import self_cpu_seconds, write_json
 
 FIELDS = (
     "requests",
@@ -357,11 +358,11 @@ class Bench:
         await asyncio.sleep(max(0.0, window_start - loop.time()))
         self.in_window = True
         before = [list(c) for c in self.counts]
-        cpu_before = cpu_seconds()
+        cpu_before = self_cpu_seconds()
         wall_before = time.monotonic()
         await asyncio.sleep(max(0.0, window_end - loop.time()))
         after = [list(c) for c in self.counts]
-        cpu_after = cpu_seconds()
+        cpu_after = self_cpu_seconds()
         wall_after = time.monotonic()
         self.in_window = False
         # let requests under way finish (bounded), then stop every client
@@ -373,11 +374,6 @@ class Bench:
             if task.exception() is not None:
                 self.note(-1, f"client task failed: {task.exception()!r}")
         return before, after, cpu_after - cpu_before, wall_after - wall_before, len(pending)
-
-
-def cpu_seconds():
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def spread(values):
@@ -420,7 +416,7 @@ def main():
     bench = Bench(options)
     started = time.monotonic()
     before, after, window_cpu, window_seconds, stuck = asyncio.run(bench.run())
-    total_cpu = cpu_seconds()
+    total_cpu = self_cpu_seconds()
 
     totals = {name: sum(c[IDX[name]] for c in bench.counts) for name in FIELDS}
     window = {name: sum(a[IDX[name]] - b[IDX[name]] for a, b in zip(after, before)) for name in FIELDS}
@@ -481,9 +477,7 @@ def main():
     }
     summary["ok"] = summary["error_count"] == 0
     if options.json:
-        with open(options.json, "w") as out:
-            json.dump(summary, out, indent=1)
-            out.write("\n")
+        write_json(options.json, summary, indent=1, end="\n")
     w = summary["window"]
     print(f"hls: {options.n} clients on {options.host}:{options.port}{options.path}, ramp {options.ramp:g} s, "
           f"steady window {w['seconds']:.1f} s")

@@ -22,69 +22,45 @@
 # 10), SETTLE (s after the ramp before the steady window starts, 2), ROUNDS (medians over them, 1), WARMUP (s before
 # anything is measured, 4), IDLE (s of the idle relay measured before the runs, 20), RUNS (which runs and in what
 # order, "ogg hls cached"), NGINX_WORKERS (1), RADIO_RELAY (default the static release binary when built, else
-# .build/release/radio-relay), LOAD (.build/release/radio-relay-load), NGINX (/usr/sbin/nginx), PYTHON (python3),
+# .build/release/radio-relay), LOAD (the same for radio-relay-load), NGINX (/usr/sbin/nginx), PYTHON (python3),
 # LOG_DIR (raw logs and JSON, default bench/out/hls-DATE). Loopback only; every process started here is stopped by
 # its PID; each client run is cut off at RAMP + DURATION + 60 s. Needs jq, ss (iproute2) and nginx
 # (apt-get install nginx-light or nginx); `ulimit -Hn` at least N + 100.
 set -euo pipefail
 shopt -s extglob
 export LC_ALL=C
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-die() { echo "hls: error: $*" >&2; exit 1; }
-N=${N:-1000}
-DURATION=${DURATION:-120}
-RAMP=${RAMP:-10}
-SETTLE=${SETTLE:-2}
-ROUNDS=${ROUNDS:-1}
-WARMUP=${WARMUP:-4}
-IDLE=${IDLE:-20}
-RUNS=${RUNS:-ogg hls cached}
-NGINX_WORKERS=${NGINX_WORKERS:-1}
-LOAD=${LOAD:-$REPO_ROOT/.build/release/radio-relay-load}
-NGINX=${NGINX:-/usr/sbin/nginx}
-PYTHON=${PYTHON:-python3}
-LOG_DIR=${LOG_DIR:-$REPO_ROOT/bench/out/hls-$(date -u +%Y%m%d-%H%M%S)}
-for v in N DURATION RAMP ROUNDS WARMUP IDLE NGINX_WORKERS; do
-    [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"
-done
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_defaults N=1000 DURATION=120 RAMP=10 SETTLE=2 ROUNDS=1 WARMUP=4 IDLE=20 "RUNS=ogg hls cached" NGINX_WORKERS=1 \
+    NGINX=/usr/sbin/nginx PYTHON=python3 "LOG_DIR=$REPO_ROOT/bench/out/hls-$(date -u +%Y%m%d-%H%M%S)"
+LOAD=$(load_binary)
+require_int --positive N DURATION RAMP ROUNDS WARMUP IDLE NGINX_WORKERS
 [[ $SETTLE =~ ^[0-9]+$ ]] && ((SETTLE < DURATION)) || die "SETTLE must be an integer below DURATION"
 for run in $RUNS; do [[ $run == @(ogg|hls|cached) ]] || die "RUNS: unknown run '$run' (ogg, hls, cached)"; done
-source "$REPO_ROOT/bench/lib.sh"
 RR=$(relay_binary)
 require_binaries "radio-relay:$RR"
 [[ " $RUNS " == *" ogg "* ]] && require_binaries "radio-relay-load:$LOAD"
 if [[ " $RUNS " == *" cached "* ]]; then
     [[ -x $NGINX ]] || die "nginx not found at $NGINX (apt-get install nginx-light, or set NGINX)"
 fi
-command -v jq >/dev/null || install_bench_tools
+need_tools jq
 command -v ss >/dev/null || die "ss (iproute2) is needed"
-"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "$PYTHON must be Python 3.11 or later"
-ulimit -n "$(ulimit -Hn)"
-(($(ulimit -n) >= N + 100)) || die "open-file limit $(ulimit -n) is below N+100"
+require_python "$PYTHON" 11
+raise_nofile
+need_nofile $((N + 100)) N+100
 
 mkdir -p "$LOG_DIR"
-TMP=$(mktemp -d /tmp/hls-bench.XXXXXX)
+bench_tmpdir hls-bench
+TMP=$BENCH_TMP
 chmod 755 "$TMP" # nginx's workers (www-data) write their cache and temporary files under it
 RR_PID= NGX_PID= CLIENT_PID= SLEEP_PID=
-cleanup() {
-    local status=$?
-    [[ -n $SLEEP_PID ]] && bench_stop_pid "$SLEEP_PID"
-    [[ -n $CLIENT_PID ]] && bench_stop_pid "$CLIENT_PID"
-    [[ -n $NGX_PID ]] && bench_stop_pid "$NGX_PID"
-    [[ -n $RR_PID ]] && bench_stop_pid "$RR_PID"
-    rm -rf "$TMP"
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_on_exit() { bench_stop "$SLEEP_PID" "$CLIENT_PID" "$NGX_PID" "$RR_PID"; }
+bench_traps
 
 PORT_RAW=$(bench_free_port)
 PORT_HTTP=$(bench_free_port)
 NGX_PORT=$(bench_free_port)
 [[ $PORT_RAW != "$PORT_HTTP" && $NGX_PORT != "$PORT_RAW" && $NGX_PORT != "$PORT_HTTP" ]] \
     || die "could not pick three different free ports (run again)"
-clk_tck=$(getconf CLK_TCK)
-calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
 # pause SECONDS: sleep, in the background and waited for, so that INT or TERM stops the script at once (bash runs a
 # trap only once the foreground command is done, and the long sleeps here last minutes).
 pause() {
@@ -244,17 +220,17 @@ run() {
     local w=$(calc "${12} - $1" 3) listeners cpu
     listeners=$(calc "(${8} + ${19}) / 2" 1)
     awk -v L="$listeners" 'BEGIN { exit !(L > 0) }' || die "no client connection held in the $kind window"
-    cpu() { calc "1000 * ($1) / $clk_tck / $w / $listeners" 4; }
+    cpu() { calc "1000 * ($1) / $CLK_TCK / $w / $listeners" 4; }
     {
         echo "window_s $w"
         echo "listeners $listeners"
         echo "relay_ms $(cpu "${13} - $2")"
-        echo "relay_above_idle_ms $(calc "1000 * ((${13} - $2) / $clk_tck / $w - $IDLE_CORES) / $listeners" 4)"
+        echo "relay_above_idle_ms $(calc "1000 * ((${13} - $2) / $CLK_TCK / $w - $IDLE_CORES) / $listeners" 4)"
         echo "net_ms $(cpu "${14} - $3")"
         echo "http_ms $(cpu "${15} - $4")"
         echo "pipe_ms $(cpu "${16} - $5")"
-        echo "relay_cores $(calc "(${13} - $2) / $clk_tck / $w" 3)"
-        echo "client_cores $(calc "(${17} - $6) / $clk_tck / $w" 3)"
+        echo "relay_cores $(calc "(${13} - $2) / $CLK_TCK / $w" 3)"
+        echo "client_cores $(calc "(${17} - $6) / $CLK_TCK / $w" 3)"
         echo "client_bytes $(calc "(${20} - $9) / $w / $listeners" 0)"
         echo "relay_bytes $(calc "(${22} - ${11}) / $w / $listeners" 0)"
         echo "relay_sockets ${21}"
@@ -262,7 +238,7 @@ run() {
     } >>"$vals"
     if [[ $kind == cached ]]; then
         echo "nginx_ms $(cpu "${18} - $7")" >>"$vals"
-        echo "nginx_cores $(calc "(${18} - $7) / $clk_tck / $w" 3)" >>"$vals"
+        echo "nginx_cores $(calc "(${18} - $7) / $CLK_TCK / $w" 3)" >>"$vals"
         echo "total_ms $(cpu "${13} - $2 + ${18} - $7")" >>"$vals"
         bench_stop_pid "$NGX_PID"
         wait "$NGX_PID" 2>/dev/null || true
@@ -375,7 +351,7 @@ run() {
 
 echo "== HLS vs Ogg listeners, and a cache in front: N=$N, ${RAMP} s ramp + ${DURATION} s per run (steady window from" \
     "${SETTLE} s after the ramp), $ROUNDS round(s), runs: $RUNS; $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "   $(uname -sr), $(nproc) cores; $("$RR" --version | head -1) ($RR)"
+echo "   $(machine); $(relay_version "$RR") ($RR)"
 [[ " $RUNS " == *" cached "* ]] && echo "   $("$NGINX" -v 2>&1), $NGINX_WORKERS worker(s); $("$PYTHON" --version)"
 "$RR" serve --bind 127.0.0.1 --port "$PORT_RAW" --http "127.0.0.1:$PORT_HTTP" --max-listeners 0 \
     --log-level notice >"$LOG_DIR/radio-relay.log" 2>&1 &
@@ -395,7 +371,7 @@ pause "$WARMUP"
 i0=$(process_ticks "$RR_PID") it0=$EPOCHREALTIME
 pause "$IDLE"
 i1=$(process_ticks "$RR_PID") it1=$EPOCHREALTIME
-IDLE_CORES=$(calc "($i1 - $i0) / $clk_tck / ($it1 - $it0)" 4)
+IDLE_CORES=$(calc "($i1 - $i0) / $CLK_TCK / ($it1 - $it0)" 4)
 echo "   relay idle (no listener, HLS segments made all along): $IDLE_CORES cores over $IDLE s"
 
 for round in $(seq "$ROUNDS"); do

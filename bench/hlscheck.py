@@ -23,12 +23,13 @@ Usage: hlscheck.py --base http://127.0.0.1:PORT --stream radio --stream edge --d
 """
 import argparse
 import http.client
-import json
 import struct
 import sys
 import time
 import urllib.parse
 from datetime import datetime
+
+from benchlib import write_json
 
 
 def boxes(data, start=0, end=None):
@@ -423,8 +424,7 @@ def main():
             print(f"   PROBLEM {p}")
         failed |= bool(r["problems"]) or r["tfdt_continuous"] != r["tfdt_pairs"] or r["segments"] == 0
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+        write_json(args.json, results, indent=1)
     print("hlscheck: " + ("FAILED" if failed else "all checks passed"))
     sys.exit(1 if failed else 0)
 

@@ -17,44 +17,30 @@
 # at DURATION × 2/3 it is restarted mono (`--channels 1`: the edge starts a new link of one channel). The upstream's
 # outages are silence in the stream (ordinary audio). The checker's table lists each discontinuity and its cause.
 #
-# Environment: DURATION (seconds of checking, >= 90; default 300), RADIO_RELAY, BENCH_OUT, PYTHON.
+# Environment: DURATION (seconds of checking, >= 90; default 300), RADIO_RELAY (default: the static release build when
+# built, else .build/release/radio-relay), BENCH_OUT, PYTHON.
 set -euo pipefail
 export LC_ALL=C
 
-START_DIR=$PWD
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-abs_path() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$START_DIR/$1" ;; esac; }
-die() { echo "hlscheck: error: $*" >&2; exit 1; }
-say() { echo "hlscheck: $*" >&2; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DURATION=${DURATION:-300}
-RR=$(abs_path "${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}")
+RR=$(relay_binary)
 OUT=$(abs_path "${BENCH_OUT:-$REPO_ROOT/bench/out}")
 PY=${PYTHON:-python3}
 [[ $DURATION =~ ^[0-9]+$ ]] && ((DURATION >= 90)) || die "DURATION must be whole seconds >= 90 (got '$DURATION')"
 
-source "$REPO_ROOT/bench/lib.sh"
 require_binaries "radio-relay:$RR"
-command -v lame >/dev/null || install_bench_tools
+need_tools lame
 
 RUN_DIR=$OUT/logs/hlscheck-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$RUN_DIR"
 LENGTH=$((DURATION + 90))
-UP1="" UP2="" ROOT="" RELAY=""
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    bench_stop_pid "$RELAY"
-    bench_stop_pid "$ROOT"
-    bench_stop_pid "$UP1"
-    bench_stop_pid "$UP2"
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+UP1="" UP2="" ROOT="" RELAY="" CHECK=""
+bench_on_exit() { bench_stop "$CHECK" "$RELAY" "$ROOT" "$UP1" "$UP2"; }
+bench_traps
 
-echo "hlscheck: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(uname -sr), $(nproc) cores; $("$RR" --version | head -1)"
+echo "hlscheck: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(machine); $(relay_version "$RR")"
 echo "$DURATION s of checking; logs in $RUN_DIR"
 "$PY" "$REPO_ROOT/bench/soak.py" gen --out "$OUT" --length "$LENGTH" >/dev/null
 upstream() {  # NAME: an upstream (a copy of soak.py's) whose port lands in $RUN_DIR/NAME.port
@@ -102,11 +88,11 @@ CHECK=$!
 started=$(date +%s)
 sleep $((DURATION / 3))
 say "+$(($(date +%s) - started)) s: the root restarts (the edge's upstream comes back as a new stream)"
-bench_stop_pid "$ROOT"
+bench_stop "$ROOT"
 start_root
 sleep $((DURATION / 3))
 say "+$(($(date +%s) - started)) s: the root restarts mono (the edge starts a new link of one channel)"
-bench_stop_pid "$ROOT"
+bench_stop "$ROOT"
 start_root --channels 1
 status=0
 wait "$CHECK" || status=$?

@@ -8,67 +8,38 @@
 #   N=1000 DURATION=10 ROUNDS=1 bench/http.sh
 #
 # Environment: N, DURATION (s per load run, ramp included), ROUNDS (medians over them), RAMP (s to open the N
-# connections; default 5), WARMUP (s before the first run, 4), RADIO_RELAY and LOAD (release binaries), KEEP_TMP=1.
+# connections; default 5), WARMUP (s before the first run, 4), RADIO_RELAY and LOAD (the binaries; default the static
+# release builds when built, else .build/release), KEEP_TMP=1.
 # Prints each run, then the medians side by side with the ratio http/raw.
 set -euo pipefail
 shopt -s extglob
 export LC_ALL=C
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-die() { echo "http: error: $*" >&2; exit 1; }
-N=${N:-5000}
-DURATION=${DURATION:-30}
-ROUNDS=${ROUNDS:-3}
-RAMP=${RAMP:-5}
-WARMUP=${WARMUP:-4}
-RR=${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}
-LOAD=${LOAD:-$REPO_ROOT/.build/release/radio-relay-load}
-for v in N DURATION ROUNDS RAMP WARMUP; do [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"; done
-source "$REPO_ROOT/bench/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_defaults N=5000 DURATION=30 ROUNDS=3 RAMP=5 WARMUP=4
+RR=$(relay_binary)
+LOAD=$(load_binary)
+require_int --positive N DURATION ROUNDS RAMP WARMUP
 require_binaries "radio-relay:$RR" "radio-relay-load:$LOAD"
-command -v jq >/dev/null || install_bench_tools
-ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-(($(ulimit -n) >= N + 100)) || die "open-file limit $(ulimit -n) is below N+100"
+need_tools jq
+raise_nofile 65536
+need_nofile $((N + 100)) N+100
 
-TMP=$(mktemp -d /tmp/http-bench.XXXXXX)
-RR_PID=
-cleanup() {
-    local status=$?
-    [[ -n $RR_PID ]] && bench_stop_pid "$RR_PID"
-    if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "http: kept $TMP" >&2; else rm -rf "$TMP"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_tmpdir --keepable http-bench
+TMP=$BENCH_TMP
+bench_traps
 
 PORT_RAW=$(bench_free_port)
 PORT_HTTP=$(bench_free_port)
 [[ $PORT_RAW != "$PORT_HTTP" ]] || PORT_HTTP=$(bench_free_port)
-clk_tck=$(getconf CLK_TCK)
-cpu_ticks() { awk '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print f[12] + f[13] }' "/proc/$1/stat"; }
-# thread_ticks PATTERN: CPU ticks of the server's threads whose name matches PATTERN (a shell pattern: net, net-*:
-# the network loops; http: the front end that reads requests and hands them over), summed.
-thread_ticks() {
-    local task total=0 name
-    for task in /proc/"$RR_PID"/task/*; do
-        name=$(cat "$task/comm" 2>/dev/null) || continue
-        # shellcheck disable=SC2053  # a pattern on purpose
-        [[ $name == $1 ]] && total=$((total + $(cpu_ticks "${task#/proc/}")))
-    done
-    echo "$total"
-}
-calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+NET_THREADS="net@(|-+([0-9])|-main)"   # the network loops: net, net-N (net-main before the pool)
 
 echo "== HTTP vs raw listeners: N=$N, ${DURATION} s per run, $ROUNDS rounds, $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "   $(uname -sr), $(nproc) cores; $("$RR" --version | head -1)"
+echo "   $(machine); $(relay_version "$RR")"
 "$RR" serve --bind 127.0.0.1 --port "$PORT_RAW" --http "127.0.0.1:$PORT_HTTP" --max-listeners 0 \
     --log-level notice >"$TMP/radio-relay.log" 2>&1 &
 RR_PID=$!
-for _ in $(seq 75); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$PORT_HTTP") 2>/dev/null && break
-    kill -0 "$RR_PID" 2>/dev/null || { cat "$TMP/radio-relay.log"; die "radio-relay did not start"; }
-    sleep 0.2
-done
+bench_track "$RR_PID"
+wait_until 15 "$RR_PID" port_busy "$PORT_HTTP" || { cat "$TMP/radio-relay.log"; die "radio-relay did not start"; }
 sleep "$WARMUP"
 
 # run KIND ROUND: one load run; appends "kind cpu_ms_per_listener first_audio_p50 first_audio_p99 stall_p99 errors
@@ -76,19 +47,19 @@ sleep "$WARMUP"
 run() {
     local kind=$1 round=$2 json=$TMP/$1-$2.json c0 c1 args=(--port "$PORT_RAW")
     [[ $kind == http ]] && args=(--port "$PORT_HTTP" --http /main.opus)
-    c0=$(cpu_ticks "$RR_PID")
+    c0=$(process_ticks "$RR_PID")
     local n0 h0 n1 h1
-    n0=$(thread_ticks "net@(|-+([0-9])|-main)")
-    h0=$(thread_ticks http)
+    n0=$(thread_ticks "$RR_PID" "$NET_THREADS")
+    h0=$(thread_ticks "$RR_PID" http)
     timeout --kill-after=10 $((DURATION + 120)) "$LOAD" "${args[@]}" -n "$N" --duration "$DURATION" --ramp "$RAMP" \
         --json "$json" >"$TMP/$kind-$round.txt" 2>&1 || true
-    c1=$(cpu_ticks "$RR_PID")
-    n1=$(thread_ticks "net@(|-+([0-9])|-main)")
-    h1=$(thread_ticks http)
+    c1=$(process_ticks "$RR_PID")
+    n1=$(thread_ticks "$RR_PID" "$NET_THREADS")
+    h1=$(thread_ticks "$RR_PID" http)
     kill -0 "$RR_PID" 2>/dev/null || die "radio-relay died during the $kind run"
     local served cpu errors
     served=$(jq '.first_audio_ms.count' "$json")
-    cpu=$(calc "($c1 - $c0) / $clk_tck" 3)
+    cpu=$(calc "($c1 - $c0) / $CLK_TCK" 3)
     errors=$(jq '[.ogg.crc_errors, .ogg.framing_errors, .ogg.start_errors, .ogg.serial_changes,
                   .ogg.gaps_beyond_join, .ogg.granule_regressions, .unexpected_disconnects_normal,
                   .connect_failures, .http_refused] | map(. // 0) | add' "$json")
@@ -96,11 +67,11 @@ run() {
     printf '%s %s %s %s %s %s %s %s %s %s\n' "$kind" "$(calc "1000 * $cpu / $served" 4)" \
         "$(jq '.first_audio_ms.p50 * 100 | round / 100' "$json")" "$(jq '.first_audio_ms.p99 * 100 | round / 100' "$json")" \
         "$(jq '.stall_ms.p99 * 10 | round / 10' "$json")" \
-        "$errors" "$served" "$cpu" "$(calc "1000 * ($n1 - $n0) / $clk_tck / $served" 4)" \
-        "$(calc "1000 * ($h1 - $h0) / $clk_tck / $served" 4)" >>"$TMP/runs"
+        "$errors" "$served" "$cpu" "$(calc "1000 * ($n1 - $n0) / $CLK_TCK / $served" 4)" \
+        "$(calc "1000 * ($h1 - $h0) / $CLK_TCK / $served" 4)" >>"$TMP/runs"
     printf '   round %d %-4s: %5d served, server CPU %7.2f s, %.4f ms per listener (network loop %.4f, front end %.4f), first audio p50 %s ms, errors %s\n' \
         "$round" "$kind" "$served" "$cpu" "$(calc "1000 * $cpu / $served" 4)" \
-        "$(calc "1000 * ($n1 - $n0) / $clk_tck / $served" 4)" "$(calc "1000 * ($h1 - $h0) / $clk_tck / $served" 4)" \
+        "$(calc "1000 * ($n1 - $n0) / $CLK_TCK / $served" 4)" "$(calc "1000 * ($h1 - $h0) / $CLK_TCK / $served" 4)" \
         "$(jq '.first_audio_ms.p50 * 100 | round / 100' "$json")" "$errors"
 }
 : >"$TMP/runs"
@@ -109,7 +80,7 @@ for round in $(seq "$ROUNDS"); do
     run http "$round"
 done
 
-col() { awk -v k="$1" -v c="$2" '$1 == k { print $c }' "$TMP/runs" | median; }
+col() { awk -v k="$1" -v c="$2" '$1 == k { print $c }' "$TMP/runs" | median -f %.3f; }
 echo
 echo "== medians over $ROUNDS rounds, N=$N, ${DURATION} s each"
 printf '%-34s %12s %12s %10s\n' "" "raw TCP" "HTTP" "http/raw"

@@ -45,12 +45,12 @@ Subcommands:
         run one configuration: CMD is started with {upstream} and {port} filled in, stopped by PID at the end
   table A.json B.json ...                side-by-side summary with the targets
 
-Python 3.9+, standard library only, plus ctypes to libopus.so.0; needs lame and mpg123 to make the signal.
+Python 3.9+, standard library only, plus ctypes to libopus.so.0; needs lame and mpg123 to make the signal. The marker
+bursts' constants and IDs (Goertzel), MP3 framing, the libopus binding and Ogg page parsing are bench/benchlib.py's.
 """
 import argparse
 import array
 import bisect
-import ctypes
 import json
 import math
 import os
@@ -62,65 +62,18 @@ import subprocess
 import sys
 import threading
 import time
-import wave
 
-# ---------------------------------------------------------------- test signal
+from benchlib import (FRAME_S, FREQS, LAME_DELAY, MARKER_AMP, MARKER_LEN, OUT_RATE, REARM_S, SPF, SRC_RATE,
+                      OpusDecoder, cached_table, encode_mp3, free_port, load_binary, logger, marker_id,
+                      marker_positions, mp3_frames, ogg_packets, ogg_pages, pct, stop_process, wpct, write_json)
+
+# ---------------------------------------------------------------- test signal (the marker bursts: benchlib)
 GEN_VERSION = "v3"
-SRC_RATE = 44100
-SPF = 1152                      # MPEG-1 Layer III samples per frame
-FRAME_S = SPF / SRC_RATE        # 26.12 ms
-OUT_RATE = 48000
 LENGTH_S = 120
-FIRST_MARKER = 11025            # 0.25 s
-SPACING = (22050, 26460)        # 0.5-0.6 s apart, pseudo-random (seeded): the markers fall at every phase of MP3
-                                # frames, Ogg pages and the server's write pattern, without aliasing with any of them
-MARKER_LEN = 2646               # 60 ms
-MARKER_AMP = 0.5                # -6 dBFS
-FREQS = [400 + 100 * i for i in range(16)]   # marker k is a sine at FREQS[k % 16]: an ID that repeats every ~8.8 s;
-                                             # low tones keep the phase fit below free of period ambiguity
 NOISE_LSB = 64                  # uniform +-64/32768 background noise (about -57 dBFS RMS), not digital silence
 THRESH = 0.1                    # onset: first sample with |x| > 0.1 (-20 dBFS; the burst peaks at 0.5)
-REARM_S = 0.3                   # a new onset needs 300 ms without any sample above the threshold
-LAME_DELAY = 576 + 529          # encoder delay + mpg123 synthesis delay: input sample s decodes at s + 1105
 
-
-def log(*a):
-    print(*a, file=sys.stderr, flush=True)
-
-
-def mp3_frames(data):
-    """Splits an MP3 byte string into frames (MPEG 1/2/2.5 Layer III); skips an ID3v2 tag and stray bytes."""
-    pos = 0
-    if data[:3] == b"ID3" and len(data) >= 10:
-        size = ((data[6] & 0x7F) << 21) | ((data[7] & 0x7F) << 14) | ((data[8] & 0x7F) << 7) | (data[9] & 0x7F)
-        pos = 10 + size + (10 if data[5] & 0x10 else 0)
-    rates = {3: [44100, 48000, 32000], 2: [22050, 24000, 16000], 0: [11025, 12000, 8000]}
-    br1 = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
-    br2 = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
-    frames = []
-    while pos + 4 <= len(data):
-        h = data[pos:pos + 4]
-        if h[0] != 0xFF or (h[1] & 0xE0) != 0xE0:
-            pos += 1
-            continue
-        ver = (h[1] >> 3) & 3
-        layer = (h[1] >> 1) & 3
-        bri = h[2] >> 4
-        sri = (h[2] >> 2) & 3
-        pad = (h[2] >> 1) & 1
-        if ver == 1 or layer != 1 or bri in (0, 15) or sri == 3:
-            pos += 1
-            continue
-        rate = rates[ver][sri]
-        if ver == 3:
-            length = 144000 * br1[bri] // rate + pad
-        else:
-            length = 72000 * br2[bri] // rate + pad
-        if pos + length > len(data):
-            break
-        frames.append(data[pos:pos + length])
-        pos += length
-    return frames
+log = logger()
 
 
 def detect_onsets(pcm, channels, rate, block=None):
@@ -142,25 +95,6 @@ def detect_onsets(pcm, channels, rate, block=None):
                         break
             last_hot_end = end
     return onsets
-
-
-def marker_id(pcm, channels, rate, onset):
-    """Which of FREQS the burst starting at `onset` carries (Goertzel on 40 ms of channel 0); (id, confidence)."""
-    a = onset + int(0.005 * rate)
-    b = onset + int(0.045 * rate)
-    x = pcm[a * channels:b * channels:channels]
-    if len(x) < (b - a) // 2:
-        return None, 0.0
-    powers = []
-    for f in FREQS:
-        c = 2 * math.cos(2 * math.pi * f / rate)
-        s1 = s2 = 0.0
-        for v in x:
-            s1, s2 = v + c * s1 - s2, s1
-        powers.append(s1 * s1 + s2 * s2 - c * s1 * s2)
-    order = sorted(range(len(FREQS)), key=lambda i: -powers[i])
-    best, second = powers[order[0]], powers[order[1]]
-    return order[0], (best / second if second > 0 else float("inf"))
 
 
 def phase_onset(pcm, channels, rate, onset, freq):
@@ -188,11 +122,9 @@ def generate(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     base = os.path.join(out_dir, f"latency-{GEN_VERSION}-{LENGTH_S}s-44k1-stereo-128k")
     mp3, meta = base + ".mp3", base + ".json"
-    if os.path.exists(mp3) and os.path.exists(meta):
-        with open(meta) as f:
-            table = json.load(f)
-        if table.get("version") == GEN_VERSION and table.get("mp3_size") == os.path.getsize(mp3):
-            return mp3, table
+    table = cached_table(base, GEN_VERSION)
+    if table is not None:
+        return mp3, table
     n = LENGTH_S * SRC_RATE
     rng = random.Random(20240601)
     noise = rng.randbytes(n * 2)
@@ -200,10 +132,7 @@ def generate(out_dir):
     for i in range(len(pcm)):
         pcm[i] >>= 1                                                     # -64..63
     sources = []
-    k = 0
-    s = FIRST_MARKER
-    spacing = random.Random(7)
-    while s + MARKER_LEN + SRC_RATE < n:
+    for s, k in marker_positions(n):
         f = FREQS[k % len(FREQS)]
         w = 2 * math.pi * f / SRC_RATE
         for j in range(MARKER_LEN):
@@ -211,18 +140,8 @@ def generate(out_dir):
             pcm[2 * (s + j)] = v
             pcm[2 * (s + j) + 1] = v
         sources.append(s)
-        k += 1
-        s += spacing.randrange(*SPACING)
-    wav = base + ".wav"
-    with wave.open(wav, "wb") as w:
-        w.setnchannels(2)
-        w.setsampwidth(2)
-        w.setframerate(SRC_RATE)
-        w.writeframes(pcm.tobytes())
-    # -t: no Xing/LAME tag (a live stream has none; the first frame is audio). CBR 128 kb/s, joint stereo.
-    subprocess.run(["lame", "--quiet", "-t", "--cbr", "-b", "128", "-m", "j", wav, mp3 + ".partial"], check=True)
-    os.replace(mp3 + ".partial", mp3)
-    os.remove(wav)
+    # No Xing/LAME tag (a live stream has none; the first frame is audio). CBR 128 kb/s, joint stereo.
+    encode_mp3(pcm, base, SRC_RATE)
     with open(mp3, "rb") as f:
         frames = mp3_frames(f.read())
     # Decode with the mpg123 CLI (libmpg123, as radio-relay; no gapless trimming) and find the onsets with the same
@@ -265,35 +184,6 @@ def generate(out_dir):
     with open(meta, "w") as f:
         json.dump(table, f)
     return mp3, table
-
-
-# ---------------------------------------------------------------- libopus
-class OpusDecoder:
-    def __init__(self):
-        self.lib = ctypes.CDLL("libopus.so.0")
-        self.lib.opus_decoder_create.restype = ctypes.c_void_p
-        self.lib.opus_decoder_create.argtypes = [ctypes.c_int32, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
-        self.lib.opus_decode_float.restype = ctypes.c_int
-        self.lib.opus_decode_float.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32,
-                                               ctypes.POINTER(ctypes.c_float), ctypes.c_int, ctypes.c_int]
-        self.lib.opus_decoder_destroy.argtypes = [ctypes.c_void_p]
-        err = ctypes.c_int(0)
-        self.dec = self.lib.opus_decoder_create(OUT_RATE, 2, ctypes.byref(err))
-        if not self.dec or err.value != 0:
-            raise RuntimeError(f"opus_decoder_create failed: {err.value}")
-        self.buf = (ctypes.c_float * (5760 * 2))()
-
-    def decode(self, packet, out):
-        n = self.lib.opus_decode_float(self.dec, packet, len(packet), self.buf, 5760, 0)
-        if n < 0:
-            return n
-        out.frombytes(ctypes.string_at(self.buf, n * 8))
-        return n
-
-    def close(self):
-        if self.dec:
-            self.lib.opus_decoder_destroy(self.dec)
-            self.dec = None
 
 
 # ---------------------------------------------------------------- upstream and listener
@@ -513,72 +403,24 @@ def parse_ogg(chunks):
         total += len(b)
         ends.append(total)
     pages = []
-    pos = 0
     partial = b""
     resyncs = 0
     skip_continued = True   # a page that continues a packet we never saw: drop that fragment
-    while pos + 27 <= len(data):
-        if data[pos:pos + 4] != b"OggS":
-            nxt = data.find(b"OggS", pos + 1)
+    for page in ogg_pages(data):
+        if page is None:
             resyncs += 1
-            if nxt < 0:
-                break
-            pos = nxt
             continue
-        htype = data[pos + 5]
-        granule, serial, seq = struct.unpack_from("<qII", data, pos + 6)
-        nseg = data[pos + 26]
-        lacing = data[pos + 27:pos + 27 + nseg]
-        if len(lacing) < nseg:
-            break
-        body = pos + 27 + nseg
-        end = body + sum(lacing)
-        if end > len(data):
-            break
-        packets = []
-        cur = partial if (htype & 1) else b""
-        drop = bool(htype & 1) and skip_continued and not partial
-        off = body
-        for lv in lacing:
-            cur += data[off:off + lv]
-            off += lv
-            if lv < 255:
-                if not drop:
-                    packets.append(cur)
-                drop = False
-                cur = b""
-        partial = cur
+        continued = bool(page.htype & 1)
+        drop = continued and skip_continued and not partial
+        packets, partial = ogg_packets(data, page, partial if continued else b"")
+        if drop and packets:
+            del packets[0]
         skip_continued = False
-        ci = bisect.bisect_left(ends, end)
+        ci = bisect.bisect_left(ends, page.end)
         t = chunks[ci][0]
-        pages.append({"t": t, "chunk": ci, "granule": granule, "seq": seq, "serial": serial, "htype": htype,
-                      "packets": packets, "size": end - pos, "offset": pos})
-        pos = end
+        pages.append({"t": t, "chunk": ci, "granule": page.granule, "seq": page.seq, "serial": page.serial,
+                      "htype": page.htype, "packets": packets, "size": page.end - page.offset, "offset": page.offset})
     return pages, resyncs
-
-
-def pct(values, p):
-    if not values:
-        return float("nan")
-    v = sorted(values)
-    x = (len(v) - 1) * p / 100
-    i = int(math.floor(x))
-    j = min(i + 1, len(v) - 1)
-    return v[i] + (v[j] - v[i]) * (x - i)
-
-
-def wpct(pairs, p):
-    """Weighted percentile of (value, weight) pairs (pairs sorted by value)."""
-    total = sum(w for _, w in pairs)
-    if total == 0:
-        return float("nan")
-    target = total * p / 100
-    acc = 0
-    for v, w in pairs:
-        acc += w
-        if acc >= target:
-            return v
-    return pairs[-1][0]
 
 
 def analyse(args, table, up, lis, proc_log):
@@ -913,9 +755,7 @@ def cmd_run(args):
         raise SystemExit("error: frame count differs from the marker table; delete bench/out/latency-* and rerun")
     sys.setswitchinterval(0.0005)
     up = Upstream(frames, args.send)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     cmd = [a.replace("{upstream}", f"http://127.0.0.1:{up.port}/stream.mp3").replace("{port}", str(port))
            for a in args.cmd]
     logf = open(args.log, "w") if args.log else subprocess.DEVNULL
@@ -962,13 +802,8 @@ def cmd_run(args):
     finally:
         lis.stop()
         for child in (load, proc):
-            if child is not None and child.poll() is None:
-                child.terminate()
-                try:
-                    child.wait(5)
-                except subprocess.TimeoutExpired:
-                    child.kill()
-                    child.wait()
+            if child is not None:
+                stop_process(child)
         up.stop()
         if args.log:
             logf.close()
@@ -984,8 +819,7 @@ def cmd_run(args):
         res["log_tail"] = tail
     report(res)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(res, f, indent=1)
+        write_json(args.json, res, indent=1)
     return 0 if "error" not in res else 1
 
 
@@ -1052,7 +886,8 @@ def main():
     r.add_argument("--dump", help="write per-page and per-marker rows (JSON lines) here")
     r.add_argument("--attach", type=int, default=0,
                    help="connect this many other raw listeners (the load tool) before the measured one joins")
-    r.add_argument("--load-binary", default=os.path.join(here, "..", ".build", "release", "radio-relay-load"))
+    r.add_argument("--load-binary", default=load_binary(),
+                   help="the load tool (default $LOAD, else the static release build, else the release build)")
     r.add_argument("cmd", nargs="+")
     t = sub.add_parser("table")
     t.add_argument("files", nargs="+")

@@ -24,36 +24,28 @@
 set -euo pipefail
 export LC_ALL=C
 
-START_DIR=$PWD
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-abs_path() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$START_DIR/$1" ;; esac; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-DURATION=${DURATION:-30}
-SENDS=${SENDS:-frame chunk50 chunk250 burst2}
-JOINS=${JOINS:-0.3 2}
-EXTRA=${EXTRA:-0}
-CONNECT_DELAY=${CONNECT_DELAY:-2}   # seconds between the relay's upstream connection and the listener's
-RR=$(abs_path "${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}")
-LOAD=$(abs_path "${LOAD:-$REPO_ROOT/.build/release/radio-relay-load}")
-ATTACH=${ATTACH:-0}
-CONFIGS=${CONFIGS:-default low-latency ffmpeg}   # which of the three to run
-DEFAULT_ARGS=${DEFAULT_ARGS:-}   # more flags for the "default" configuration, e.g. --flush-ms 500
+# CONNECT_DELAY: seconds between the relay's upstream connection and the listener's; CONFIGS: which of the three to
+# run; DEFAULT_ARGS: more flags for the "default" configuration, e.g. --flush-ms 500.
+bench_defaults DURATION=30 "SENDS=frame chunk50 chunk250 burst2" "JOINS=0.3 2" EXTRA=0 CONNECT_DELAY=2 ATTACH=0 \
+    "CONFIGS=default low-latency ffmpeg" "DEFAULT_ARGS="
+RR=$(relay_binary)
+LOAD=$(load_binary)
 OUT=$(abs_path "${BENCH_OUT:-$REPO_ROOT/bench/out}")
 PY=${PYTHON:-python3}
 LATENCY_PY=$REPO_ROOT/bench/latency.py
 
-die() { echo "error: $*" >&2; exit 1; }
 [[ $DURATION =~ ^[0-9]+([.][0-9]+)?$ ]] && [[ ${DURATION%.*} -ge 5 ]] || die "DURATION must be a number of seconds >= 5"
 [[ $CONNECT_DELAY =~ ^[0-9]+([.][0-9]+)?$ ]] || die "CONNECT_DELAY must be a number of seconds"
 
-source "$REPO_ROOT/bench/lib.sh"
 require_binaries "radio-relay:$RR"
 if ((ATTACH > 0)); then
     require_binaries "radio-relay-load:$LOAD"
-    ulimit -n "$(ulimit -Hn)"   # the server and the load tool each hold ATTACH descriptors
+    raise_nofile   # the server and the load tool each hold ATTACH descriptors
 fi
 install_bench_tools
-"$PY" -c 'import sys; sys.exit(sys.version_info < (3, 9))' || die "$PY must be Python 3.9 or newer"
+require_python "$PY" 9
 
 RUN_DIR=$OUT/logs/latency-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$RUN_DIR"
@@ -61,15 +53,9 @@ mkdir -p "$RUN_DIR"
 # ---------------------------------------------------------------- cleanup: only our own processes, by PID
 CURRENT_PID=""
 CURRENT_CHILD_FILE=""
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    if [[ -n $CURRENT_PID ]] && kill -0 "$CURRENT_PID" 2>/dev/null; then
-        kill -TERM "$CURRENT_PID" 2>/dev/null || true
-        for _ in $(seq 50); do kill -0 "$CURRENT_PID" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$CURRENT_PID" 2>/dev/null || true
-    fi
-    # The server under test, in case latency.py itself died before stopping it.
+# latency.py, then the server under test, in case latency.py itself died before stopping it (its PID in a file).
+bench_on_exit() {
+    bench_stop "$CURRENT_PID"
     if [[ -n $CURRENT_CHILD_FILE && -s $CURRENT_CHILD_FILE ]]; then
         local child
         child=$(cat "$CURRENT_CHILD_FILE")
@@ -80,15 +66,12 @@ cleanup() {
             kill -KILL "$child" 2>/dev/null || true
         fi
     fi
-    exit "$status"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_traps
 
 # ---------------------------------------------------------------- context and test signal
-echo "latency benchmark: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(uname -sr), $(nproc) cores"
-echo "radio-relay: $RR ($("$RR" --version 2>&1 | head -1))"
+echo "latency benchmark: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(machine)"
+echo "radio-relay: $RR ($(relay_version "$RR"))"
 echo "ffmpeg: $(ffmpeg -hide_banner -version | head -1)"
 echo "libopus: $(dpkg-query -W -f '${Version}' libopus0 2>/dev/null || echo '?'); python: $("$PY" --version 2>&1)"
 load_note() {  # latency is a real-time measurement: other CPU load on the machine adds to it

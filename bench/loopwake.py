@@ -28,19 +28,13 @@ import sys
 import time
 import urllib.request
 
+from benchlib import thread_cpu_ns
 
 def thread_ns(pid, name):
-    import os
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                if f.read().strip() != name:
-                    continue
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                return int(f.read().split()[0])
-        except OSError:
-            continue
-    raise SystemExit(f"loopwake: no thread {name} in {pid}")
+    ns = thread_cpu_ns(pid, name)
+    if ns is None:
+        raise SystemExit(f"loopwake: no thread {name} in {pid}")
+    return ns
 
 
 def wakeups(status_port, loop):

@@ -16,38 +16,27 @@
 # .build/release), KEEP_TMP=1.
 set -euo pipefail
 export LC_ALL=C
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-die() { echo "loopwake: error: $*" >&2; exit 1; }
-IDLE=${IDLE:-10000}
-REQUESTS=${REQUESTS:-20000}
-ROUNDS=${ROUNDS:-3}
-HOLD=${HOLD:-10}
-for v in IDLE REQUESTS ROUNDS HOLD; do [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"; done
-source "$REPO_ROOT/bench/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_defaults IDLE=10000 REQUESTS=20000 ROUNDS=3 HOLD=10
+require_int --positive IDLE REQUESTS ROUNDS HOLD
 RR=$(relay_binary)
 require_binaries "radio-relay:$RR"
-ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-(($(ulimit -n) >= IDLE + 200)) || die "open-file limit $(ulimit -n) is below IDLE+200"
+raise_nofile 20000
+need_nofile $((IDLE + 200)) IDLE+200
 
-TMP=$(mktemp -d /tmp/loopwake.XXXXXX)
-RR_PID=
-cleanup() {
-    local status=$?
-    [[ -n $RR_PID ]] && bench_stop_pid "$RR_PID"
-    if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "loopwake: kept $TMP" >&2; else rm -rf "$TMP"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_tmpdir --keepable loopwake
+TMP=$BENCH_TMP
+bench_traps
 
 PORT=$(bench_free_port)
 HTTP=$(bench_free_port)
 STATUS=$(bench_free_port)
 echo "== loop work per wake-up: 0 vs $IDLE idle connections, $REQUESTS requests each, $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "   $(uname -sr), $(nproc) cores; $("$RR" --version | head -1) ($RR)"
+echo "   $(machine); $(relay_version "$RR") ($RR)"
 "$RR" serve --bind 127.0.0.1 --port "$PORT" --http "127.0.0.1:$HTTP" --status "127.0.0.1:$STATUS" \
     --max-lag 600 --network-threads 1 --log-level notice >"$TMP/server.log" 2>&1 &
 RR_PID=$!
+bench_track "$RR_PID"
 wait_until 10 "$RR_PID" port_busy "$STATUS" || die "the server did not start: $(cat "$TMP/server.log")"
 wait_until 10 "$RR_PID" port_busy "$HTTP" || die "no HTTP address: $(cat "$TMP/server.log")"
 python3 "$REPO_ROOT/bench/loopwake.py" "$RR_PID" "$PORT" "$HTTP" "$STATUS" "$IDLE" "$REQUESTS" "$ROUNDS" "$HOLD"

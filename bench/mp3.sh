@@ -13,25 +13,19 @@
 #   N=200 DURATION=10 ROUNDS=1 bench/mp3.sh
 #
 # Environment: N (1000), DURATION (30), RAMP (10), SETTLE (2), ROUNDS (2), RADIO_RELAY (the static release binary when
-# built, else .build/release/radio-relay), LOAD (.build/release/radio-relay-load), LOG_DIR (bench/out/mp3-DATE).
+# built, else .build/release/radio-relay), LOAD (the same for radio-relay-load), LOG_DIR (bench/out/mp3-DATE).
 # The load tool checks Ogg framing, which MP3 has not: its Ogg error counts on the MP3 runs are expected and not
 # figures. Loopback only; every process started here is stopped by its PID. Needs jq; `ulimit -Hn` at least N + 100.
 set -euo pipefail
 export LC_ALL=C
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-N=${N:-1000}
-DURATION=${DURATION:-30}
-RAMP=${RAMP:-10}
-SETTLE=${SETTLE:-2}
-ROUNDS=${ROUNDS:-2}
-LOAD=${LOAD:-$REPO_ROOT/.build/release/radio-relay-load}
-LOG_DIR=${LOG_DIR:-$REPO_ROOT/bench/out/mp3-$(date -u +%Y%m%d-%H%M%S)}
-for v in N DURATION RAMP ROUNDS; do [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "mp3: $v must be a positive integer" >&2; exit 1; }; done
-source "$REPO_ROOT/bench/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_defaults N=1000 DURATION=30 RAMP=10 SETTLE=2 ROUNDS=2 "LOG_DIR=$REPO_ROOT/bench/out/mp3-$(date -u +%Y%m%d-%H%M%S)"
+LOAD=$(load_binary)
+require_int --positive N DURATION RAMP ROUNDS
 RR=$(relay_binary)
 require_binaries "radio-relay:$RR" "radio-relay-load:$LOAD"
-command -v jq >/dev/null || { echo "mp3: needs jq (.ci/deps --bench)" >&2; exit 1; }
-ulimit -n "$(ulimit -Hn)"
+command -v jq >/dev/null || die "needs jq (.ci/deps --bench)"
+raise_nofile
 mkdir -p "$LOG_DIR"
 HTTP=$(bench_free_port)
 STATUS=$(bench_free_port)
@@ -39,10 +33,10 @@ PORT=$(bench_free_port)
 "$RR" serve --port "$PORT" --bind 127.0.0.1 --http "127.0.0.1:$HTTP" --status "127.0.0.1:$STATUS" --mp3 yes \
     --max-listeners 0 --max-per-ip 0 --log-level notice >"$LOG_DIR/relay.log" 2>&1 &
 RELAY=$!
-trap 'bench_stop_pid $RELAY' EXIT
-wait_until 10 "$RELAY" port_busy "$HTTP" || { echo "mp3: the relay did not start" >&2; cat "$LOG_DIR/relay.log" >&2; exit 1; }
+bench_track "$RELAY"
+bench_traps
+wait_until 10 "$RELAY" port_busy "$HTTP" || { cat "$LOG_DIR/relay.log" >&2; die "the relay did not start"; }
 sleep 3
-hz=$(getconf CLK_TCK)
 bytes_out() { curl -s "http://127.0.0.1:$STATUS/status.json" | jq "[.stations[0].outputs[] | select(.mount == \"$1\") | .bytes_out] | add"; }
 declare -A cpu bytes pipe
 for round in $(seq "$ROUNDS"); do
@@ -53,16 +47,18 @@ for round in $(seq "$ROUNDS"); do
         "$LOAD" --port "$HTTP" --http "/$mount" "${icy[@]}" -n "$N" --ramp "$RAMP" --duration "$((RAMP + DURATION))" \
             --no-start-check --json "$LOG_DIR/load-$kind-$round.json" >"$LOG_DIR/load-$kind-$round.txt" 2>&1 &
         load=$!
+        bench_track "$load"
         sleep "$((RAMP + SETTLE))"
         t0=$(date +%s.%N) n0=$(thread_ticks "$RELAY" 'net*') p0=$(thread_ticks "$RELAY" 'pipe-*') b0=$(bytes_out "$mount")
         sleep "$((DURATION - SETTLE - 1))"
         t1=$(date +%s.%N) n1=$(thread_ticks "$RELAY" 'net*') p1=$(thread_ticks "$RELAY" 'pipe-*') b1=$(bytes_out "$mount")
         wait "$load" || true
-        cpu[$kind,$round]=$(awk -v a="$n0" -v b="$n1" -v t0="$t0" -v t1="$t1" -v n="$N" -v hz="$hz" \
+        bench_stop "$load"
+        cpu[$kind,$round]=$(awk -v a="$n0" -v b="$n1" -v t0="$t0" -v t1="$t1" -v n="$N" -v hz="$CLK_TCK" \
             'BEGIN { printf "%.5f", (b - a) / hz * 1000 / ((t1 - t0) * n) }')
         bytes[$kind,$round]=$(awk -v a="$b0" -v b="$b1" -v t0="$t0" -v t1="$t1" -v n="$N" \
             'BEGIN { printf "%.0f", (b - a) / ((t1 - t0) * n) }')
-        pipe[$kind,$round]=$(awk -v a="$p0" -v b="$p1" -v t0="$t0" -v t1="$t1" -v hz="$hz" \
+        pipe[$kind,$round]=$(awk -v a="$p0" -v b="$p1" -v t0="$t0" -v t1="$t1" -v hz="$CLK_TCK" \
             'BEGIN { printf "%.2f", (b - a) / hz * 100 / (t1 - t0) }')
         echo "round $round $kind: $N listeners on /$mount; net threads ${cpu[$kind,$round]} ms CPU per listener-s," \
             "${bytes[$kind,$round]} bytes per listener-s; pipeline ${pipe[$kind,$round]} % of a core"

@@ -25,11 +25,7 @@ import tempfile
 import threading
 import time
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from benchlib import free_port, proc_status_kb, stop_process
 
 
 def config(ports, status, demo, tuned_bitrate, remixed_channels):
@@ -96,14 +92,6 @@ def descriptor_kinds(pid):
     return kinds
 
 
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("binary")
@@ -137,7 +125,7 @@ def main():
             except OSError:
                 time.sleep(0.1)
         time.sleep(2)
-        fds_before, rss_before = descriptors(proc.pid), rss_kib(proc.pid)
+        fds_before, rss_before = descriptors(proc.pid), proc_status_kb(proc.pid)
         kinds_before = descriptor_kinds(proc.pid)
         stop = threading.Event()
         results = [{}, {}]
@@ -177,7 +165,7 @@ def main():
             for t in threads:
                 t.join(10)
         time.sleep(2)
-        fds_after, rss_after = descriptors(proc.pid), rss_kib(proc.pid)
+        fds_after, rss_after = descriptors(proc.pid), proc_status_kb(proc.pid)
         kinds_after = descriptor_kinds(proc.pid)
         with open(log_path, errors="replace") as f:
             text = f.read()
@@ -205,11 +193,7 @@ def main():
         if failed or restarted < (args.rounds - (1 if moved else 0)):
             failures.append(f"{restarted} restarts logged of {args.rounds}, {failed} failure lines")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
         log.close()
     for failure in failures:
         print(f"FAIL {failure}")

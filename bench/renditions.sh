@@ -9,7 +9,7 @@
 #   RUNS         runs of both phases, alternating (3); the figures are medians over the runs
 #   DURATION     seconds each phase is measured (60), after WARMUP seconds (3)
 #   BASE_PORT    first port on 127.0.0.1 (18300); the status endpoint takes a free one
-#   RADIO_RELAY  binary (default .build/release/radio-relay)
+#   RADIO_RELAY  binary (default: the static release build when built, else .build/release/radio-relay)
 #
 # Both phases relay the bundled demo (44.1 kHz stereo MP3, decoded and resampled to 48 kHz) as a file upstream,
 # read at real time and looped, so every phase encodes exactly DURATION seconds of audio per output. No listener is
@@ -36,30 +36,23 @@
 set -euo pipefail
 export LC_ALL=C
 
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-source "$REPO_ROOT/bench/lib.sh"
-die() { echo "renditions: error: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-RUNS=${RUNS:-3}
-DURATION=${DURATION:-60}
-WARMUP=${WARMUP:-3}
-BASE_PORT=${BASE_PORT:-18300}
-RR=${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}
+bench_defaults RUNS=3 DURATION=60 WARMUP=3 BASE_PORT=18300
+RR=$(relay_binary)
 require_binaries "radio-relay:$RR"
-command -v jq >/dev/null && command -v curl >/dev/null && command -v perf >/dev/null || install_bench_tools
+need_tools jq curl perf
 command -v perf >/dev/null || die "perf is missing (Debian: linux-perf)"
 DEMO=$(dirname "$RR")/radio-relay_RadioRelay.resources/demo.mp3
 [[ -f $DEMO ]] || die "the demo sample is missing: $DEMO"
-[[ $RUNS =~ ^[1-9][0-9]*$ && $DURATION =~ ^[1-9][0-9]*$ ]] || die "RUNS and DURATION must be positive integers"
+require_int --positive RUNS DURATION
 
-tmp=$(mktemp -d)
+bench_tmpdir renditions
+tmp=$BENCH_TMP
 server=
-cleanup() {
-    [[ -n $server ]] && bench_stop_pid "$server"
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-tck=$(getconf CLK_TCK)
+bench_on_exit() { bench_stop "$server"; }
+bench_traps
+tck=$CLK_TCK
 seconds() { awk -v t="$1" -v k="$tck" 'BEGIN { printf "%.2f", t / k }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }'; }
 
@@ -98,10 +91,8 @@ run_phase() {
     write_config "$config" "$phase" "$status_port"
     "$RR" --config "$config" 2>"$tmp/$phase-$run.log" &
     server=$!
-    for ((i = 0; i < 100; i++)); do
-        curl -sf "http://127.0.0.1:$status_port/health" >/dev/null 2>&1 && break
-        sleep 0.1
-    done
+    healthy() { curl -sf "http://127.0.0.1:$status_port/health" >/dev/null 2>&1; }
+    wait_until 10 "$server" healthy || true
     sleep "$WARMUP"
     declare -A before
     for thread in "$@"; do before[$thread]=$(thread_ticks "$server" "$thread"); done
@@ -112,8 +103,7 @@ run_phase() {
     curl -sf "http://127.0.0.1:$status_port/status.json" >"$tmp/$phase-$run.json" \
         || die "phase $phase: no status: $(tail -3 "$tmp/$phase-$run.log")"
     kill -0 "$server" 2>/dev/null || die "the server died in phase $phase: $(tail -3 "$tmp/$phase-$run.log")"
-    bench_stop_pid "$server"
-    wait "$server" 2>/dev/null || true
+    bench_stop "$server"
     server=
     # One record per sample: the thread's name, then its stack, leaf first.
     perf script -i "$tmp/$phase-$run.perf" -F comm,ip,sym,dso 2>/dev/null | awk -v RS= '
@@ -130,8 +120,8 @@ run_phase() {
 
 echo "== renditions: one decode + 3 encoders vs 3 stations, ${DURATION} s per phase, $RUNS runs," \
     "$(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "   $(uname -sr), $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
-echo "   $("$RR" --version | head -1)"
+echo "   $(machine), $(cpu_model)"
+echo "   $(relay_version "$RR")"
 # Per run: CPU seconds of each pipeline and, after the slash, its encoders' part.
 row() { printf '%-6s %13s %13s %13s %13s %9s %9s %9s %7s %7s\n' "$@"; }
 echo

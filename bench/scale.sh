@@ -7,6 +7,9 @@
 #   RADIO_RELAY=/tmp/old/radio-relay LOOPS=- bench/scale.sh   # a build without --network-threads ("-": its default)
 #   EXTRA_ARGS="--flush-ms 300" bench/scale.sh   # more serve flags
 #
+# Environment: COUNTS, LOOPS, DURATION (40), PORT (18223), EXTRA_ARGS, RADIO_RELAY and LOAD (the binaries; default the
+# static release builds when built, else .build/release).
+#
 # Printed per run: the load tool's errors (Ogg, disconnects, stuck, connect failures), first audio p99, longest
 # stall p50/p99 (from each listener's first audio page), the server's peak RSS (VmHWM), its CPU in the steady part
 # (from 2 s after the ramp to 2 s before the end: cores), the busiest network loop's CPU there (threads net, net-N)
@@ -15,39 +18,23 @@
 set -euo pipefail
 export LC_ALL=C
 
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RR=${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}
-LOAD=${LOAD:-$REPO_ROOT/.build/release/radio-relay-load}
-COUNTS=${COUNTS:-10000 14000 19000}
-LOOPS=${LOOPS:-1 2}
-DURATION=${DURATION:-40}
-PORT=${PORT:-18223}
-die() { echo "error: $*" >&2; exit 1; }
-[[ -x $RR && -x $LOAD ]] || die "build first: swift build -c release (or set RADIO_RELAY and LOAD)"
-ulimit -n "$(ulimit -Hn)"
-TMP=$(mktemp -d)
-PIDS=()
-cleanup() {
-    local pid
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-    rm -rf "$TMP"
-}
-trap cleanup EXIT INT TERM
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+RR=$(relay_binary)
+LOAD=$(load_binary)
+bench_defaults "COUNTS=10000 14000 19000" "LOOPS=1 2" DURATION=40 PORT=18223
+require_binaries "radio-relay:$RR" "radio-relay-load:$LOAD"
+raise_nofile
+bench_tmpdir scale
+TMP=$BENCH_TMP
+bench_traps
 
-ticks() { awk '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print f[12] + f[13] }' "$1" 2>/dev/null || echo 0; }
-clk=$(getconf CLK_TCK)
+ticks() { process_ticks "$1" 2>/dev/null || echo 0; }
+# Something listens on 127.0.0.1:$1 (ss: no connection to the station).
+listening() { ss -Hltn "sport = :$1" | grep -q .; }
 # "NAME TICKS" for every network loop thread of PID.
-loop_ticks() {
-    local task name
-    for task in /proc/"$1"/task/*; do
-        name=$(cat "$task/comm" 2>/dev/null) || continue
-        [[ $name =~ ^net(-[0-9]+|-main)?$ ]] && echo "$name $(ticks "$task/stat")"
-    done
-    return 0
-}
+loop_ticks() { thread_table "$1" | awk '$2 ~ /^net(-[0-9]+|-main)?$/ { print $2, $3 }'; }
 
-echo "== one station, N listeners at 2000/s for $DURATION s; $(nproc) cores; $("$RR" --version | head -1)"
+echo "== one station, N listeners at 2000/s for $DURATION s; $(nproc) cores; $(relay_version "$RR")"
 printf '%-6s %-5s %6s %9s %9s %9s %8s %9s %13s %9s\n' loops N errors "first p99" "stall p50" "stall p99" "RSS MB" \
     "CPU cores" "busiest loop" "load CPU"
 for n in $COUNTS; do
@@ -58,35 +45,30 @@ for n in $COUNTS; do
         [[ -n ${EXTRA_ARGS:-} ]] && args+=($EXTRA_ARGS)
         "$RR" "${args[@]}" >"$TMP/server.log" 2>&1 &
         rr=$!
-        PIDS+=("$rr")
-        for _ in $(seq 100); do
-            ss -Hltn "sport = :$PORT" | grep -q . && break
-            sleep 0.1
-        done
+        bench_track "$rr"
+        wait_until 10 "$rr" listening "$PORT" || true
         sleep 3  # the station's first pages, a burst to give
         ramp=$(awk -v n="$n" 'BEGIN { printf "%.2f", n / 2000 }')
         timeout $((DURATION + 30)) "$LOAD" --port "$PORT" -n "$n" --duration "$DURATION" --ramp "$ramp" \
             --json "$TMP/load.json" >"$TMP/load.txt" 2>&1 &
         load=$!
-        PIDS+=("$load")
+        bench_track "$load"
         steady=$(awk -v r="$ramp" 'BEGIN { printf "%d", r + 2.5 }')
         sleep "$steady"
-        c0=$(ticks "/proc/$rr/stat")
+        c0=$(ticks "$rr")
         loop_ticks "$rr" >"$TMP/loops0"
         t0=$(date +%s.%N)
         sleep $((DURATION - steady - 2))
-        c1=$(ticks "/proc/$rr/stat")
+        c1=$(ticks "$rr")
         loop_ticks "$rr" >"$TMP/loops1"
         t1=$(date +%s.%N)
-        hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$rr/status")
+        hwm=$(proc_status_kb "$rr" VmHWM)
         wait "$load" || true
-        kill "$rr" 2>/dev/null || true
-        wait "$rr" 2>/dev/null || true
-        PIDS=()
+        bench_stop "$load" "$rr"
         [[ -s $TMP/load.json ]] || { cat "$TMP/load.txt" "$TMP/server.log" >&2; die "no load report for N=$n"; }
-        busiest=$(join <(sort "$TMP/loops0") <(sort "$TMP/loops1") | awk -v c="$clk" -v w="$(echo "$t1 - $t0" | bc)" \
+        busiest=$(join <(sort "$TMP/loops0") <(sort "$TMP/loops1") | awk -v c="$CLK_TCK" -v w="$(echo "$t1 - $t0" | bc)" \
             '{ d = ($3 - $2) / c / w; if (d > max) { max = d; name = $1 } } END { printf "%s %.3f", name, max }')
-        python3 - "$TMP/load.json" "$loops" "$n" "$hwm" "$c0" "$c1" "$t0" "$t1" "$clk" "$busiest" <<'PY'
+        python3 - "$TMP/load.json" "$loops" "$n" "$hwm" "$c0" "$c1" "$t0" "$t1" "$CLK_TCK" "$busiest" <<'PY'
 import json, sys
 report, loops, n, hwm, c0, c1, t0, t1, clk, busiest = sys.argv[1:]
 r = json.load(open(report))

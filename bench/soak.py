@@ -23,8 +23,8 @@ compare directly); bench/soak.sh starts them and the relay, and stops them by PI
 Test signal (made once, cached in bench/out/; `gen`): duration + 90 s, 44.1 kHz stereo, lame 128 kb/s CBR, no
 Xing/LAME tag, so it never loops during a run (a loop join would carry lame's padding, ~50 ms of silence). A steady
 250 Hz sine at -12 dBFS (peak 0.25), replaced every 0.5-0.6 s (pseudo-random) by a 60 ms marker burst at -6 dBFS
-whose frequency (400 + 100 * (k % 16) Hz) identifies it, as in latency.py (whose detector and libopus binding this
-file imports). The signal never falls below -12 dBFS, so any 20 ms window below -40 dBFS is a dropout.
+whose frequency (400 + 100 * (k % 16) Hz) identifies it, as in latency.py (the scheme, its marker IDs and the libopus
+binding are bench/benchlib.py's). The signal never falls below -12 dBFS, so any 20 ms window below -40 dBFS is a dropout.
 
 Measures:
   * level: 20 ms windows, 10 ms hop, RMS relative to a full-scale sine (AES17; the tone reads -12 dBFS). A window
@@ -33,7 +33,7 @@ Measures:
     is an instant (the close): the relay's reconnect delay is part of what is judged. The first 200 ms each
     listener decodes are not judged (a fresh decoder joining mid-stream).
   * latency: listener 0 finds marker onsets (10 ms RMS steps, then the first sample above 0.375) and their IDs
-    (Goertzel, latency.marker_id); the marker's granule position P is in the same Ogg stream every listener gets,
+    (Goertzel, benchlib.marker_id); the marker's granule position P is in the same Ogg stream every listener gets,
     so listener i's latency for it = arrival at listener i of the page holding P - the send() of the MP3 frame
     holding the marker's first sample (source sample + 1105, lame + mpg123 delay; see latency.py). Resolution
     about 1 ms (onset) + the listener's wake-up (user-space stamps, a few ms under load); the criterion is 0.5 s.
@@ -42,12 +42,12 @@ Measures:
   * RSS: the relay's VmRSS at t0 + 60 s and at the end (last sample before the listeners stop); CPU from
     /proc/PID/stat over the listening window.
 
-Python 3.9+, standard library (audioop: present up to 3.12) plus ctypes to libopus.so.0 and libogg.so.0.
+Python 3.9+, standard library (audioop: present up to 3.12) plus ctypes to libopus.so.0 and libogg.so.0 (through
+bench/benchlib.py).
 """
 import argparse
 import array
 import bisect
-import ctypes
 import json
 import math
 import os
@@ -55,15 +55,11 @@ import random
 import selectors
 import signal
 import socket
-import struct
-import subprocess
 import sys
 import time
 import warnings
-import wave
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import latency as L  # noqa: E402  (test-signal constants, MP3 framing, marker ID, libopus binding, percentiles)
+import benchlib as B  # the marker bursts' constants and IDs, MP3 framing and encoding, Ogg pages, libopus, /proc
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -72,7 +68,7 @@ with warnings.catch_warnings():
 GEN_VERSION = "soak-v1"
 TONE_HZ = 250                    # 882 samples = exactly 5 periods at 44.1 kHz: the tone is tiled without a seam
 TONE_AMP = 0.25                  # -12 dBFS peak
-MARKER_AMP = L.MARKER_AMP        # -6 dBFS
+MARKER_AMP = B.MARKER_AMP        # -6 dBFS
 METAINT = 8000
 FLOOR_DBFS = -40.0
 HALF = 480                       # 10 ms at 48 kHz: the hop; a window is two halves
@@ -84,59 +80,42 @@ SKIP_START = 9600                # 200 ms of each listener's first decoded audio
 PERIODS = (("garbage", 120), ("stall", 90), ("drop", 60))
 STALL_S = 5.0
 GARBAGE_S = 2.0
-FRAME_NS = int(L.FRAME_S * 1e9)
+FRAME_NS = int(B.FRAME_S * 1e9)
 
 
-def log(*a):
-    print("soak:", *a, file=sys.stderr, flush=True)
+log = B.logger("soak")
 
 
 # ---------------------------------------------------------------- test signal
 def generate(out_dir, length_s):
     os.makedirs(out_dir, exist_ok=True)
     base = os.path.join(out_dir, f"{GEN_VERSION}-{length_s}s-44k1-stereo-128k")
-    mp3, meta = base + ".mp3", base + ".json"
-    if os.path.exists(mp3) and os.path.exists(meta):
-        with open(meta) as f:
-            table = json.load(f)
-        if table.get("mp3_size") == os.path.getsize(mp3):
-            return mp3, table
-    n = length_s * L.SRC_RATE
+    table = B.cached_table(base)
+    if table is not None:
+        return base + ".mp3", table
+    n = length_s * B.SRC_RATE
     cycle = array.array("h")
     for j in range(882):
-        v = int(round(TONE_AMP * 32767 * math.sin(2 * math.pi * TONE_HZ * j / L.SRC_RATE)))
+        v = int(round(TONE_AMP * 32767 * math.sin(2 * math.pi * TONE_HZ * j / B.SRC_RATE)))
         cycle.extend((v, v))
     pcm = cycle * (n // 882 + 1)
     del pcm[2 * n:]
     bursts = []
-    for f in L.FREQS:
+    for f in B.FREQS:
         b = array.array("h")
-        for j in range(L.MARKER_LEN):
-            v = int(round(MARKER_AMP * 32767 * math.sin(2 * math.pi * f * j / L.SRC_RATE)))
+        for j in range(B.MARKER_LEN):
+            v = int(round(MARKER_AMP * 32767 * math.sin(2 * math.pi * f * j / B.SRC_RATE)))
             b.extend((v, v))
         bursts.append(b)
     markers = []
-    rng = random.Random(7)
-    s, k = L.FIRST_MARKER, 0
-    while s + L.MARKER_LEN + L.SRC_RATE < n:
-        pcm[2 * s:2 * (s + L.MARKER_LEN)] = bursts[k % len(L.FREQS)]
-        markers.append([s, k % len(L.FREQS)])
-        k += 1
-        s += rng.randrange(*L.SPACING)
-    wav = base + ".wav"
-    with wave.open(wav, "wb") as w:
-        w.setnchannels(2)
-        w.setsampwidth(2)
-        w.setframerate(L.SRC_RATE)
-        w.writeframes(pcm.tobytes())
-    subprocess.run(["lame", "--quiet", "-t", "--cbr", "-b", "128", "-m", "j", wav, mp3 + ".partial"], check=True)
-    os.replace(mp3 + ".partial", mp3)
-    os.remove(wav)
+    for s, k in B.marker_positions(n):
+        pcm[2 * s:2 * (s + B.MARKER_LEN)] = bursts[k % len(B.FREQS)]
+        markers.append([s, k % len(B.FREQS)])
+    mp3 = B.encode_mp3(pcm, base, B.SRC_RATE)
     with open(mp3, "rb") as f:
-        frames = len(L.mp3_frames(f.read()))
+        frames = len(B.mp3_frames(f.read()))
     table = {"version": GEN_VERSION, "mp3_size": os.path.getsize(mp3), "frames": frames, "markers": markers}
-    with open(meta, "w") as f:
-        json.dump(table, f)
+    B.write_json(base + ".json", table)
     return mp3, table
 
 
@@ -184,15 +163,13 @@ class IcyWriter:
 def cmd_upstream(args):
     mp3, table = generate(args.out, args.length)
     with open(mp3, "rb") as f:
-        frames = L.mp3_frames(f.read())
+        frames = B.mp3_frames(f.read())
     nf = len(frames)
     srv = socket.socket()
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("127.0.0.1", 0))
     srv.listen(4)
-    with open(args.port_file + ".tmp", "w") as f:
-        f.write(f"{srv.getsockname()[1]}\n")
-    os.replace(args.port_file + ".tmp", args.port_file)
+    B.write_atomic(args.port_file, f"{srv.getsockname()[1]}\n")
     events = []                 # {"t": ns, "kind": ..., ...}
     sent = array.array("q")     # pairs: global frame index, monotonic ns just before its send()
     state = {"t0": None}
@@ -212,10 +189,8 @@ def cmd_upstream(args):
             log(f"upstream +{(e['t'] - state['t0']) / 1e9:7.2f} s {kind} {kw if kw else ''}")
 
     def write_out():
-        with open(args.json + ".tmp", "w") as f:
-            json.dump({"t0": state["t0"], "frames": nf, "events": events, "sent": sent.tolist(),
-                       "plan": fault_plan(args.duration)}, f)
-        os.replace(args.json + ".tmp", args.json)
+        B.write_json(args.json, {"t0": state["t0"], "frames": nf, "events": events, "sent": sent.tolist(),
+                                 "plan": fault_plan(args.duration)}, atomic=True)
 
     started = time.monotonic()
     actions = []                # (ns, seq, action, episode)
@@ -253,9 +228,7 @@ def cmd_upstream(args):
             if state["t0"] is None:
                 state["t0"] = now
                 due = now
-                with open(args.t0_file + ".tmp", "w") as f:
-                    f.write(f"{now}\n")
-                os.replace(args.t0_file + ".tmp", args.t0_file)
+                B.write_atomic(args.t0_file, f"{now}\n")
                 seq = 0
                 for t, kinds in fault_plan(args.duration):
                     at = now + int(t * 1e9)
@@ -332,45 +305,10 @@ def cmd_upstream(args):
 
 
 # ---------------------------------------------------------------- listeners
-class Decoder16(L.OpusDecoder):
-    """latency.py's libopus binding, plus int16 output (audioop works on integer samples)."""
-
-    def __init__(self):
-        super().__init__()
-        self.lib.opus_decode.restype = ctypes.c_int
-        self.lib.opus_decode.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32,
-                                         ctypes.POINTER(ctypes.c_int16), ctypes.c_int, ctypes.c_int]
-        self.buf16 = (ctypes.c_int16 * (5760 * 2))()
-
-    def decode16(self, packet):
-        n = self.lib.opus_decode(self.dec, packet, len(packet), self.buf16, 5760, 0)
-        return n, (ctypes.string_at(self.buf16, n * 4) if n > 0 else b"")
-
-
-class OggCRC:
-    """Ogg's CRC-32 (poly 0x04C11DB7, not reflected) through libogg's ogg_page_checksum_set."""
-
-    class Page(ctypes.Structure):
-        _fields_ = [("header", ctypes.c_void_p), ("header_len", ctypes.c_long),
-                    ("body", ctypes.c_void_p), ("body_len", ctypes.c_long)]
-
-    def __init__(self):
-        self.lib = ctypes.CDLL("libogg.so.0")
-        self.lib.ogg_page_checksum_set.argtypes = [ctypes.POINTER(self.Page)]
-
-    def ok(self, page, header_len):
-        buf = ctypes.create_string_buffer(bytes(page), len(page))
-        addr = ctypes.addressof(buf)
-        pg = self.Page(addr, header_len, addr + header_len, len(page) - header_len)
-        self.lib.ogg_page_checksum_set(ctypes.byref(pg))
-        return buf.raw[22:26] == bytes(page[22:26])
-
-
 class Conn:
-    def __init__(self, idx, sock, crc, markers):
+    def __init__(self, idx, sock, markers):
         self.idx = idx
         self.sock = sock
-        self.crc = crc
         self.buf = bytearray()
         self.t_conn = time.monotonic_ns()
         self.t_closed = None
@@ -384,7 +322,7 @@ class Conn:
         self.partial = b""
         self.skip_continued = True
         self.packets = 0
-        self.dec = Decoder16()
+        self.dec = B.OpusDecoder()
         self.decoded = 0            # samples (per channel) decoded so far
         self.base = None            # granule position of decoded sample 0
         self.pages_g = array.array("q")
@@ -420,27 +358,21 @@ class Conn:
                     break
                 pos = nxt
                 continue
-            nseg = buf[pos + 26]
-            if len(buf) - pos < 27 + nseg:
+            pg = B.ogg_page_at(buf, pos)
+            if pg is None:
                 break
-            hl = 27 + nseg
-            lacing = buf[pos + 27:pos + hl]
-            end = pos + hl + sum(lacing)
-            if end > len(buf):
-                break
-            self.page(memoryview(buf)[pos:end], hl, lacing, t)
-            pos = end
+            self.page(buf, pg, t)
+            pos = pg.end
         del buf[:pos]
 
-    def page(self, pg, hl, lacing, t):
+    def page(self, buf, pg, t):
         self.npages += 1
-        if pg[4] != 0:
-            self.error(t, f"page version {pg[4]}")
-        if not self.crc.ok(pg, hl):
+        if pg.version != 0:
+            self.error(t, f"page version {pg.version}")
+        if B.ogg_page_crc(memoryview(buf)[pg.offset:pg.end], pg.header_len) != pg.crc:
             self.error(t, f"CRC mismatch on page {self.npages}")
             return
-        htype = pg[5]
-        granule, serial, seq = struct.unpack_from("<qII", pg, 6)
+        htype, granule, serial, seq = pg.htype, pg.granule, pg.serial, pg.seq
         if self.serial is None:
             self.serial = serial
         elif serial != self.serial:
@@ -452,19 +384,11 @@ class Conn:
             else:
                 self.error(t, f"page sequence {self.seq} -> {seq}")
         self.seq = seq
-        packets = []
-        cur = self.partial if (htype & 1) else b""
-        drop = bool(htype & 1) and self.skip_continued and not self.partial
-        off = hl
-        for lv in lacing:
-            cur += bytes(pg[off:off + lv])
-            off += lv
-            if lv < 255:
-                if not drop:
-                    packets.append(cur)
-                drop = False
-                cur = b""
-        self.partial = cur
+        continued = bool(htype & 1)
+        drop = continued and self.skip_continued and not self.partial
+        packets, self.partial = B.ogg_packets(buf, pg, self.partial if continued else b"")
+        if drop and packets:
+            del packets[0]
         self.skip_continued = False
         if self.npages == 1:
             if not (packets and packets[0].startswith(b"OpusHead")):
@@ -520,13 +444,13 @@ class Conn:
         h.frombytes(chunk)
         self.mono.extend(h[::2])
         if r > MARK_RMS:
-            if self.quiet >= int(L.REARM_S * 100):
+            if self.quiet >= int(B.REARM_S * 100):
                 self.pending.append(start)
             self.quiet = 0
         else:
             self.quiet += 1
         end = self.mono_at + len(self.mono)
-        while self.pending and end >= self.pending[0] + 2 * HALF + int(0.05 * L.OUT_RATE):
+        while self.pending and end >= self.pending[0] + 2 * HALF + int(0.05 * B.OUT_RATE):
             h0 = self.pending.pop(0)
             a = max(self.mono_at, h0 - HALF)
             onset = None
@@ -538,27 +462,26 @@ class Conn:
             if onset is None:
                 continue
             x = array.array("f", (v / 32768 for v in self.mono[onset - self.mono_at:onset - self.mono_at + 2400]))
-            mid, conf = L.marker_id(x, 1, L.OUT_RATE, 0)
+            mid, conf = B.marker_id(x, 1, B.OUT_RATE, 0)
             self.markers.append((onset, mid, round(min(conf, 1e6), 1)))
-        keep = L.OUT_RATE * 2
+        keep = B.OUT_RATE * 2
         if len(self.mono) > 2 * keep:
             del self.mono[:len(self.mono) - keep]
             self.mono_at = end - keep
 
 
 def read_proc(pid):
+    """(VmRSS kB, CPU ticks) of the relay; (None, None) once it is gone."""
     try:
-        with open(f"/proc/{pid}/status") as f:
-            rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return rss, int(fields[11]) + int(fields[12])
-    except (OSError, StopIteration, ValueError, IndexError):
+        rss = B.proc_status_kb(pid, "VmRSS", None)
+        if rss is None:
+            return None, None
+        return rss, B.proc_ticks(pid)
+    except (OSError, ValueError, IndexError):
         return None, None
 
 
 def cmd_listen(args):
-    crc = OggCRC()
     sel = selectors.DefaultSelector()
     markers = []
     conns = []
@@ -567,7 +490,7 @@ def cmd_listen(args):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 19)
         s.connect(("127.0.0.1", args.port))
         s.setblocking(False)
-        c = Conn(i, s, crc, markers if i == 0 else None)
+        c = Conn(i, s, markers if i == 0 else None)
         conns.append(c)
         sel.register(s, selectors.EVENT_READ, c)
     log(f"{args.n} listeners connected")
@@ -627,15 +550,12 @@ def cmd_listen(args):
                    "errors": c.errors, "low": c.low, "min_db": round(20 * math.log10(max(c.min_rms, 1e-3) / FS_SINE_RMS), 1),
                    "pages_g": c.pages_g.tolist(), "pages_t": c.pages_t.tolist()} for c in conns],
     }
-    with open(args.json + ".tmp", "w") as f:
-        json.dump(out, f)
-    os.replace(args.json + ".tmp", args.json)
+    B.write_json(args.json, out, atomic=True)
     return 0
 
 
 # ---------------------------------------------------------------- report
-def median(v):
-    return L.pct(v, 50) if v else float("nan")
+median = B.median
 
 
 def episodes_of(up):
@@ -678,7 +598,7 @@ def cmd_report(args):
     loops = (max(sent) // nf + 1) if sent else 1
     for lp in range(loops):
         for s, mid in table["markers"]:
-            g = lp * nf + (s + L.LAME_DELAY) // L.SPF
+            g = lp * nf + (s + B.LAME_DELAY) // B.SPF
             if g in sent:
                 by_id.setdefault(mid, []).append((sent[g], g))
     for v in by_id.values():

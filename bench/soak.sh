@@ -8,7 +8,8 @@
 #   RELAY_ARGS='--page-ms 20 --flush-ms 0' bench/soak.sh   # extra `serve` options
 #
 # Environment: DURATION (seconds after the relay's first upstream connection, t0; default 600), LISTENERS (50),
-# CONNECT_DELAY (listeners connect at t0 + this, default 3 s), RELAY_ARGS, RADIO_RELAY, BENCH_OUT, PYTHON.
+# CONNECT_DELAY (listeners connect at t0 + this, default 3 s), RELAY_ARGS, RADIO_RELAY (default: the static release
+# build when built, else .build/release/radio-relay), BENCH_OUT, PYTHON.
 #
 # bench/soak.py is the upstream (HTTP + ICY on 127.0.0.1: the test MP3 at real time, dropped every 60 s, stalled
 # 5 s every 90 s, 2 s of garbage every 120 s, every fault logged) and, in a second process, the N listeners (every
@@ -19,17 +20,10 @@
 set -euo pipefail
 export LC_ALL=C
 
-START_DIR=$PWD
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-abs_path() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$START_DIR/$1" ;; esac; }
-die() { echo "soak: error: $*" >&2; exit 1; }
-say() { echo "soak: $*" >&2; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-DURATION=${DURATION:-600}
-LISTENERS=${LISTENERS:-50}
-CONNECT_DELAY=${CONNECT_DELAY:-3}
-RELAY_ARGS=${RELAY_ARGS:-}
-RR=$(abs_path "${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}")
+bench_defaults DURATION=600 LISTENERS=50 CONNECT_DELAY=3 "RELAY_ARGS="
+RR=$(relay_binary)
 OUT=$(abs_path "${BENCH_OUT:-$REPO_ROOT/bench/out}")
 PY=${PYTHON:-python3}
 SOAK_PY=$REPO_ROOT/bench/soak.py
@@ -38,7 +32,6 @@ SOAK_PY=$REPO_ROOT/bench/soak.py
 [[ $LISTENERS =~ ^[0-9]+$ ]] && ((LISTENERS >= 1)) || die "LISTENERS must be a positive integer (got '$LISTENERS')"
 [[ $CONNECT_DELAY =~ ^[0-9]+$ ]] && ((CONNECT_DELAY < 50)) || die "CONNECT_DELAY must be whole seconds < 50"
 
-source "$REPO_ROOT/bench/lib.sh"
 if [[ ! -x $RR && -z ${RADIO_RELAY:-} ]]; then
     say "building the release binary (swift build -c release --product radio-relay)"
     (cd "$REPO_ROOT" && swift build -c release --product radio-relay) >&2
@@ -58,20 +51,11 @@ LENGTH=$((DURATION + 90))   # the signal never loops within a run
 
 # ---------------------------------------------------------------- cleanup: only our own processes, by PID
 UP_PID="" RELAY_PID="" LISTEN_PID=""
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    bench_stop_pid "$LISTEN_PID"
-    bench_stop_pid "$RELAY_PID"
-    bench_stop_pid "$UP_PID"
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_on_exit() { bench_stop "$LISTEN_PID" "$RELAY_PID" "$UP_PID"; }
+bench_traps
 
-echo "soak: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(uname -sr), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "radio-relay: $RR ($("$RR" --version 2>&1 | head -1))${RELAY_ARGS:+, extra options: $RELAY_ARGS}"
+echo "soak: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(machine), load $(loadavg)"
+echo "radio-relay: $RR ($(relay_version "$RR"))${RELAY_ARGS:+, extra options: $RELAY_ARGS}"
 echo "libopus $(dpkg-query -W -f '${Version}' libopus0 2>/dev/null || echo '?'), $("$PY" --version 2>&1)"
 echo "$DURATION s, $LISTENERS listeners; logs in $RUN_DIR"
 TABLE=$("$PY" "$SOAK_PY" gen --out "$OUT" --length "$LENGTH")
@@ -107,11 +91,8 @@ done
 wait "$LISTEN_PID" || die "the listeners failed (see $RUN_DIR/listen.log)"
 LISTEN_PID=""
 kill -0 "$RELAY_PID" 2>/dev/null || say "the relay was no longer running at the end"
-bench_stop_pid "$RELAY_PID"
-RELAY_PID=""
-bench_stop_pid "$UP_PID"
-wait "$UP_PID" 2>/dev/null || true
-UP_PID=""
+bench_stop "$RELAY_PID" "$UP_PID"
+RELAY_PID="" UP_PID=""
 [[ -s $RUN_DIR/upstream.json ]] || die "the upstream wrote no log (see $RUN_DIR/upstream.log)"
 
 echo "upstream events and relay log: $RUN_DIR/upstream.log, $RUN_DIR/relay.log"

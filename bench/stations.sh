@@ -8,7 +8,8 @@
 #   STATIONS, PER_STATION   stations in the multi-station phase and listeners on each (20, 500)
 #   DURATION                seconds each load run lasts (60)
 #   BASE_PORT               first station port on 127.0.0.1 (18200)
-#   RADIO_RELAY, LOAD       binaries (default .build/release/radio-relay, .build/release/radio-relay-load)
+#   RADIO_RELAY, LOAD       binaries (default: the static release builds when built, else .build/release/radio-relay,
+#                           .build/release/radio-relay-load)
 #
 # Phase 1 runs one station (a config file with one [station]) and loads it with STATIONS × PER_STATION listeners;
 # phase 2 runs STATIONS stations from one config file, each with its own upstream (the bundled demo MP3, read at real
@@ -20,33 +21,21 @@
 set -euo pipefail
 export LC_ALL=C
 
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-source "$REPO_ROOT/bench/lib.sh"
-die() { echo "stations: error: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-STATIONS=${STATIONS:-20}
-PER_STATION=${PER_STATION:-500}
-DURATION=${DURATION:-60}
-BASE_PORT=${BASE_PORT:-18200}
-RR=${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}
-LOAD=${LOAD:-$REPO_ROOT/.build/release/radio-relay-load}
+bench_defaults STATIONS=20 PER_STATION=500 DURATION=60 BASE_PORT=18200
+RR=$(relay_binary)
+LOAD=$(load_binary)
 require_binaries "radio-relay:$RR" "radio-relay-load:$LOAD"
-command -v jq >/dev/null || install_bench_tools
+need_tools jq
 TOTAL=$((STATIONS * PER_STATION))
 DEMO=$(dirname "$RR")/radio-relay_RadioRelay.resources/demo.mp3
 [[ -f $DEMO ]] || die "the demo sample is missing: $DEMO"
 
-ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-tck=$(getconf CLK_TCK)
+raise_nofile 65536
+bench_tmpdir stations
+tmp=$BENCH_TMP
+bench_traps
 
 # write_config FILE N: N stations on BASE_PORT…, each relaying the demo file.
 write_config() {
@@ -64,11 +53,8 @@ run_phase() {
     write_config "$config" "$count"
     "$RR" --config "$config" 2>"$tmp/$name.log" &
     server=$!
-    pids+=("$server")
-    for ((i = 0; i < 100; i++)); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$((BASE_PORT + count - 1))") 2>/dev/null && break
-        sleep 0.2
-    done
+    bench_track "$server"
+    wait_until 20 "$server" port_busy $((BASE_PORT + count - 1)) || true
     sleep 3
     n0=$(thread_ticks "$server" 'net-*')
     p0=$(thread_ticks "$server" 'pipe-*')
@@ -77,16 +63,17 @@ run_phase() {
             >"$tmp/$name-$i.txt" 2>&1 &
         load_pids+=($!)
     done
+    bench_track "${load_pids[@]}"
     local failed=0
     for pid in "${load_pids[@]}"; do wait "$pid" || failed=$((failed + 1)); done
+    bench_stop "${load_pids[@]}"
     n1=$(thread_ticks "$server" 'net-*')
     p1=$(thread_ticks "$server" 'pipe-*')
     kill -0 "$server" 2>/dev/null || die "the server died in phase $name: $(tail -3 "$tmp/$name.log")"
-    RSS_MB=$(awk '$1 == "VmHWM:" { printf "%.1f", $2 / 1024 }' "/proc/$server/status")
-    kill "$server"
-    wait "$server" 2>/dev/null || true
-    NET_S=$(awk -v a="$n0" -v b="$n1" -v k="$tck" 'BEGIN { printf "%.2f", (b - a) / k }')
-    PIPE_S=$(awk -v a="$p0" -v b="$p1" -v k="$tck" 'BEGIN { printf "%.2f", (b - a) / k }')
+    RSS_MB=$(calc "$(proc_status_kb "$server" VmHWM) / 1024" 1)
+    bench_stop "$server"
+    NET_S=$(calc "($n1 - $n0) / $CLK_TCK")
+    PIPE_S=$(calc "($p1 - $p0) / $CLK_TCK")
     ERRORS=$(cat "$tmp/$name"-*.json | jq -s '[.[] | .ogg.crc_errors, .ogg.framing_errors, .ogg.start_errors,
         .ogg.serial_changes, .ogg.granule_regressions, .ogg.gaps_beyond_join, .unexpected_disconnects_normal] | add')
     CONNECTED=$(cat "$tmp/$name"-*.json | jq -s '[.[].connected] | add')
@@ -94,7 +81,7 @@ run_phase() {
 }
 
 echo "== many stations: $STATIONS × $PER_STATION listeners vs 1 × $TOTAL, ${DURATION} s, $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "   $(uname -sr), $(nproc) cores; $("$RR" --version | head -1); ulimit -n $(ulimit -n)"
+echo "   $(machine); $(relay_version "$RR"); ulimit -n $(ulimit -n)"
 run_phase one 1 "$TOTAL"
 one_net=$NET_S one_pipe=$PIPE_S one_rss=$RSS_MB one_err=$ERRORS one_conn=$CONNECTED one_fail=$LOAD_FAILED
 run_phase many "$STATIONS" "$PER_STATION"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Transcode benchmark: radio-relay vs ffmpeg/libopus, MP3 -> Ogg Opus, 96 kb/s, complexity 10.
 #
-#   bench/transcode.sh                      # uses .build/release/radio-relay
+#   bench/transcode.sh                      # the static release build when built, else .build/release/radio-relay
 #   RUNS=5 bench/transcode.sh               # 5 timed runs per tool instead of 3
 #   RADIO_RELAY=/path/to/radio-relay bench/transcode.sh
 #   BENCH_OUT=/tmp/bench bench/transcode.sh # cache/output dir (default bench/out/, git-ignored)
@@ -10,8 +10,7 @@
 set -euo pipefail
 export LC_ALL=C
 
-START_DIR=$PWD
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 RUNS=${RUNS:-3}
 BITRATE=96k
@@ -19,20 +18,11 @@ COMPLEXITY=10
 LONG_S=600   # 10-minute input
 SHORT_S=60   # 1-minute input
 
-abs_path() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$START_DIR/$1" ;; esac; }
-
-if [[ -n ${RADIO_RELAY:-} ]]; then
-    RR=$(abs_path "$RADIO_RELAY")
-else
-    RR=$REPO_ROOT/.build/release/radio-relay
-fi
+RR=$(relay_binary)
 OUT=$(abs_path "${BENCH_OUT:-$REPO_ROOT/bench/out}")
 
-die() { echo "error: $*" >&2; exit 1; }
+require_int --positive RUNS
 
-[[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer (got '$RUNS')"
-
-source "$REPO_ROOT/bench/lib.sh"
 require_binaries "radio-relay:$RR"
 install_bench_tools
 
@@ -141,9 +131,9 @@ echo "== machine"
 echo "date:        $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "host:        $(uname -srm)"
 echo "nproc:       $(nproc)"
-echo "cpu:         $(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+echo "cpu:         $(cpu_model)"
 echo "radio-relay: $RR"
-echo "             $("$RR" --version 2>&1 | head -n 1)"
+echo "             $(relay_version "$RR")"
 echo "ffmpeg:      $(ffmpeg -version | head -n 1)"
 echo "libopus:     Debian libopus0 $(dpkg-query -W -f '${Version}' libopus0 2>/dev/null || echo '?')"
 echo "             radio-relay -> $(ldd "$RR" 2>/dev/null | awk '/libopus/ { print $3; exit }')"

@@ -15,7 +15,8 @@
 #   BASE_PORT          first of the ports on 127.0.0.1 (18400): root +0, root status +1, edge i +10+i, edge i status
 #                      +20+i, HAProxy +30, HAProxy stats +31, Icecast +40
 #   WARMUP             seconds between everything being up and the first load (5)
-#   RADIO_RELAY, LOAD  binaries (default .build/release/radio-relay, .build/release/radio-relay-load)
+#   RADIO_RELAY, LOAD  binaries (default: the static release builds when built, else .build/release/radio-relay,
+#                      .build/release/radio-relay-load)
 #   RECORD             1: append the figures to bench/README.md's tree.sh section (default); 0: do not
 #   KEEP_TMP=1         keep the temp dir (configs, logs, JSON reports)
 #
@@ -38,48 +39,31 @@
 set -euo pipefail
 export LC_ALL=C
 
-START_DIR=$PWD
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-abs_path() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$START_DIR/$1" ;; esac; }
-die() { echo "tree: error: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 COMMAND_LINE="$(for v in N DURATION KILL_DURATION KILL_AT ICE_N ICE_DURATION ICE_RAMP EDGES BASE_PORT WARMUP; do
     if [[ -n ${!v:-} ]]; then printf '%s=%s ' "$v" "${!v}"; fi; done)bench/tree.sh"
 
-N=${N:-3000}
-DURATION=${DURATION:-60}
-KILL_DURATION=${KILL_DURATION:-40}
-KILL_AT=${KILL_AT:-15}
-ICE_N=${ICE_N:-500}
-ICE_DURATION=${ICE_DURATION:-30}
-ICE_RAMP=${ICE_RAMP:-5}
-EDGES=${EDGES:-3}
-BASE_PORT=${BASE_PORT:-18400}
-WARMUP=${WARMUP:-5}
-RECORD=${RECORD:-1}
-RR=$(abs_path "${RADIO_RELAY:-$REPO_ROOT/.build/release/radio-relay}")
-LOAD=$(abs_path "${LOAD:-$REPO_ROOT/.build/release/radio-relay-load}")
+bench_defaults N=3000 DURATION=60 KILL_DURATION=40 KILL_AT=15 ICE_N=500 ICE_DURATION=30 ICE_RAMP=5 EDGES=3 \
+    BASE_PORT=18400 WARMUP=5 RECORD=1
+RR=$(relay_binary)
+LOAD=$(load_binary)
 DEPLOY_CFG=$REPO_ROOT/deploy/haproxy.cfg
 
-for v in N DURATION KILL_DURATION KILL_AT ICE_N ICE_DURATION EDGES BASE_PORT; do
-    [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive whole number (got '${!v}')"
-done
-[[ $WARMUP =~ ^[0-9]+$ && $ICE_RAMP =~ ^[0-9]+$ ]] || die "WARMUP and ICE_RAMP must be whole numbers of seconds"
+require_int --positive N DURATION KILL_DURATION KILL_AT ICE_N ICE_DURATION EDGES BASE_PORT
+require_int WARMUP ICE_RAMP
 ((EDGES >= 2 && EDGES <= 9)) || die "EDGES must be 2 to 9"
 ((KILL_DURATION >= KILL_AT + 6)) || die "KILL_DURATION must be at least KILL_AT + 6"
 ((BASE_PORT + 40 <= 65535)) || die "BASE_PORT too high"
 
-source "$REPO_ROOT/bench/lib.sh"
 require_binaries "radio-relay:$RR" "radio-relay-load:$LOAD"
-for tool in haproxy icecast2 jq curl; do
-    command -v "$tool" >/dev/null || { install_bench_tools; break; }
-done
+need_tools haproxy icecast2 jq curl
 command -v haproxy >/dev/null || die "haproxy is missing (Debian: haproxy; .ci/deps --bench)"
 id icecast2 >/dev/null 2>&1 || die "no icecast2 user (Debian's icecast2 package creates it)"
 [[ -f $DEPLOY_CFG ]] || die "missing $DEPLOY_CFG"
 
 # Every listener is a descriptor in the load tool, two in HAProxy and one on an edge.
-ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-(($(ulimit -n) >= 4 * N + 200)) || die "open-file limit $(ulimit -n) is below 4N+200 (HAProxy); lower N"
+raise_nofile 65536
+need_nofile $((4 * N + 200)) "4N+200 (HAProxy); lower N"
 
 ROOT_PORT=$BASE_PORT ROOT_STATUS=$((BASE_PORT + 1))
 FRONT=$((BASE_PORT + 30)) STATS=$((BASE_PORT + 31)) ICE_PORT=$((BASE_PORT + 40))
@@ -90,18 +74,10 @@ for port in "$ROOT_PORT" "$ROOT_STATUS" "$FRONT" "$STATS" "$ICE_PORT" "${EDGE_PO
 done
 
 # ---------------------------------------------------------------- processes and cleanup
-TMP=$(mktemp -d /tmp/tree.XXXXXX)
+bench_tmpdir --keepable tree
+TMP=$BENCH_TMP
 chmod 755 "$TMP"
-PIDS=()
-cleanup() {
-    local status=$? i
-    for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do bench_stop_pid "${PIDS[i]}"; done
-    wait 2>/dev/null || true
-    if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "tree: kept $TMP" >&2; else rm -rf "$TMP"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_traps
 
 healthy() { curl -sf -m 1 "http://127.0.0.1:$1/health" >/dev/null 2>&1; }
 listeners() { curl -sf -m 2 "http://127.0.0.1:$1/status.json" | jq '.stations[0].listeners' 2>/dev/null || echo "-"; }
@@ -112,12 +88,9 @@ haproxy_stats() {
         $1 == "edges" { print $2, $col["status"], $col["wretr"] + 0, $col["wredis"] + 0, $col["econ"] + 0 }'
 }
 edges_up() { [[ $(haproxy_stats | awk '$1 ~ /^edge/ && $2 == "UP"' | wc -l) == "$EDGES" ]]; }
-tck=$(getconf CLK_TCK)
+tck=$CLK_TCK
 secs() { awk -v t="$1" -v k="$tck" 'BEGIN { printf "%.2f", t / k }'; }
-calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
 verdict() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "MISSED"; fi; }
-# A figure from a load report, rounded to 0.1; "-" when absent.
-field() { jq -r "$2 | if . == null then \"-\" elif type == \"number\" then ((. * 10 | round) / 10) else . end" "$1"; }
 # Stream errors in a load report: Ogg errors of every kind and sequence gaps beyond the join gap.
 errors() { jq -r '[.ogg.crc_errors, .ogg.framing_errors, .ogg.start_errors, .ogg.serial_changes,
                    .ogg.gaps_beyond_join, .ogg.granule_regressions] | add' "$1"; }
@@ -129,47 +102,39 @@ load() {
     timeout --kill-after=10 $((seconds + 120)) "$LOAD" --port "$port" -n "$count" --duration "$seconds" \
         --json "$TMP/$name.json" "$@" >"$TMP/$name.txt" 2>&1 &
     LOAD_PID=$!
-    PIDS+=("$LOAD_PID")
+    bench_track "$LOAD_PID"
 }
 # finish PID: waits for a load tool; its exit status in LOAD_RC.
-finish() { LOAD_RC=0; wait "$1" || LOAD_RC=$?; }
+finish() { LOAD_RC=0; wait "$1" || LOAD_RC=$?; bench_stop "$1"; }
 
 echo "== tree: root + $EDGES edges + HAProxy + Icecast on 127.0.0.1, $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "   $(uname -sr), $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
-echo "   $("$RR" --version 2>&1 | head -1); $(haproxy -v | head -1 | cut -d' ' -f1-3); $(icecast2 -v 2>&1 | head -1)"
-echo "   load $(cut -d' ' -f1-3 /proc/loadavg) before the run; ulimit -n $(ulimit -n)"
+echo "   $(machine), $(cpu_model)"
+echo "   $(relay_version "$RR"); $(haproxy -v | head -1 | cut -d' ' -f1-3); $(icecast2 -v 2>&1 | head -1)"
+echo "   load $(loadavg) before the run; ulimit -n $(ulimit -n)"
 
 # ---------------------------------------------------------------- Icecast
 PASSWORD=tree$RANDOM$RANDOM
 bench_icecast_config "$TMP" "$ICE_PORT" "$PASSWORD" $((ICE_N + 10)) 65535 524288
-icecast2 -c "$TMP/icecast.xml" >"$TMP/icecast.out" 2>&1 &
-ICE_PID=$!
-PIDS+=("$ICE_PID")
-wait_until 15 "$ICE_PID" port_busy "$ICE_PORT" || {
-    cat "$TMP/icecast.out" "$TMP/icecast-log/error.log" >&2 2>/dev/null
-    die "Icecast did not start listening on $ICE_PORT"
-}
+start_icecast "$TMP" "$ICE_PORT"
 
 # ---------------------------------------------------------------- root and edges
 root_args=(serve --bind 127.0.0.1 --port "$ROOT_PORT" --status "127.0.0.1:$ROOT_STATUS"
     --push "icecast://source:$PASSWORD@127.0.0.1:$ICE_PORT/tree.opus")
 "$RR" "${root_args[@]}" >"$TMP/root.log" 2>&1 &
 ROOT_PID=$!
-PIDS+=("$ROOT_PID")
+bench_track "$ROOT_PID"
 wait_until 15 "$ROOT_PID" healthy "$ROOT_STATUS" || { cat "$TMP/root.log" >&2; die "the root did not start"; }
 EDGE_PID=()
 for ((i = 1; i <= EDGES; i++)); do
     "$RR" serve --bind 127.0.0.1 --port "${EDGE_PORT[i]}" --upstream "tcp://127.0.0.1:$ROOT_PORT" \
         --proxy-protocol yes --status "127.0.0.1:${EDGE_STATUS[i]}" --max-listeners 0 >"$TMP/edge$i.log" 2>&1 &
     EDGE_PID[i]=$!
-    PIDS+=("${EDGE_PID[i]}")
+    bench_track "${EDGE_PID[i]}"
 done
 for ((i = 1; i <= EDGES; i++)); do
     wait_until 15 "${EDGE_PID[i]}" healthy "${EDGE_STATUS[i]}" || { cat "$TMP/edge$i.log" >&2; die "edge $i did not start"; }
 done
-mounted() { curl -fsS -m 2 -u "admin:$PASSWORD" "http://127.0.0.1:$ICE_PORT/admin/listmounts" 2>/dev/null \
-    | grep -q 'mount="/tree.opus"'; }
-wait_until 15 "$ROOT_PID" mounted || { cat "$TMP/root.log" "$TMP/icecast-log/error.log" >&2; die "no /tree.opus on Icecast"; }
+wait_until 15 "$ROOT_PID" icecast_mounted "$ICE_PORT" "$PASSWORD" /tree.opus || { cat "$TMP/root.log" "$TMP/icecast-log/error.log" >&2; die "no /tree.opus on Icecast"; }
 
 # ---------------------------------------------------------------- HAProxy, from deploy/haproxy.cfg's choices
 # section NAME: the body of deploy/haproxy.cfg's section NAME, without comments and blank lines.
@@ -200,7 +165,7 @@ section() {
 haproxy -c -q -f "$TMP/haproxy.cfg" >"$TMP/haproxy-check.txt" 2>&1 || { cat "$TMP/haproxy-check.txt" >&2; die "bad HAProxy config"; }
 haproxy -db -f "$TMP/haproxy.cfg" >"$TMP/haproxy.log" 2>&1 &
 HAPROXY_PID=$!
-PIDS+=("$HAPROXY_PID")
+bench_track "$HAPROXY_PID"
 wait_until 15 "$HAPROXY_PID" edges_up || { cat "$TMP/haproxy.log" >&2; haproxy_stats >&2; die "HAProxy did not see the edges UP"; }
 echo "   root: radio-relay ${root_args[*]/$PASSWORD/PASS}"
 echo "   edges: radio-relay serve --upstream tcp://127.0.0.1:$ROOT_PORT --proxy-protocol yes --status … on" \
@@ -267,6 +232,7 @@ read -r _ _ RETR0 REDIS0 ECON0 < <(haproxy_stats | awk '$1 == "BACKEND"') || RET
 KILL_T=$(date +%s.%N)
 kill -KILL "${EDGE_PID[VICTIM]}"
 { wait "${EDGE_PID[VICTIM]}"; } 2>/dev/null || true  # reaped here, without the shell's "Killed" line
+bench_stop "${EDGE_PID[VICTIM]}"
 # The killed edge's listeners reconnect through HAProxy at once: as many new listeners, to the end of the first run.
 load K2 "$FRONT" "$KILLED" $((KILL_DURATION - KILL_AT - 1))
 K2_PID=$LOAD_PID
@@ -296,8 +262,8 @@ echo "   HAProxy marked edge$VICTIM DOWN ${DOWN_AFTER} s after the kill; retries
     "redispatches $((REDIS1 - REDIS0)), connect errors $((ECON1 - ECON0)) meanwhile"
 
 # ---------------------------------------------------------------- scenario B: the root's push, read from Icecast
-for ((i = EDGES; i >= 1; i--)); do bench_stop_pid "${EDGE_PID[i]}"; done
-bench_stop_pid "$HAPROXY_PID"
+for ((i = EDGES; i >= 1; i--)); do bench_stop "${EDGE_PID[i]}"; done
+bench_stop "$HAPROXY_PID"
 echo
 echo "== B: $ICE_N HTTP listeners on Icecast's /tree.opus (the root's push) for $ICE_DURATION s, connecting over $ICE_RAMP s"
 ICE0=$(process_ticks "$ICE_PID")
@@ -313,16 +279,16 @@ echo "   root's push: $PUSH; Icecast CPU $ICE_CPU s"
 # ---------------------------------------------------------------- table
 A=$TMP/A.json K1=$TMP/K1.json K2=$TMP/K2.json B=$TMP/B.json
 A_ERR=$(errors "$A") K1_ERR=$(errors "$K1") K2_ERR=$(errors "$K2") B_ERR=$(errors "$B")
-A_DISC=$(field "$A" .unexpected_disconnects_normal)
-A_STUCK=$(field "$A" .stuck_at_end)
-K1_DISC=$(field "$K1" .unexpected_disconnects_normal)
-K1_OPEN_MAX=$(field "$K1" .stall_ms_open_at_end.max)
-K1_OPEN_P99=$(field "$K1" .stall_ms_open_at_end.p99)
-K2_P99=$(field "$K2" .first_audio_ms.p99)
+A_DISC=$(load_field "$A" .unexpected_disconnects_normal)
+A_STUCK=$(load_field "$A" .stuck_at_end)
+K1_DISC=$(load_field "$K1" .unexpected_disconnects_normal)
+K1_OPEN_MAX=$(load_field "$K1" .stall_ms_open_at_end.max)
+K1_OPEN_P99=$(load_field "$K1" .stall_ms_open_at_end.p99)
+K2_P99=$(load_field "$K2" .first_audio_ms.p99)
 K2_FAIL=$(jq '.connect_failures + .http_refused + (.listeners - .connected)' "$K2")
-B_CONN=$(field "$B" .connected)
-B_DISC=$(field "$B" .unexpected_disconnects_normal)
-A_CONN=$(field "$A" .connected)
+B_CONN=$(load_field "$B" .connected)
+B_DISC=$(load_field "$B" .unexpected_disconnects_normal)
+A_CONN=$(load_field "$A" .connected)
 nofig() { [[ $1 == - ]] && echo "no figure" || verdict "$2"; }
 SPREAD=$(IFS=/; echo "${A_COUNTS[*]}")
 row() { printf '%-52s %-26s %s\n' "$@" | sed 's/ *$//'; }
@@ -332,8 +298,8 @@ row() { printf '%-52s %-26s %s\n' "$@" | sed 's/ *$//'; }
     row "A: listeners through HAProxy, connected" "$A_CONN of $N" "all: $(verdict "$A_CONN == $N")"
     row "A: stream errors (Ogg, gaps), disconnects, stuck" "$A_ERR, $A_DISC, $A_STUCK" \
         "0: $(verdict "$A_ERR + $A_DISC + $A_STUCK == 0")"
-    row "A: first audio p50 / p99 ms" "$(field "$A" .first_audio_ms.p50) / $(field "$A" .first_audio_ms.p99)" ""
-    row "A: stall p99 / max ms" "$(field "$A" .stall_ms.p99) / $(field "$A" .stall_ms.max)" ""
+    row "A: first audio p50 / p99 ms" "$(load_field "$A" .first_audio_ms.p50) / $(load_field "$A" .first_audio_ms.p99)" ""
+    row "A: stall p99 / max ms" "$(load_field "$A" .stall_ms.p99) / $(load_field "$A" .stall_ms.max)" ""
     row "A: listeners per edge (status.json, mid-run)" "$SPREAD" ""
     row "A: root pipeline CPU s ($DURATION s, transcoding)" "$(secs "$ROOT_PIPE")" ""
     row "A: edge pipeline CPU s (mean of $EDGES)" "$EDGE_PIPE_MEAN" ""
@@ -347,14 +313,14 @@ row() { printf '%-52s %-26s %s\n' "$@" | sed 's/ *$//'; }
         "max < 1000: $(nofig "$K1_OPEN_MAX" "$K1_OPEN_MAX < 1000")"
     row "kill: stream errors, all $N" "$K1_ERR" "0: $(verdict "$K1_ERR == 0")"
     row "kill: reconnecting $KILLED, connect failures" "$K2_FAIL" "0: $(verdict "$K2_FAIL == 0")"
-    row "kill: reconnecting, first audio p50 / p99 ms" "$(field "$K2" .first_audio_ms.p50) / $K2_P99" \
+    row "kill: reconnecting, first audio p50 / p99 ms" "$(load_field "$K2" .first_audio_ms.p50) / $K2_P99" \
         "p99 <= 2000: $(nofig "$K2_P99" "$K2_P99 <= 2000")"
-    row "kill: reconnecting, errors / disconnects" "$K2_ERR / $(field "$K2" .unexpected_disconnects_normal)" \
-        "0: $(verdict "$K2_ERR + $(field "$K2" .unexpected_disconnects_normal) == 0")"
+    row "kill: reconnecting, errors / disconnects" "$K2_ERR / $(load_field "$K2" .unexpected_disconnects_normal)" \
+        "0: $(verdict "$K2_ERR + $(load_field "$K2" .unexpected_disconnects_normal) == 0")"
     row "kill: HAProxy marked the edge DOWN after s" "$DOWN_AFTER" "(inter 1s fall 2)"
     row "B: Icecast listeners connected" "$B_CONN of $ICE_N" "all: $(verdict "$B_CONN == $ICE_N")"
     row "B: stream errors (Ogg Opus), disconnects" "$B_ERR, $B_DISC" "0: $(verdict "$B_ERR + $B_DISC == 0")"
-    row "B: first audio p50 / p99 ms" "$(field "$B" .first_audio_ms.p50) / $(field "$B" .first_audio_ms.p99)" ""
+    row "B: first audio p50 / p99 ms" "$(load_field "$B" .first_audio_ms.p50) / $(load_field "$B" .first_audio_ms.p99)" ""
     row "load tool exit codes A / kill / reconnect / B" "$A_RC / $K1_RC / $K2_RC / $B_RC" \
         "0 / 1 (the disconnects) / 0 / 0"
 } >"$TMP/summary.txt"
@@ -368,7 +334,7 @@ if [[ $RECORD == 1 ]]; then
     MARK='<!-- tree.sh appends its runs above this line -->'
     {
         echo "\`$COMMAND_LINE\`, run on $(date -u '+%Y-%m-%d %H:%M UTC') ($(nproc) cores," \
-            "$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)):"
+            "$(cpu_model)):"
         echo
         echo '```'
         tail -n +2 "$TMP/summary.txt"

@@ -31,24 +31,11 @@
 set -euo pipefail
 export LC_ALL=C
 
-REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-die() { echo "uring: error: $*" >&2; exit 1; }
-say() { echo "uring: $*" >&2; }
-source "$REPO_ROOT/bench/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-NS=${NS:-2000 10000}
-FLUSHES=${FLUSHES:-100 300 1000}
-MODES=${MODES:-sendmsg uring uringfix zerocopy}
-ROUNDS=${ROUNDS:-3}
-HOLD=${HOLD:-20}
-SETTLE=${SETTLE:-3}
-PAGE=${PAGE:-1600}
-PAGE_MS=${PAGE_MS:-100}
-ENTRIES=${ENTRIES:-4096}
-READER_NAP_MS=${READER_NAP_MS:-10}
-for v in ROUNDS HOLD SETTLE PAGE PAGE_MS ENTRIES READER_NAP_MS; do
-    [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a whole number (got '${!v}')"
-done
+bench_defaults "NS=2000 10000" "FLUSHES=100 300 1000" "MODES=sendmsg uring uringfix zerocopy" ROUNDS=3 HOLD=20 \
+    SETTLE=3 PAGE=1600 PAGE_MS=100 ENTRIES=4096 READER_NAP_MS=10
+require_int ROUNDS HOLD SETTLE PAGE PAGE_MS ENTRIES READER_NAP_MS
 ((ROUNDS >= 1 && HOLD >= 1)) || die "ROUNDS and HOLD must be at least 1"
 for n in $NS; do [[ $n =~ ^[1-9][0-9]*$ ]] || die "NS holds '$n', not a count"; done
 for f in $FLUSHES; do [[ $f =~ ^[1-9][0-9]*$ ]] || die "FLUSHES holds '$f', not a number of ms"; done
@@ -64,34 +51,25 @@ if [[ ! -f /usr/include/liburing.h ]] || ! command -v cc >/dev/null; then
     apt-get install -y liburing-dev gcc >/dev/null || die "apt-get install liburing-dev gcc failed"
 fi
 
-ulimit -n "$(ulimit -Hn)"
+raise_nofile
 max_n=0
 for n in $NS; do ((n > max_n)) && max_n=$n; done
 (($(ulimit -n) >= max_n + 64)) || die "open-file limit $(ulimit -n) is below $max_n + 64 (each process holds N sockets)"
 
-TMP=$(mktemp -d /tmp/uring.XXXXXX)
-PIDS=()
-cleanup() {
-    local status=$? pid
-    for pid in "${PIDS[@]}"; do bench_stop_pid "$pid"; done
-    if [[ ${KEEP_TMP:-0} == 1 ]]; then say "kept $TMP"; else rm -rf "$TMP"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_tmpdir --keepable uring
+TMP=$BENCH_TMP
+bench_traps
 
 BIN=$TMP/fanwrite
 cc -O2 -Wall -o "$BIN" "$REPO_ROOT/bench/uring/fanwrite.c" -luring || die "cannot build fanwrite.c"
 
 kv() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k { print $2; exit }'; }
-calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
 fmt() { if [[ $1 == - ]]; then echo -; else calc "$1" "$2"; fi; }
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
 runs=0
 for _ in $NS; do for _ in $FLUSHES; do runs=$((runs + ROUNDS * ${#MODE_LIST[@]})); done; done
 echo "== io_uring vs sendmsg fan-out writes, loopback, $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "   $(uname -sr), $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)," \
+echo "   $(machine), $(cpu_model)," \
      "liburing $(dpkg-query -W -f '${Version}' liburing-dev 2>/dev/null || echo '?'), ulimit -n $(ulimit -n)"
 echo "   page $PAGE bytes every $PAGE_MS ms ($(calc "$PAGE * 8 / $PAGE_MS" 0) kbit/s), hold $HOLD s after $SETTLE s," \
      "reader nap $READER_NAP_MS ms," \
@@ -114,12 +92,12 @@ for n in $NS; do
                     --page "$PAGE" --page-ms "$PAGE_MS" --hold "$HOLD" --settle "$SETTLE" --entries "$ENTRIES" \
                     --reader-nap-ms "$READER_NAP_MS" >"$out" 2>"$TMP/run.err" &
                 pid=$!
-                PIDS=("$pid")
+                bench_track "$pid"
                 set +e
                 wait "$pid"
                 rc=$?
                 set -e
-                PIDS=()
+                bench_stop "$pid"
                 line=$(cat "$out")
                 if [[ -z $line ]]; then
                     cat "$TMP/run.err" >&2
