@@ -1658,7 +1658,7 @@ def attack_framing(ctx, row, scene):
     time.sleep(0.5)
     meter = Meter(srv.pid).start()
     # The HLS playlist: an answer that keeps its connection (once the first segment is there).
-    wait_for(lambda: http_request(srv.http_port, b"GET /main/live.m3u8 HTTP/1.0\r\n\r\n", timeout=1)[0] == 200, 10)
+    wait_until(lambda: http_request(srv.http_port, b"GET /main/live.m3u8 HTTP/1.0\r\n\r\n", timeout=1)[0] == 200, 10)
     playlist = b"GET /main/live.m3u8 HTTP/1.1\r\nHost: x\r\n"
     cases = []
     for label, framing, prefix in (("GET with a body", b"Content-Length: %d\r\n" % (len(playlist) + 2), b""),
