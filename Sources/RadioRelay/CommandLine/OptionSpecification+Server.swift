@@ -7,7 +7,7 @@ import RadioRelaySystem
 extension OptionSpecification {
     /// A server setting that reads the text with `read` and stores the value with `store`; `value` is the setting's
     /// current value (compared by a reload, quoted by its log line through `shown`).
-    static func server<Value: Equatable>(
+    static func server<Value: Equatable & Sendable>(
         _ read: @escaping @Sendable (String) -> Value?,
         _ store: @escaping @Sendable (inout ServerSettings, Value) -> Void,
         value: @escaping @Sendable (ServerSettings) -> Value, shown: @escaping @Sendable (Value) -> String

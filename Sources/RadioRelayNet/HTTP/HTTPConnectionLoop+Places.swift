@@ -8,11 +8,30 @@ extension HTTPConnectionLoop {
     /// Makes room for one more unfinished head from `host`: when the address has `maxPendingPerAddress` already,
     /// its own oldest unfinished connection is closed. So a client that holds idle connections (a leaky monitoring
     /// agent, a slowloris) only ever evicts itself, and a health check or an honest request from the same address
-    /// (every client of a status endpoint on 127.0.0.1 has one address) is always read.
+    /// (every client of a status endpoint on 127.0.0.1 has one address) is always read. Before it goes, the oldest is
+    /// read once more (`readPending`, its owner's reading of a head): a request that came in the meantime is served
+    /// rather than evicted, and the next oldest is looked at — at most `evictionLooks` of them per new connection.
     package func makePendingRoom(_ host: HostKey, now: Double) {
-        guard maxPendingPerAddress > 0, let waiting = pendingPerHost[host], waiting.count >= maxPendingPerAddress,
-            let oldest = waiting.first, let connection = connections[oldest]
+        guard maxPendingPerAddress > 0 else { return }
+        for _ in 0..<Self.evictionLooks {
+            guard let waiting = pendingPerHost[host], waiting.count >= maxPendingPerAddress, let oldest = waiting.first,
+                let connection = connections[oldest]
+            else { return }
+            readPending?(connection)
+            if connections[oldest] === connection && connection.pendingHost != nil {
+                return evict(connection, now: now)
+            }
+        }
+        guard let waiting = pendingPerHost[host], waiting.count >= maxPendingPerAddress, let oldest = waiting.first,
+            let connection = connections[oldest]
         else { return }
+        evict(connection, now: now)
+    }
+
+    /// How many of an address's oldest unfinished connections a new one looks at before one goes.
+    package static let evictionLooks = 4
+
+    private func evict(_ connection: HTTPConnection, now: Double) {
         logLimited(
             .refused, now: now,
             "\(label): \(connection.peer) closed early: \(maxPendingPerAddress) requests from its address unfinished "

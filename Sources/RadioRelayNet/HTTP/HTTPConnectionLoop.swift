@@ -43,6 +43,9 @@ package final class HTTPConnectionLoop {
     package var idleSince = DeadlineHeap<Int32>()
     /// Told of each connection it forgets (the front end's event subscribers give their places back).
     package var onClose: ((HTTPConnection) -> Void)?
+    /// Reads what an unfinished connection sent and acts on a whole head (its owner's reading of a request), before
+    /// the connection could be evicted to make room (`makePendingRoom`).
+    package var readPending: ((HTTPConnection) -> Void)?
 
     package init(
         label: String, listenFD: Int32, wakeFD: Int32, epollCapacity: Int, acceptBatch: Int, tick: Int32,

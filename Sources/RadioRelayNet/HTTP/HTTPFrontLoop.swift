@@ -45,15 +45,16 @@ package final class HTTPFrontLoop {
         http.onClose = { [unowned self] connection in
             if case .events(let mount) = connection.phase { unsubscribe(connection, from: mount) }
         }
+        http.readPending = { [unowned self] connection in handleRequest(connection, mask: 0) }
         // With `http_proxy_protocol`, a connection's PROXY header names the client first (read for each
         // connection: a reload applies to the next one accepted).
         http.loop.arrivals = ProxyStage(
             capacity: front.limits.maxPending,
-            expected: { [unowned self] _ in
+            expected: { [unowned front] _ in
                 front.proxyProtocol.load(ordering: .relaxed)
                     ? ExpectedProxies(front.trustedProxies, setting: "http_proxy_from") : nil
             },
-            refused: { [unowned self] _, _ in front.proxyRejected.add(1, ordering: .relaxed) })
+            refused: { [unowned front] _, _ in front.proxyRejected.add(1, ordering: .relaxed) })
     }
 
     /// Serves until `thread` is asked to stop. A failing `epoll_wait` is thrown: the loop cannot go on.

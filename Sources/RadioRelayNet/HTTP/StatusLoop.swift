@@ -36,6 +36,7 @@ package final class StatusLoop {
             label: "status", listenFD: listenFD, wakeFD: wakeFD, epollCapacity: 64, acceptBatch: Self.acceptBatch,
             tick: Self.tick, headerTimeout: headerTimeout, maxRequestBytes: maxRequestBytes, maxOpen: maxConnections,
             maxPendingPerAddress: maxPendingPerAddress, activity: activity)
+        http.readPending = { [unowned self] connection in serve(connection, mask: 0) }
     }
 
     /// Serves until `thread` is asked to stop. A failing `epoll_wait` is thrown: the loop cannot go on.
