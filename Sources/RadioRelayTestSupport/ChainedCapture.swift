@@ -53,6 +53,28 @@ package struct ChainedCapture {
         return Array(capture[..<complete])
     }
 
+    /// The capture up to its last whole page, that page flagged end-of-stream (its CRC made again), so that a
+    /// validator judges the stream and not the cut a live capture ends with.
+    package static func closed(_ bytes: [UInt8]) throws -> [UInt8] {
+        var reader = OggPageReader()
+        reader.append(bytes)
+        var start = 0
+        var last = 0
+        var length = 0
+        while let page = try reader.next() {
+            start = length
+            length += page.bytes.count
+            last = page.bytes.count
+        }
+        var out = Array(bytes[..<length])
+        guard last > 0 else { return out }
+        out[start + 5] |= 4
+        for index in 22...25 { out[start + index] = 0 }
+        let crc = OggPageReader.crc(Array(out[start..<start + last]))
+        for index in 0..<4 { out[start + 22 + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
+        return out
+    }
+
     package init(_ bytes: [UInt8]) throws {
         var reader = OggPageReader()
         reader.append(bytes)

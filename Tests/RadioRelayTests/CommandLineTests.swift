@@ -78,6 +78,8 @@ import Testing
             ("mp3", "yes"), ("mp3-port", "9002"), ("access-log", "/var/log/radio-relay/access.log"),
             ("proxy-protocol", "yes"), ("proxy-from", "10.0.0.0/8, ::1"),
             ("push", "icecast://source:hackme@icecast.example:8000/jazz.opus"), ("push-ca", caFile),
+            ("connect-timeout", "3"), ("stall-timeout", "4"), ("standby", "hot"), ("dead-air", "5"),
+            ("dead-air-level", "-40"), ("recover", "20"), ("crossfade", "1.5"), ("title", "Station ID"),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
         let flags = Set(OptionSpecification.serve.map(\.name)).subtracting(["config"])
@@ -107,6 +109,14 @@ import Testing
         #expect(!station.hls && station.hlsSettings == HLSSegmenter.Settings(segmentSeconds: 4.5, window: 10))
         #expect(station.pushes == [IcecastTarget(password: "hackme", host: "icecast.example", mount: "/jazz.opus")])
         #expect(station.pushCA == caFile)
+        #expect(station.connectTimeout == 3 && station.stallTimeout == 4 && station.title == "Station ID")
+        var failover = FailoverSettings()
+        failover.hotStandby = true
+        failover.deadAir = 5
+        failover.deadAirLevel = -40
+        failover.recover = 20
+        failover.crossfade = 1.5
+        #expect(station.failover == failover)
         #expect(serve.logLevel == .debug)
         #expect(station.broadcaster.proxyProtocol && serve.httpProxyProtocol)
         #expect(station.broadcaster.trustedProxies.description == "10.0.0.0/8, ::1")

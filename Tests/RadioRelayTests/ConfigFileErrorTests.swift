@@ -45,7 +45,9 @@ import Testing
             (station + "[station b\n", ["r.conf:3: a section header must end with ]: [server] or [station NAME]"]),
             (
                 station + "[stations b]\nport = 1\n",
-                ["r.conf:3: unknown section [stations b]: use [server], [station NAME] or [rendition STATION/NAME]"]
+                [
+                    "r.conf:3: unknown section [stations b]: use [server], [station NAME], [rendition STATION/NAME] or [input STATION/NAME]"
+                ]
             ),
             (
                 "[station]\nupstream = /a.mp3\n",
@@ -289,7 +291,6 @@ import Testing
                 "r.conf:6: push to icecast://***@H:8000/a.opus again (the first is at line 5): Icecast takes one "
                     + "source per mount",
                 "r.conf:8: push needs a value: icecast://source:PASSWORD@HOST:PORT/MOUNT",
-                "r.conf:9: duplicate key upstream (the first is at line 2): keep one",
             ])
         #expect(!messages.joined().contains("secret") && !messages.joined().contains("s2"))
     }
@@ -382,7 +383,7 @@ import Testing
                 "r.conf:6: [station c] has no upstream: add upstream = an http(s) URL, a file: URL or a path",
                 "r.conf:7: port = 0: use 1 to 65535",
                 "r.conf:8: unknown key max-lag in [station c]: write max_lag",
-                "r.conf:9: unknown section [weird]: use [server], [station NAME] or [rendition STATION/NAME]",
+                "r.conf:9: unknown section [weird]: use [server], [station NAME], [rendition STATION/NAME] or [input STATION/NAME]",
                 "r.conf:16: station e on 0.0.0.0:8000 overlaps station d on 0.0.0.0:8000 (line 13): give each station "
                     + "its own port",
             ])

@@ -135,7 +135,9 @@ import Testing
 
     static let keyList =
         "upstream, port, bind, bitrate, channels, page_ms, flush_ms, flush_hold_ms, burst, max_lag, max_lead, max_listeners, "
-        + "max_per_ip, proxy_protocol, proxy_from, complexity, pace, reconnect_max, chain_titles, hls, mp3, mp3_port, hls_segment, hls_window, mount, display_name, description, "
+        + "max_per_ip, proxy_protocol, proxy_from, complexity, pace, reconnect_max, connect_timeout, stall_timeout, standby, "
+        + "dead_air, dead_air_level, recover, crossfade, title, chain_titles, hls, mp3, mp3_port, hls_segment, hls_window, "
+        + "mount, display_name, description, "
         + "genre, url, push or push_ca"
 
     /// One naming rule: each station flag of `serve` is a key, `_` for `-`, and nothing else is.
@@ -146,8 +148,9 @@ import Testing
                 "upstream", "port", "bind", "bitrate", "channels", "page_ms", "flush_ms", "flush_hold_ms", "burst",
                 "max_lag",
                 "max_lead", "max_listeners", "max_per_ip", "proxy_protocol", "proxy_from", "complexity", "pace",
-                "reconnect_max",
-                "chain_titles", "hls", "mp3", "mp3_port", "hls_segment", "hls_window", "mount", "display_name",
+                "reconnect_max", "connect_timeout", "stall_timeout", "standby", "dead_air", "dead_air_level", "recover",
+                "crossfade", "title", "chain_titles", "hls", "mp3", "mp3_port", "hls_segment", "hls_window", "mount",
+                "display_name",
                 "description", "genre",
                 "url", "push", "push_ca",
             ])

@@ -32,28 +32,6 @@ extension RealTimeTests {
             return Array(packets.dropFirst(2))
         }
 
-        /// The capture with its last page flagged end-of-stream (CRC made again), so that a validator judges the stream
-        /// and not the cut a live capture ends with.
-        static func closed(_ bytes: [UInt8]) throws -> [UInt8] {
-            var reader = OggPageReader()
-            reader.append(bytes)
-            var start = 0
-            var last = 0
-            var length = 0
-            while let page = try reader.next() {
-                start = length
-                length += page.bytes.count
-                last = page.bytes.count
-            }
-            var out = Array(bytes[..<length])
-            guard last > 0 else { return out }
-            out[start + 5] |= 4
-            for index in 22...25 { out[start + index] = 0 }
-            let crc = OggPageReader.crc(Array(out[start..<start + last]))
-            for index in 0..<4 { out[start + 22 + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
-            return out
-        }
-
         @Test(
             .enabled(if: tool("oggz-validate") != nil, "needs oggz-validate (Debian: oggz-tools; `.ci/deps --test`)"),
             .enabled(if: tool("opusinfo") != nil, "needs opusinfo (Debian: opus-tools; `.ci/deps --test`)"))
@@ -116,7 +94,7 @@ extension RealTimeTests {
             // Real validators on the whole capture (its last page flagged as the end).
             let file = temporaryPath("edge.opus")
             defer { try? FileManager.default.removeItem(atPath: file) }
-            try Data(try Self.closed(edgeBytes)).write(to: URL(fileURLWithPath: file))
+            try Data(try ChainedCapture.closed(edgeBytes)).write(to: URL(fileURLWithPath: file))
             let validate = try run(try #require(tool("oggz-validate")), [file])
             #expect(validate.status == 0, "oggz-validate: \(validate.stdout) \(validate.stderr)")
             // opusinfo's only complaint may be the one gap every live capture has: the join (headers, then the burst).

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import RadioRelay
@@ -101,5 +102,89 @@ import Testing
         #expect(queue.framesBeforeMark(limit: 1000) == 40)  // marks 0–3 are gone; 4 sits after 40 frames
         queue.removeMarks()
         #expect(queue.framesBeforeMark(limit: 1000) == 1000)
+    }
+}
+
+/// A change of input in the queue (`PCMQueue.beginSwitch`): the old input's tail fades out as the new one fades
+/// in, along equal-power curves, so the samples around a switch never step — unlike a plain cut, which the test
+/// shows steps.
+@Suite struct SwitchFadeTests {
+    static let rate = 48_000
+
+    /// `seconds` of a sine at `frequency`, amplitude `amplitude`, starting at `phase`.
+    static func tone(_ frequency: Double, seconds: Double, phase: Double = 0, amplitude: Float = 0.5) -> PCMBuffer {
+        let count = Int(seconds * Double(rate))
+        let step = 2 * Double.pi * frequency / Double(rate)
+        let samples: [Float] = (0..<count).map { index in amplitude * Float(sin(phase + step * Double(index))) }
+        return PCMBuffer(left: samples, right: samples, sampleRate: rate)
+    }
+
+    /// The largest step between two neighbouring samples.
+    static func largestStep(_ samples: [Float]) -> Float {
+        zip(samples, samples.dropFirst()).map { abs($1 - $0) }.max() ?? 0
+    }
+
+    /// The queue's whole content, released in pieces of `piece` frames (as the clock does).
+    static func drain(_ queue: inout PCMQueue, piece: Int = 960) -> [Float] {
+        var out: [Float] = []
+        while queue.frameCount > 0 { out += queue.take(frames: piece).left }
+        return out
+    }
+
+    /// A 440 Hz tone, then a 660 Hz one in MP3-sized pieces with a phase of its own. The steepest a 660 Hz sine of
+    /// amplitude 0.5 moves between samples is 0.5 × 2π × 660 / 48 000 ≈ 0.043; a cut from one to the other at an
+    /// unlucky phase steps by up to 1.
+    @Test func aCrossfadeNeverStepsWhereACutDoes() {
+        let natural: Float = 0.5 * 2 * Float.pi * 660 / Float(Self.rate)
+        var cut = PCMQueue(sampleRate: Self.rate)
+        cut.append(Self.tone(440, seconds: 1))
+        var incoming = Self.tone(660, seconds: 2, phase: 1.6)
+        cut.append(incoming)
+        #expect(Self.largestStep(Self.drain(&cut)) > 10 * natural, "a plain cut steps: the test can fail")
+
+        var faded = PCMQueue(sampleRate: Self.rate)
+        faded.append(Self.tone(440, seconds: 1))
+        faded.beginSwitch(crossfade: Self.rate / 2, minimum: Self.rate / 20)
+        #expect(faded.isSwitching)
+        var position = 0
+        while position < incoming.frameCount {
+            let n = min(1152, incoming.frameCount - position)
+            faded.append(
+                PCMBuffer(
+                    left: Array(incoming.left[position..<position + n]),
+                    right: Array(incoming.right[position..<position + n]), sampleRate: Self.rate))
+            position += n
+        }
+        #expect(!faded.isSwitching)
+        let out = Self.drain(&faded)
+        #expect(Self.largestStep(out) < 2.5 * natural, "largest step \(Self.largestStep(out))")
+        // The crossfade overlaps half a second: 1 s + 2 s − 0.5 s; afterwards the new input at its own level.
+        #expect(out.count == 3 * Self.rate - Self.rate / 2)
+        let tail = out.suffix(Self.rate / 2)
+        #expect(abs((tail.max() ?? 0) - 0.5) < 0.01)
+        incoming = Self.tone(660, seconds: 0.5, phase: 1.6 + 2 * Double.pi * 660 * 1.5)
+        #expect(zip(tail, incoming.left).allSatisfy { abs($0 - $1) < 1e-3 }, "after the fade, the new input as it is")
+    }
+
+    /// When the old input has nothing left (the clock filled silence meanwhile), the new one fades in from zero
+    /// over the minimum; when the clock released part of the faded tail before the new input came, the fade carries
+    /// on from the new front.
+    @Test func aFadeInFromSilenceAndFromAHalfReleasedTail() {
+        var empty = PCMQueue(sampleRate: Self.rate)
+        empty.beginSwitch(crossfade: Self.rate / 2, minimum: 2400)
+        empty.append(Self.tone(660, seconds: 0.5, phase: 1.3))
+        let faded = Self.drain(&empty)
+        #expect(abs(faded[0]) < 1e-3, "it starts from silence")
+        #expect(Self.largestStep([0] + faded) < 0.05)
+        #expect(abs((faded[3000...].map(abs).max() ?? 0) - 0.5) < 0.01, "full level once the 50 ms are over")
+
+        var half = PCMQueue(sampleRate: Self.rate)
+        half.append(Self.tone(440, seconds: 1))
+        half.beginSwitch(crossfade: Self.rate / 2, minimum: 2400)
+        var out = half.take(frames: Self.rate * 3 / 4).left  // the clock went on: a quarter second of tail is left
+        half.append(Self.tone(660, seconds: 1, phase: 0.7))
+        out += Self.drain(&half)
+        #expect(Self.largestStep(out) < 0.12, "largest step \(Self.largestStep(out))")
+        #expect(out.count == Self.rate * 2 - Self.rate / 4)
     }
 }

@@ -9,9 +9,10 @@ extension OptionSpecification {
     static let serve: [OptionSpecification] = [
         .init(
             name: "upstream", placeholder: "URL",
-            summary: "http(s) Icecast/SHOUTcast MP3 stream, or a file (played at real time, looped; default: demo)",
+            summary: "http(s) Icecast/SHOUTcast MP3 stream or a file; repeat it for backups (default: demo)",
             accepts: "an http(s) URL, a file: URL or a path",
-            setting: station({ $0 }, { $0.upstream = $1 }), acceptsCredential: true, reload: .inPlace),
+            setting: station({ $0 }, { $0.upstreams.append($1) }), acceptsCredential: true, isRepeatable: true,
+            reload: .inPlace),
         port,
         bind,
         .init(
@@ -95,8 +96,53 @@ extension OptionSpecification {
             setting: station(Values.seconds(StationConfiguration.reconnectMaxRange), Self.setReconnectMax),
             reload: .inPlace),
         .init(
+            name: "connect-timeout", placeholder: "SECONDS",
+            summary: "the longest an upstream connection may take (default 10)",
+            accepts: "\(Values.text(StationConfiguration.timeoutRange)) seconds",
+            setting: station(Values.integer(StationConfiguration.timeoutRange), { $0.connectTimeout = $1 }),
+            reload: .inPlace),
+        .init(
+            name: "stall-timeout", placeholder: "SECONDS",
+            summary: "seconds without a byte before an upstream counts as failed (default 10)",
+            accepts: "\(Values.text(StationConfiguration.timeoutRange)) seconds",
+            setting: station(Values.integer(StationConfiguration.timeoutRange), { $0.stallTimeout = $1 }),
+            reload: .inPlace),
+        .init(
+            name: "standby", placeholder: "hot|cold",
+            summary: "hot: the next input stays connected and decoding; cold: connected when needed (default)",
+            accepts: "hot or cold", setting: station(Values.standby, { $0.failover.hotStandby = $1 }),
+            reload: .inPlace),
+        .init(
+            name: "dead-air", placeholder: "SECONDS",
+            summary: "an input silent this long counts as failed (default 0 = off)",
+            accepts: "\(Values.text(FailoverSettings.deadAirRange)) seconds",
+            setting: station(Values.seconds(FailoverSettings.deadAirRange), { $0.failover.deadAir = $1 }),
+            reload: .inPlace),
+        .init(
+            name: "dead-air-level", placeholder: "DBFS", summary: "what counts as silence for dead-air (default -50)",
+            accepts: "\(Values.text(FailoverSettings.deadAirLevelRange)) dBFS",
+            setting: station(Values.decibels(FailoverSettings.deadAirLevelRange), { $0.failover.deadAirLevel = $1 }),
+            reload: .inPlace),
+        .init(
+            name: "recover", placeholder: "SECONDS",
+            summary: "seconds a higher input must be healthy before it plays again (default 10)",
+            accepts: "\(Values.text(FailoverSettings.recoverRange)) seconds",
+            setting: station(Values.seconds(FailoverSettings.recoverRange), { $0.failover.recover = $1 }),
+            reload: .inPlace),
+        .init(
+            name: "crossfade", placeholder: "SECONDS",
+            summary: "crossfade between inputs at a switch (default 0.5)",
+            accepts: "\(Values.text(FailoverSettings.crossfadeRange)) seconds",
+            setting: station(Values.seconds(FailoverSettings.crossfadeRange), { $0.failover.crossfade = $1 }),
+            reload: .inPlace),
+        .init(
+            name: "title", placeholder: "TEXT",
+            summary: "the title shown while an input without titles of its own plays",
+            accepts: "one line of 1 to 256 printable characters", setting: station(Values.line, { $0.title = $1 }),
+            reload: .inPlace),
+        .init(
             name: "chain-titles", placeholder: "yes|no",
-            summary: "start a chained Ogg link at each new ICY title (default no: many players mishandle chaining)",
+            summary: "start a chained Ogg link at each new ICY title (default no: players mishandle chaining)",
             accepts: "yes or no", setting: station(Values.yesNo, { $0.chainTitles = $1 }), reload: .inPlace),
         .init(
             name: "hls", placeholder: "yes|no",

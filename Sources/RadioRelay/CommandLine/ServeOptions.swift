@@ -91,6 +91,8 @@ package struct ServeOptions: Sendable, Equatable {
             try station.broadcaster.validate()
             try station.validateOutputs()
             try station.validatePushes()
+            // No upstream stands for the demo sample (`resolvedStation`).
+            if !station.upstreams.isEmpty { try station.validateInputs() }
         } catch {
             throw scanner.error("\(error)")
         }

@@ -82,6 +82,27 @@ enum Values {
     }
 
     /// `yes` or `no`.
+    /// `hot` (true) or `cold`.
+    static func standby(_ text: String) -> Bool? {
+        switch text {
+        case "hot": true
+        case "cold": false
+        default: nil
+        }
+    }
+
+    /// A level in dBFS, with or without its unit: `-50`, `-50dB`, `-50 dBFS`.
+    static func decibels(_ range: ClosedRange<Double>) -> @Sendable (String) -> Double? {
+        { text in
+            var number = Substring(text.trimmingWhitespace())
+            for unit in ["dBFS", "dbfs", "dB", "db"] where number.hasSuffix(unit) {
+                number = number.dropLast(unit.count)
+                break
+            }
+            return Units.seconds(String(number), in: range)
+        }
+    }
+
     static func yesNo(_ text: String) -> Bool? {
         switch text {
         case "yes": true

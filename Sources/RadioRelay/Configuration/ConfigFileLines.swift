@@ -5,7 +5,8 @@ import RadioRelaySystem
 /// A config file's text cut into sections of `key = value` entries, before any key means anything.
 ///
 /// The syntax: one item a line. A line whose first non-blank character is `#` or `;` is a comment; blank lines are
-/// skipped; `[server]`, `[station NAME]` and `[rendition STATION/NAME]` open a section (NAME: 1 to 64 of
+/// skipped; `[server]`, `[station NAME]`, `[rendition STATION/NAME]` and `[input STATION/NAME]` open a section (NAME:
+/// 1 to 64 of
 /// `A-Z a-z 0-9 _ -`); `key = value`
 /// belongs to the section above it, key and value with blanks trimmed and the value optionally in double quotes
 /// (taken as they are inside, with no escapes). A comment after a value is part of the value. A UTF-8 byte order
@@ -24,6 +25,8 @@ struct ConfigFileLines {
         case station(name: String, validName: Bool)
         /// Another output of station `station`, with `validName` false when either name breaks the rule.
         case rendition(station: String, name: String, validName: Bool)
+        /// One more input of station `station` (after its `upstream` values), with `validName` as for a rendition.
+        case input(station: String, name: String, validName: Bool)
         /// An unknown section: its keys are skipped, since nothing says what they should be.
         case unknown
     }
@@ -89,11 +92,18 @@ struct ConfigFileLines {
         let inside = String(text.dropFirst().dropLast()).trimmingWhitespace()
         if inside == "server" { return .server }
         let words = inside.split(maxSplits: 1, whereSeparator: \.isWhitespace)
-        if words.first == "rendition" {
-            return rendition(words.count > 1 ? String(words[1]).trimmingWhitespace() : "", line: line, &problems)
+        if let kind = words.first, kind == "rendition" || kind == "input" {
+            let text = words.count > 1 ? String(words[1]).trimmingWhitespace() : ""
+            let (station, name, valid) = part(String(kind), text, line: line, &problems)
+            return kind == "input"
+                ? .input(station: station, name: name, validName: valid)
+                : .rendition(station: station, name: name, validName: valid)
         }
         guard words.first == "station" else {
-            problems.add(line, "unknown section [\(inside)]: use [server], [station NAME] or [rendition STATION/NAME]")
+            problems.add(
+                line,
+                "unknown section [\(inside)]: use [server], [station NAME], [rendition STATION/NAME] or "
+                    + "[input STATION/NAME]")
             return .unknown
         }
         let name = words.count > 1 ? String(words[1]).trimmingWhitespace() : ""
@@ -105,19 +115,29 @@ struct ConfigFileLines {
         return .station(name: name, validName: true)
     }
 
-    /// `[rendition STATION/NAME]`, both names by the station naming rule.
-    private static func rendition(_ text: String, line: Int, _ problems: inout ConfigFileProblems) -> Header {
+    /// `[rendition STATION/NAME]` or `[input STATION/NAME]`, both names by the station naming rule (an input's not
+    /// all digits: those name the station's `upstream` values).
+    private static func part(
+        _ kind: String, _ text: String, line: Int, _ problems: inout ConfigFileProblems
+    ) -> (station: String, name: String, valid: Bool) {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         let station = parts[0]
         let name = parts.count > 1 ? parts[1] : ""
         guard parts.count == 2, isValidName(station), isValidName(name) else {
+            let example = kind == "input" ? "[input jazz/fallback]" : "[rendition jazz/low]"
             problems.add(
                 line,
-                "bad rendition \"\(text)\": use [rendition STATION/NAME], each name \(nameRule), as in "
-                    + "[rendition jazz/low]")
-            return .rendition(station: station, name: name, validName: false)
+                "bad \(kind) \"\(text)\": use [\(kind) STATION/NAME], each name \(nameRule), as in \(example)")
+            return (station, name, false)
         }
-        return .rendition(station: station, name: name, validName: true)
+        if kind == "input" && name.allSatisfy(\.isNumber) {
+            problems.add(
+                line,
+                "[input \(text)]: an input's name is not a number (1, 2, … name the station's upstream values): "
+                    + "use a word, as in [input \(station)/fallback]")
+            return (station, name, false)
+        }
+        return (station, name, true)
     }
 
     /// `[A-Za-z0-9_-]{1,64}`: the name appears in URLs, metric labels and socket names.

@@ -26,6 +26,7 @@ struct ConfigFileReader {
 
     mutating func read(_ text: String) throws(ConfigFileError) -> ServerConfiguration {
         let lines = ConfigFileLines(text, problems: &problems)
+        let fileLines = lines
         var result = ServerConfiguration()
         var serverLine: Int?
         var statusLine: Int?
@@ -49,7 +50,8 @@ struct ConfigFileReader {
             var station = result.server.stationDefaults
             station.name = name
             station.encoder.serial = EncoderConfiguration().serial  // its own Ogg stream serial, not the template's
-            let (clean, lines) = readStation(section, into: &station)
+            var (clean, lines) = readStation(section, into: &station)
+            clean = readInputs(fileLines, section, into: &station) && clean
             guard validName else { continue }
             if let first = firstLines[name] {
                 problems.add(section.line, "duplicate station \(name) (the first is at line \(first)): rename one")
@@ -74,6 +76,7 @@ struct ConfigFileReader {
             problems.addToFile("no [station NAME] section: add one per station, each with upstream = URL or path")
         }
         readRenditions(lines, into: &placed, stationLines: firstLines)
+        checkInputStations(lines, stationLines: firstLines)
         // The MP3 output is the last: its mount is checked; its address only when it is a port of its own.
         for index in placed.indices where placed[index].station.mp3 {
             let lines = placed[index].mp3Lines
@@ -143,17 +146,13 @@ struct ConfigFileReader {
         return text
     }
 
-    /// Reads a station's keys over `station`; returns whether all were good (and `upstream` given), and the lines
+    /// Reads a station's keys over `station`; returns whether all were good, and the lines
     /// its listening address comes from (`port`, else `bind`, else the section's header) and its mount.
     private mutating func readStation(_ section: ConfigFileLines.Section, into station: inout StationConfiguration)
         -> (clean: Bool, lines: (address: Int, mount: Int, mp3: Int, mp3Address: Int))
     {
         let label = station.name.isEmpty ? "[station]" : "[station \(station.name)]"
-        var (clean, seen) = readKeys(section, OptionSpecification.stationSettings, label: label, into: &station)
-        if seen["upstream"] == nil {
-            problems.add(section.line, "\(label) has no upstream: add upstream = an http(s) URL, a file: URL or a path")
-            clean = false
-        }
+        let (clean, seen) = readKeys(section, OptionSpecification.stationSettings, label: label, into: &station)
         return (
             clean,
             (

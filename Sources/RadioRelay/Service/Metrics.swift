@@ -199,6 +199,7 @@ enum MetricsReport {
                 out += "\(prefix)loop_wakeups_total{loop=\"\(labelValue(loop.name))\"} \(loop.wakeups)\n"
             }
         }
+        inputSamples(&out, snapshot)
         for family in pushFamilies {
             header(&out, family.name, family.kind, family.help)
             for station in snapshot.stations {
@@ -209,6 +210,33 @@ enum MetricsReport {
             }
         }
         return out
+    }
+
+    /// Which input plays (1 for it, 0 for the others), which are up, and the switches by reason (every reason, 0
+    /// included, so a rate over them starts at once).
+    private static func inputSamples(_ out: inout String, _ snapshot: StatusSnapshot) {
+        header(&out, "input_active", .gauge, "1 for the input that plays, 0 for the station's others")
+        for station in snapshot.stations {
+            for input in station.inputs {
+                let labels = "station=\"\(labelValue(station.name))\",input=\"\(labelValue(input.name))\""
+                out += "\(prefix)input_active{\(labels)} \(input.name == station.playingInput ? 1 : 0)\n"
+            }
+        }
+        header(&out, "input_up", .gauge, "1 while the input is connected with its audio flowing")
+        for station in snapshot.stations {
+            for input in station.inputs {
+                let labels = "station=\"\(labelValue(station.name))\",input=\"\(labelValue(input.name))\""
+                let up = input.connected && input.state != "failed"
+                out += "\(prefix)input_up{\(labels)} \(up ? 1 : 0)\n"
+            }
+        }
+        header(&out, "input_switches_total", .counter, "Changes of the input that plays, by reason")
+        for station in snapshot.stations {
+            for reason in InputSelector.Reason.allCases.map(\.rawValue) {
+                let labels = "station=\"\(labelValue(station.name))\",reason=\"\(labelValue(reason))\""
+                out += "\(prefix)input_switches_total{\(labels)} \(station.switchCounts[reason] ?? 0)\n"
+            }
+        }
     }
 
     /// The lengths of the listener sessions that ended, per output, as a histogram (`ListenerStatistics`).

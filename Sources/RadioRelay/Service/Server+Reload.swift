@@ -136,6 +136,6 @@ extension Server {
 
     private func logRelays(_ station: Station) {
         Log.notice(
-            "\(station.name): relays \(Redaction.text(station.configuration.upstream)) on \(station.listenAddress)")
+            "\(station.name): relays \(station.configuration.inputsShown) on \(station.listenAddress)")
     }
 }

@@ -150,7 +150,7 @@ package final class Server {
         let configuration = station.configuration
         Log.notice(
             "radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays "
-                + "\(Redaction.text(configuration.upstream)) on \(station.listenAddress) "
+                + "\(configuration.inputsShown) on \(station.listenAddress) "
                 + "(listen: ffplay tcp://HOST:\(station.port)); pages \(configuration.encoder.pageDuration) ms, "
                 + "flush \(configuration.broadcaster.flush), lead \(configuration.maxLead) s")
         for output in station.outputs.dropFirst() {

@@ -57,6 +57,43 @@ enum StatusReport {
             ("encoders", JSONText.number(status.encoders)),
             ("outputs", JSONText.array(status.outputs.map(output))),
             ("pushes", JSONText.array(status.pushes.map(push))),
+            ("input_playing", JSONText.string(status.playingInput)),
+            ("input_forced", JSONText.string(status.forcedInput)),
+            ("inputs", JSONText.array(status.inputs.map(input))),
+            ("switches", JSONText.array(status.switches.map(inputSwitch))),
+            (
+                "switch_counts",
+                JSONText.object(
+                    status.switchCounts.sorted { $0.key < $1.key }.map { ($0.key, JSONText.number($0.value)) })
+            ),
+        ])
+    }
+
+    /// One input: its state (`playing`, `standby`, `connecting`, `retrying`, `failed`), why, since when (Unix
+    /// seconds), its URL redacted.
+    static func input(_ input: InputState) -> String {
+        JSONText.object([
+            ("name", JSONText.string(input.name)),
+            ("kind", JSONText.string(input.kind)),
+            ("url", JSONText.string(input.url)),
+            ("state", JSONText.string(input.state)),
+            ("reason", JSONText.string(input.reason)),
+            ("since", JSONText.number(input.since)),
+            ("connected", input.connected ? "true" : "false"),
+            ("title", JSONText.string(input.title)),
+            ("bytes_in", JSONText.number(input.bytesIn)),
+            ("reconnects", JSONText.number(input.reconnects)),
+        ])
+    }
+
+    /// One switch: when (Unix seconds), from which input to which, why.
+    static func inputSwitch(_ change: InputSwitch) -> String {
+        JSONText.object([
+            ("at", JSONText.number(change.at)),
+            ("from", JSONText.string(change.from)),
+            ("to", JSONText.string(change.to)),
+            ("reason", JSONText.string(change.reason)),
+            ("detail", JSONText.string(change.detail)),
         ])
     }
 

@@ -39,9 +39,28 @@ final class StationStatusResponder: StatusResponder {
     }
 
     func answer(_ head: HTTPRequestHead.Result) -> [UInt8] {
-        StatusRouter.respond(to: head, access: server.access) {
-            server.snapshot(alive: alive, now: monotonicNow())
-        }.encoded
+        StatusRouter.respond(
+            to: head, access: server.access, snapshot: { server.snapshot(alive: alive, now: monotonicNow()) },
+            control: control
+        ).encoded
+    }
+
+    /// Forces or releases a station's input (`Station.force`).
+    private func control(_ wanted: StatusRouter.InputControl) -> Result<String, ConfigurationError> {
+        guard let station = server.stations.first(where: { $0.name == wanted.station }) else {
+            return .failure(ConfigurationError("no station \(Sanitized.text(wanted.station, limit: 64))"))
+        }
+        do {
+            try station.force(input: wanted.input)
+        } catch {
+            return .failure(error)
+        }
+        if let input = wanted.input {
+            return .success(
+                "station \(station.name): input \(input) forced: it plays once it is healthy, until released or until "
+                    + "it fails")
+        }
+        return .success("station \(station.name): the force is released: the rules choose the input again")
     }
 }
 

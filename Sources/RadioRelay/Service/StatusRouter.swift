@@ -11,21 +11,37 @@ import RadioRelaySystem
 /// | `GET`/`HEAD /metrics` | 200, Prometheus text 0.0.4 (`MetricsReport.text`) |
 /// | `GET`/`HEAD /health` | 200 when every station is alive, 503 otherwise, with a short text |
 /// | `GET`/`HEAD /` | 200, a list of the above |
+/// | `POST /stations/NAME/force/INPUT` | 200: the station plays that input until released or until it fails |
+/// | `POST /stations/NAME/release` | 200: the force is released, the rules choose again |
 /// | another path | 404 |
-/// | another method | 405 with `Allow: GET, HEAD` |
+/// | another method | 405 with `Allow: GET, HEAD` (`POST` on the paths above) |
+/// | a `POST` with `Origin` or `Sec-Fetch-Site` (a browser's, which a web page can send cross-site) | 403 |
 /// | a malformed head | 400; too long: 414 (request line) or 431 (head) |
 /// | `Host` not this server's (`StatusAccess`), but for `/health` and `/` | 421 |
-/// | no or a wrong bearer token where `status_token` is set, for `/status.json` and `/metrics` | 401 |
+/// | no or a wrong bearer token where `status_token` is set, for `/status.json`, `/metrics` and the `POST`s | 401 |
 enum StatusRouter {
     static let paths = ["/status.json", "/metrics", "/health"]
 
+    /// An operator's request about a station's inputs: force `input`, or release the force (`input` nil).
+    struct InputControl: Equatable, Sendable {
+        var station: String
+        var input: String?
+    }
+
+    /// What carries out an `InputControl`: the text of the answer, or why it cannot be done (404).
+    typealias Control = (InputControl) -> Result<String, ConfigurationError>
+
     static func respond(
-        to head: HTTPRequestHead.Result, access: StatusAccess = StatusAccess(), snapshot: () -> StatusSnapshot
+        to head: HTTPRequestHead.Result, access: StatusAccess = StatusAccess(), snapshot: () -> StatusSnapshot,
+        control: Control = { _ in .failure(ConfigurationError("no stations")) }
     ) -> HTTPResponse {
         let request: HTTPRequestHead.Request
         switch head.opening(HTTPResponse.text) {
         case .answer(let answer): return answer
         case .request(let parsed): request = parsed
+        }
+        if let wanted = inputControl(request.path) {
+            return respond(to: request, wanting: wanted, access: access, control: control)
         }
         guard request.method == "GET" || request.method == "HEAD" else {
             var response = HTTPResponse.text(405, "only GET and HEAD\n")
@@ -61,5 +77,45 @@ enum StatusRouter {
         }
         response.omitsBody = request.method == "HEAD"
         return response
+    }
+
+    /// The input control a path asks for: `/stations/NAME/force/INPUT` or `/stations/NAME/release`.
+    static func inputControl(_ path: String) -> InputControl? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count >= 4, parts[0].isEmpty, parts[1] == "stations", !parts[2].isEmpty else { return nil }
+        let station = String(parts[2])
+        if parts.count == 4 && parts[3] == "release" { return InputControl(station: station, input: nil) }
+        if parts.count == 5 && parts[3] == "force" && !parts[4].isEmpty {
+            return InputControl(station: station, input: String(parts[4]))
+        }
+        return nil
+    }
+
+    private static func respond(
+        to request: HTTPRequestHead.Request, wanting wanted: InputControl, access: StatusAccess, control: Control
+    ) -> HTTPResponse {
+        guard request.method == "POST" else {
+            var response = HTTPResponse.text(405, "only POST\n")
+            response.headers.append(("Allow", "POST"))
+            response.omitsBody = request.method == "HEAD"
+            return response
+        }
+        // A web page can make a browser send a simple POST anywhere, the operator's own machine included; browsers
+        // say where a request comes from, tools do not.
+        if request.field("origin") != nil || request.field("sec-fetch-site") != nil {
+            return .text(403, "requests from web pages are refused: use curl -X POST or the like\n")
+        }
+        switch access.decide(request) {
+        case .allowed: break
+        case .wrongHost: return .text(421, "this server does not answer for that Host\n")
+        case .unauthorized:
+            var response = HTTPResponse.text(401, "a bearer token is required\n")
+            response.headers.append(("WWW-Authenticate", "Bearer realm=\"radio-relay\""))
+            return response
+        }
+        switch control(wanted) {
+        case .success(let text): return .text(200, text + "\n")
+        case .failure(let error): return .text(404, "\(error.message)\n")
+        }
     }
 }

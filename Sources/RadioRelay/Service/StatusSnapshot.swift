@@ -75,6 +75,12 @@ package struct StationStatus: Sendable, Equatable {
     package var outputs: [OutputStatus] = []
     /// Its pushes to Icecast, in the configuration's order.
     package var pushes: [PushStatus] = []
+    /// Its inputs in priority order, the one that plays, the force, the newest switches and all switches by reason.
+    package var inputs: [InputState] = []
+    package var playingInput: String?
+    package var forcedInput: String?
+    package var switches: [InputSwitch] = []
+    package var switchCounts: [String: Int] = [:]
 
     package init(name: String) { self.name = name }
 
@@ -105,7 +111,9 @@ package struct StationStatus: Sendable, Equatable {
             outputs[index].channels = state.format?.channels ?? 0
         }
         listenAddress = station.listenAddress
-        upstreamURL = Redaction.text(station.configuration.upstream)
+        // The input that plays (the first before any decision).
+        let playing = station.configuration.inputs.first { $0.name == state.playingInput }
+        upstreamURL = Redaction.text(playing?.upstream ?? station.configuration.upstream)
         upstream = state.upstream
         lastError = state.lastError
         title = state.title
@@ -123,6 +131,11 @@ package struct StationStatus: Sendable, Equatable {
         encodedSeconds = state.encodedSeconds
         self.alive = alive
         pushes = station.pushStatuses
+        inputs = state.inputs
+        playingInput = state.playingInput
+        forcedInput = state.forcedInput
+        switches = state.switches
+        switchCounts = state.switchCounts
     }
 
     /// `connecting`, `connected` or `retrying`.

@@ -4,11 +4,11 @@ import RadioRelayNet
 import RadioRelaySystem
 import Synchronization
 
-/// The pipeline's supervision: settings taken after a reload, the upstream that sends no audio, and the log lines
+/// The pipeline's supervision: settings taken after a reload (the list of inputs among them), and the log lines
 /// about what the stream clock dropped or skipped.
 extension Pipeline {
-    /// Takes the station's new settings after a reload: the clock's lead and jitter and whether titles start links
-    /// at once, a new upstream by dropping the current connection and connecting to it now.
+    /// Takes the station's new settings after a reload: the clock's lead and jitter, whether titles start links at
+    /// once, the encoders' tuning, the switching rules and the list of inputs.
     func reconfigure() {
         let version = station.settingsVersion.load(ordering: .acquiring)
         guard version != settingsVersion else { return }
@@ -19,7 +19,6 @@ extension Pipeline {
         clockSettings.jitter = configuration.silenceAfter
         clockSettings.maxLead = configuration.maxLead
         clock.update(settings: clockSettings)
-        reconnect.update(delays: configuration.reconnectDelay)
         chain.chainsTitles = configuration.chainTitles
         let encoders = configuration.outputSettings.map(\.encoder)
         if encoders != old.outputSettings.map(\.encoder) {
@@ -32,35 +31,53 @@ extension Pipeline {
                 Log.error("\(configuration.name): cannot retune the encoders: \(error)")
             }
         }
-        if configuration.upstream != old.upstream {
-            Log.notice("\(configuration.name): upstream is now \(Redaction.text(configuration.upstream))")
-            downloader = nil
-            backlog.clear()
-            passEnded = false
-            reconnect.again()
+        selector.settings = Self.selectorSettings(configuration)
+        if configuration.inputs != old.inputs || configuration.failover.deadAirLevel != old.failover.deadAirLevel {
+            reconfigureInputs(was: old)
         }
+        for input in inputs { input.reconnect.update(delays: configuration.reconnectDelay) }
     }
 
-    /// An upstream that keeps sending bytes none of which is audio (an HTML page, AAC, a metadata trickle) is down.
-    func checkAudio(now: Double) {
-        guard downloader != nil, announced, !connection.file else { return }
-        let packets = chain.packetsSeen
-        if packets != connection.lastPackets {
-            connection.lastPackets = packets
-            connection.lastAudioAt = now
-            return
+    /// A new list of inputs (a reload): an input whose URL is still listed keeps its connection, its reading and
+    /// what the selector knows of it (under its new name and settings; new timeouts apply from its next
+    /// connection); the one that plays goes on playing if it is still there; the others are dropped, new ones
+    /// connected as the selector wants them.
+    func reconfigureInputs(was old: StationConfiguration) {
+        let wanted = configuration.inputs
+        var remaining = Array(inputs.enumerated())
+        var made: [StationInput] = []
+        var previous: [Int?] = []
+        for configured in wanted {
+            if let found = remaining.firstIndex(where: { $0.element.configuration.upstream == configured.upstream }) {
+                let (index, input) = remaining.remove(at: found)
+                input.configuration = configured
+                input.meter = LevelMeter(
+                    thresholdDB: configuration.failover.deadAirLevel, rate: configuration.commonRate)
+                made.append(input)
+                previous.append(index)
+            } else {
+                made.append(StationInput(configured, station: configuration))
+                previous.append(nil)
+            }
         }
-        let silentFor = now - connection.lastAudioAt
-        guard silentFor >= configuration.noAudioTimeout else { return }
-        let received = local.bytesIn - connection.bytesAtOpen
-        let type = downloader?.responseHeaders["content-type"].map { ", Content-Type \(Sanitized.text($0))" } ?? ""
-        let audio = configuration.relaysOggOpus ? "Opus" : "MPEG"
-        fail(
-            DownloadError(
-                .transfer, url: configuration.upstream,
-                "no \(audio) audio in \(Int(configuration.noAudioTimeout)) s (\(received) bytes on this connection\(type))"
-            ),
-            now: now)
+        let playingName = playing.name
+        for (_, input) in remaining {
+            retire(input)
+            input.downloader = nil
+        }
+        let playingKept = previous.contains(selector.playing)
+        selector = selector.remapped(previous: previous, settings: Self.selectorSettings(configuration))
+        inputs = made
+        let names = inputs.map { "\($0.name) (\($0.configuration.shown))" }.joined(separator: ", ")
+        Log.notice(
+            "\(configuration.name): inputs now \(names)"
+                + (playingKept
+                    ? "; input \(playing.name) plays on"
+                    : "; input \(playingName) is gone: input \(playing.name) plays once it is up"))
+        if !playingKept {
+            // The input that played is gone: as a failure of it, the rules choose again (its audio fades out).
+            transcoder?.fadeOut(frames: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate))
+        }
     }
 
     /// Writes a line of a kind an upstream can repeat at will, within `logLimit`: one a second per kind; the next
@@ -101,27 +118,6 @@ extension Pipeline {
                     + "(process paused); the stream clock moved on without filling that time")
         }
         reported = (clock.droppedSeconds, clock.pausedSeconds, now)
-    }
-}
-
-extension Pipeline {
-    /// An HTTP upstream whose Content-Type says the other kind of stream than the station expects fails at once,
-    /// with what to change: an edge relays Ogg Opus as it is, a transcoding station decodes MP3.
-    func checkFormat(_ contentType: String?) throws {
-        guard let contentType = contentType?.lowercased() else { return }
-        let ogg = contentType.contains("ogg") || contentType.contains("opus")
-        if configuration.relaysOggOpus && !ogg {
-            throw DownloadError(
-                .transfer, url: configuration.upstream,
-                "answered Content-Type \(Sanitized.text(contentType)), not audio/ogg: an upstream URL ending in "
-                    + ".opus, .ogg or .oga, or tcp://, is relayed as Ogg Opus")
-        }
-        if !configuration.relaysOggOpus && ogg {
-            throw DownloadError(
-                .transfer, url: configuration.upstream,
-                "answered Content-Type \(Sanitized.text(contentType)): an Ogg stream is relayed as it is when the "
-                    + "upstream URL ends in .opus, .ogg or .oga (or is tcp://)")
-        }
     }
 }
 

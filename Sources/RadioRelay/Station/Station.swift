@@ -4,10 +4,11 @@ import RadioRelayNet
 import RadioRelaySystem
 import Synchronization
 
-/// A station: one upstream, one pipeline thread (Downloader → stage chain → rings) and one output per encoding: the
-/// main one and its renditions, each an Encoder, a page ring and a Broadcaster (its port). The upstream is decoded
-/// once for all outputs. The upstream can come and go; the stream does not: while it is away (or behind) the Encoders
-/// keep encoding silence at real-time pace, so granules stay continuous and listeners stay connected.
+/// A station: its inputs in priority order, one pipeline thread (Downloaders → the input that plays → stage chain →
+/// rings) and one output per encoding: the main one and its renditions, each an Encoder, a page ring and a
+/// Broadcaster (its port). The audio is decoded once for all outputs. Inputs come and go and the station switches
+/// between them (`InputSelector`); the stream does not: while no input has audio (or it is behind) the Encoders keep
+/// encoding silence at real-time pace, so granules stay continuous and listeners stay connected.
 public final class Station: Service {
     /// The settings in force; `update` replaces them (a reload), the pipeline reads them when `settingsVersion`
     /// moves.
@@ -27,6 +28,10 @@ public final class Station: Service {
     let pushes = LockedBox<[IcecastPush]>([])
     package var pushService: StationPushes { StationPushes(station: self) }
     let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
+    /// Operators' requests for the pipeline (`force`): an input's name to force, nil to release, in order.
+    private let inputCommands = LockedBox<[String?]>([])
+    /// Requests waiting at most (the pipeline takes them every iteration; more are refused).
+    static let maxInputCommands = 16
 
     public var name: String { configuration.name }
     public var state: StationState { shared.snapshot }
@@ -162,6 +167,32 @@ public final class Station: Service {
         settings.withLock { $0 = new }
         settingsVersion.add(1, ordering: .releasing)
         if pipeline.snapshot != nil { try updatePushes(to: new) }
+    }
+
+    /// Forces input `input` to play until released or until it fails (nil: releases the force); the pipeline
+    /// carries it out within an iteration. Throws, saying which inputs there are, when the station has no such input
+    /// or too many requests wait.
+    package func force(input: String?) throws(ConfigurationError) {
+        let inputs = configuration.inputs
+        if let input, !inputs.contains(where: { $0.name == input }) {
+            throw ConfigurationError(
+                "station \(name) has no input \(Sanitized.text(input, limit: 64)): its inputs are "
+                    + inputs.map(\.name).joined(separator: ", "))
+        }
+        let taken = inputCommands.withLock { commands in
+            guard commands.count < Self.maxInputCommands else { return false }
+            commands.append(input)
+            return true
+        }
+        guard taken else { throw ConfigurationError("station \(name): too many requests at once: try again") }
+    }
+
+    /// The operators' requests since the last call, in order (the pipeline's).
+    func takeInputCommands() -> [String?] {
+        inputCommands.withLock { commands in
+            defer { commands.removeAll() }
+            return commands
+        }
     }
 
     /// Heartbeats of the station's threads (pipeline, every output's network loop, pushes), for the watchdog.

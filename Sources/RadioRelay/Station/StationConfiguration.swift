@@ -5,8 +5,21 @@ import RadioRelaySystem
 /// Everything one station needs: where its audio comes from, how it is encoded, and how listeners are served.
 public struct StationConfiguration: Sendable, Equatable {
     public var name = "main"
-    /// http(s) URL of the upstream, a file: URL or a path.
-    public var upstream = ""
+    /// The `upstream` values in priority order (`--upstream`, `upstream =`, repeatable): inputs `1`, `2`, … of
+    /// `inputs`.
+    public var upstreams: [String] = []
+    /// The inputs of `[input STATION/NAME]` sections, after the `upstream` values in priority.
+    public var namedInputs: [InputConfiguration] = []
+    /// The first input's URL; setting it makes it the station's one `upstream` value.
+    public var upstream: String {
+        get { upstreams.first ?? namedInputs.first?.upstream ?? "" }
+        set { upstreams = [newValue] }
+    }
+    /// The title shown while an input without one of its own plays (`title`; an `[input]` section may set its own).
+    public var title: String?
+    /// How the station switches between its inputs (`dead_air`, `dead_air_level`, `recover`, `crossfade`,
+    /// `standby`).
+    public var failover = FailoverSettings()
     /// The main output's encoding and listening side.
     public var encoder = EncoderConfiguration()
     public var broadcaster = BroadcasterConfiguration()
@@ -26,9 +39,12 @@ public struct StationConfiguration: Sendable, Equatable {
     public var paced: Bool?
     /// Start a file upstream again when it ends (how the bundled sample serves as a live station).
     public var loop = true
+    /// Seconds an upstream connection may take (`connect_timeout`; an `[input]` section may set its own).
     public var connectTimeout = 10
-    /// Seconds without a byte from the upstream before the connection is dropped and retried.
+    /// Seconds without a byte from the upstream before the connection is dropped and retried (`stall_timeout`).
     public var stallTimeout = 10
+    /// The range of both timeouts, seconds.
+    public static let timeoutRange = 1...300
     /// Seconds an upstream may send bytes without a single MPEG audio frame before it counts as down.
     public var noAudioTimeout = 10.0
     /// Reconnect delays, from the first to the last, with decorrelated jitter (see `ReconnectSchedule`).
@@ -67,12 +83,26 @@ public struct StationConfiguration: Sendable, Equatable {
     /// Where HTTP listeners ask for the stream: `/NAME.opus` unless `mount` says otherwise.
     public var mountPath: String { "/" + mount }
 
+    /// Every input in priority order: the `upstream` values (named `1`, `2`, …, with the station's title, pace and
+    /// timeouts), then the `[input]` sections' (read over the station's settings).
+    public var inputs: [InputConfiguration] {
+        upstreams.enumerated().map { index, url in
+            var input = InputConfiguration(name: "\(index + 1)", upstream: url)
+            input.title = title
+            input.paced = paced
+            input.connectTimeout = connectTimeout
+            input.stallTimeout = stallTimeout
+            return input
+        } + namedInputs
+    }
+
     public var isFileUpstream: Bool { (try? UpstreamURL.classify(upstream)) == .file }
 
     public var isPaced: Bool { paced ?? isFileUpstream }
 
-    /// Whether the upstream is another relay's (or an Icecast mount's) Ogg Opus, relayed as it is: `tcp://`, or a
-    /// URL or path ending in `.opus`, `.ogg` or `.oga` (see `UpstreamURL.isOggOpus`).
+    /// Whether the station relays another relay's (or an Icecast mount's) Ogg Opus as it is: its inputs are
+    /// `tcp://`, or URLs or paths ending in `.opus`, `.ogg` or `.oga` (see `UpstreamURL.isOggOpus`). Every input of
+    /// a station is of one kind (`validate`).
     public var relaysOggOpus: Bool { UpstreamURL.isOggOpus(upstream) }
 
     /// Seconds audio may run ahead of real time.
@@ -81,12 +111,7 @@ public struct StationConfiguration: Sendable, Equatable {
     public static let reconnectMaxRange = 1.0...3600
 
     public func validate() throws {
-        guard !upstream.isEmpty else { throw ConfigurationError("station \(name): no upstream URL") }
-        do {
-            _ = try UpstreamURL.classify(upstream)
-        } catch {
-            throw ConfigurationError("station \(name): upstream \(error.message)")
-        }
+        try validateInputs()
         try encoder.validate()
         try broadcaster.validate()
         if relaysOggOpus && mp3 {

@@ -38,4 +38,44 @@ public struct StationState: Sendable, Equatable {
     public var decodeErrors = 0
     /// Seconds of audio encoded (the stream's clock).
     public var encodedSeconds = 0.0
+    /// Each input, in priority order, and the one that plays.
+    public var inputs: [InputState] = []
+    public var playingInput: String?
+    /// The input an operator forced, until released or until it fails.
+    public var forcedInput: String?
+    /// The newest switches, oldest first (at most `switchHistory`), and every switch so far by reason.
+    public var switches: [InputSwitch] = []
+    public var switchCounts: [String: Int] = [:]
+    public static let switchHistory = 20
+}
+
+/// What status shows of one input.
+public struct InputState: Sendable, Equatable {
+    public var name: String
+    /// `http`, `https`, `tcp` or `file`.
+    public var kind: String
+    /// Its URL or path, redacted.
+    public var url: String
+    /// `playing`, `standby` (connected, or not needed now: `connected` says), `connecting`, `retrying` or
+    /// `failed` (dead air: still connected and listened to).
+    public var state: String
+    public var reason: String?
+    /// Wall-clock seconds since it is in this state.
+    public var since: Double
+    public var connected: Bool
+    public var title: String?
+    public var bytesIn: Int
+    public var reconnects: Int
+}
+
+/// One change of the input that plays.
+public struct InputSwitch: Sendable, Equatable {
+    /// Wall-clock seconds.
+    public var at: Double
+    public var from: String
+    public var to: String
+    /// `failed`, `dead air`, `recovered`, `forced` or `released`.
+    public var reason: String
+    /// What the input left said, when it failed.
+    public var detail: String?
 }

@@ -26,6 +26,8 @@ package struct PCMQueue {
     private var consumed: Int64 = 0
     /// Titles marked at a position (the frames appended before them), oldest first.
     private var marks: [(position: Int64, title: String)] = []
+    /// A change of input under way (`beginSwitch`).
+    private var fade: SwitchFade?
 
     package init(sampleRate: Int) { self.sampleRate = sampleRate }
 
@@ -34,6 +36,11 @@ package struct PCMQueue {
 
     package mutating func append(_ buffer: PCMBuffer) {
         guard !buffer.isEmpty else { return }
+        if var switching = fade {
+            appendFading(buffer, &switching)
+            fade = switching.isFinished ? nil : switching
+            return
+        }
         left.append(contentsOf: buffer.left)
         right.append(contentsOf: buffer.right)
         appended += Int64(buffer.frameCount)
@@ -82,6 +89,69 @@ package struct PCMQueue {
         start += n
         consumed += Int64(n)
         compact()
+    }
+
+    /// Fades the last `frames` waiting (at most all) out to silence along the equal-power curve: the end of an input
+    /// that stopped, so that what follows (silence, or another input fading in) starts without a step.
+    package mutating func fadeOutTail(frames: Int) {
+        let n = min(max(0, frames), frameCount)
+        guard n > 0 else { return }
+        let first = left.count - n
+        for i in 0..<n {
+            let gain = Crossfade.outgoing(i, of: n)
+            left[first + i] *= gain
+            right[first + i] *= gain
+        }
+    }
+
+    /// A change of input (see `Crossfade`): the last `crossfade` frames waiting (at most all) fade out now, and the
+    /// audio appended next — the new input's — is mixed into them, fading in, the rest of its fade appended after
+    /// them. When less than `minimum` frames of the old input wait, the new one fades in over `minimum` frames from
+    /// wherever the front is when it arrives (after silence, if the clock had to fill some). Audio the clock
+    /// releases meanwhile is simply released: the fade carries on from the new front.
+    package mutating func beginSwitch(crossfade: Int, minimum: Int) {
+        let n = min(max(0, crossfade), frameCount)
+        fadeOutTail(frames: n)
+        fade = SwitchFade(regionEnd: appended, minimum: max(1, minimum), mixAt: appended - Int64(n))
+    }
+
+    /// Whether a switch's fade is still under way.
+    package var isSwitching: Bool { fade != nil }
+
+    /// Appends the new input's `buffer` during a switch: mixed into the old input's faded tail while it lasts, faded
+    /// in, then appended.
+    private mutating func appendFading(_ buffer: PCMBuffer, _ fade: inout SwitchFade) {
+        let count = min(buffer.left.count, buffer.right.count)
+        if fade.length == nil {
+            fade.mixAt = max(fade.mixAt, consumed)
+            fade.length = max(Int(max(0, fade.regionEnd - fade.mixAt)), fade.minimum)
+        }
+        let length = fade.length ?? fade.minimum
+        var index = 0
+        // Mixed into what is left of the old input's tail (the front may have passed part of it).
+        fade.mixAt = max(fade.mixAt, consumed)
+        while index < count && fade.mixAt < fade.regionEnd {
+            let at = start + Int(fade.mixAt - consumed)
+            let gain = Crossfade.incoming(fade.done, of: length)
+            left[at] += buffer.left[index] * gain
+            right[at] += buffer.right[index] * gain
+            fade.done += 1
+            fade.mixAt += 1
+            index += 1
+        }
+        guard index < count else { return }
+        let rest = count - index
+        left.reserveCapacity(left.count + rest)
+        right.reserveCapacity(right.count + rest)
+        for i in index..<count {
+            let gain = fade.done < length ? Crossfade.incoming(fade.done, of: length) : 1
+            left.append(buffer.left[i] * gain)
+            right.append(buffer.right[i] * gain)
+            fade.done += 1
+        }
+        appended += Int64(rest)
+        fade.mixAt = appended
+        fade.regionEnd = min(fade.regionEnd, appended)
     }
 
     /// Takes `frames` input frames from the front as one buffer; with `nudge` > 0 about `frames × nudge` samples

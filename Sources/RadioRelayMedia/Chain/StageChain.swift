@@ -39,16 +39,18 @@ public final class StageChain {
     }
 
     public let configuration: Configuration
-    public let parser: Parser
-    public private(set) var reader: Reader?
+    /// ICY demux → Parser → Reader, for what `feed` is given (a live station decodes each input with one of its own
+    /// and hands the outputs to `accept`).
+    public let decoder: InputDecoder
+    public var parser: Parser { decoder.parser }
+    public var reader: Reader? { decoder.reader }
     /// One per output, in order (the first is the main output).
     public private(set) var encoders: [Encoder]
     /// The first output's Encoder (the only one offline).
     public var encoder: Encoder? { encoders.first }
     /// Readers made over the chain's life: 1 once audio flowed, however many outputs (the proof that a station
     /// decodes once).
-    public private(set) var readersMade = 0
-    private var icy: ICYDemuxer?
+    public var readersMade: Int { decoder.readersMade }
     /// Decoded audio not yet encoded (only with `holdsDecodedAudio`).
     private var queue: PCMQueue
     /// The upstream's own frames for an MP3 pass-through output, released in step with `queue` (live only).
@@ -80,7 +82,12 @@ public final class StageChain {
     /// - Parameter encoders: one per output, all at the common rate; empty: one is made at the first format.
     public init(_ configuration: Configuration, encoders: [Encoder]) {
         self.configuration = configuration
-        self.parser = Parser(confirmsFrames: configuration.confirmsFrames, maxTagLength: configuration.maxTagLength)
+        var decoding = InputDecoder.Configuration()
+        decoding.commonRate = configuration.commonRate
+        decoding.confirmsFrames = configuration.confirmsFrames
+        decoding.gapless = configuration.gapless
+        decoding.maxTagLength = configuration.maxTagLength
+        self.decoder = InputDecoder(decoding)
         self.encoders = encoders
         self.pages = Array(repeating: [], count: max(1, encoders.count))
         self.queue = PCMQueue(sampleRate: configuration.commonRate)
@@ -145,23 +152,30 @@ public final class StageChain {
 
     /// A new connection to the upstream: forgets sync and the carry-over; `metaInterval` is its `icy-metaint`.
     public func restart(metaInterval: Int?) {
-        parser.reset()
-        icy = metaInterval.map { ICYDemuxer(interval: $0) }
+        decoder.restart(metaInterval: metaInterval)
     }
 
     /// Feeds upstream bytes (ICY-framed when the connection announced a metadata interval).
     public func feed(_ bytes: UnsafeRawBufferPointer) throws {
-        if var demuxer = icy {
-            defer { icy = demuxer }
-            try demuxer.demux(bytes, audio: { try feedAudio($0) }, metadata: { try noteMetadata($0) })
-        } else {
-            try feedAudio(bytes)
-        }
+        try decoder.feed(bytes) { try accept($0) }
     }
 
     /// Feeds MP3 bytes to the Parser and each packet through the Reader and the Encoder.
     public func feedAudio(_ bytes: UnsafeRawBufferPointer) throws {
-        try parser.parse(bytes) { try handle($0) }
+        try decoder.feedAudio(bytes) { try accept($0) }
+    }
+
+    /// A change of input (live, with several inputs): the last `crossfade` frames of the old input's waiting audio
+    /// fade out, and the new input's audio `accept` is given next fades in over them (at least over `minimum`
+    /// frames; see `PCMQueue.beginSwitch`).
+    public func beginSwitch(crossfade: Int, minimum: Int) {
+        queue.beginSwitch(crossfade: crossfade, minimum: minimum)
+    }
+
+    /// The input stopped (live): its last `frames` waiting fade out, so the silence after them starts without a
+    /// click.
+    public func fadeOut(frames: Int) {
+        queue.fadeOutTail(frames: frames)
     }
 
     /// Encodes `frames` samples of silence at the common rate (an outage, live).
@@ -174,10 +188,7 @@ public final class StageChain {
     /// Ends the stream: the Parser's last frame, the Reader's tail, each Encoder's end-trimmed last page.
     /// Returns false when no audio frame was ever found (the encoder was never made).
     public func finish() throws -> Bool {
-        try parser.finish { try handle($0) }
-        guard !encoders.isEmpty, let reader else { return false }
-        let tail = try reader.finish()
-        if !tail.isEmpty { try encode(tail) }
+        guard try decoder.finish({ try accept($0) }), !encoders.isEmpty else { return false }
         try eachEncoder { try $0.finish() }
         return true
     }
@@ -213,8 +224,10 @@ public final class StageChain {
         }
     }
 
-    private func handle(_ event: Parser.Event) throws {
-        switch event {
+    /// Takes what a decoder handed on: its own (`feed`), or an input's (a live station with several inputs decodes
+    /// each with an `InputDecoder` of its own and hands the chain what the one that plays makes).
+    public func accept(_ output: InputDecoder.Output) throws {
+        switch output {
         case .format(let format):
             events.append(.format(format))
             if encoders.isEmpty {
@@ -225,24 +238,17 @@ public final class StageChain {
                 pages[0] += made.headerPages
                 encoders = [made]
             }
-        case .packet(let packet):
+        case .metadata(let fields):
+            try noteMetadata(fields)
+        case .frame(let packet):
             passThrough?.append(packet)
-            let reader = try self.reader ?? makeReader()
-            let pcm = try reader.read(packet)
+        case .pcm(let pcm):
             if configuration.holdsDecodedAudio {
                 queue.append(pcm)
             } else if !pcm.isEmpty {
                 try encode(pcm)
             }
         }
-    }
-
-    private func makeReader() throws -> Reader {
-        let made = try Reader(
-            commonRate: configuration.commonRate, gapless: configuration.gapless ? parser.gapless : nil)
-        reader = made
-        readersMade += 1
-        return made
     }
 }
 

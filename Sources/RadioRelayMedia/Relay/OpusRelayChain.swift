@@ -128,10 +128,13 @@ package final class OpusRelayChain {
     }
 
     package func feed(_ bytes: UnsafeRawBufferPointer) throws {
-        demuxer.demux(bytes) { event in handle(event) }
+        demuxer.demux(bytes) { event in accept(event) }
     }
 
-    private func handle(_ event: OggDemuxer.Event) {
+    /// Takes what a demuxer found: its own (`feed`), or an input's (an edge with several roots demuxes each with an
+    /// `OggDemuxer` of its own and hands the chain what the one that plays sends; a switch starts with that root's
+    /// head and tags, as a reconnect does).
+    package func accept(_ event: OggDemuxer.Event) {
         switch event {
         case .head(let serial, let head):
             guard head.mappingFamily == 0, head.channels <= 2 else {

@@ -1,0 +1,337 @@
+import Foundation
+import Glibc
+import RadioRelayMedia
+import RadioRelayNet
+import RadioRelaySystem
+
+/// The pipeline's inputs: connecting the ones the selector wants (each on its own reconnect schedule), reading
+/// every connected one, and routing what each yields — to the chain for the one that plays, to its own kept audio
+/// and level meter for the others.
+extension Pipeline {
+    // MARK: Connections
+
+    /// Connects each input the selector wants connected whose reconnect schedule is due (a paced input's next
+    /// connection — a file's next loop — once the last one played out), and drops a connection no longer wanted
+    /// (a cold standby after the station switched up).
+    func manageConnections(now: Double) {
+        for (index, input) in inputs.enumerated() {
+            let wanted = selector.shouldConnect(index, now: now)
+            if input.downloader == nil {
+                guard wanted, input.reconnect.isDue(now: now), input.backlog.isEmpty else { continue }
+                connect(index, now: now)
+            } else if !wanted && index != selector.playing {
+                disconnect(index, now: now)
+            }
+        }
+    }
+
+    func connect(_ index: Int, now: Double) {
+        let input = inputs[index]
+        if input.passEnded {
+            input.passEnded = false
+            if input.packets == input.connection.packetsAtOpen {
+                // An empty file, or one without audio: looping it again at once would spin.
+                let audio = input.configuration.isOggOpus ? "Opus" : "MPEG"
+                fail(
+                    index, DownloadError(.file, url: input.configuration.upstream, "no \(audio) audio in the file"),
+                    now: now)
+                return
+            }
+        }
+        var options = Downloader.Options()
+        options.connectTimeout = input.configuration.connectTimeout
+        options.stallTimeout = input.configuration.stallTimeout
+        options.requestICYMetadata = true
+        options.chunkSize = 16 * 1024
+        input.set(.connecting)
+        do {
+            input.downloader = try Downloader(url: input.configuration.upstream, options: options)
+            input.connection = (now, now, input.packets, input.bytesIn, input.packets)
+            // A looping file announces itself once; a network input on every (re)connection.
+            input.announced = input.configuration.isFile && input.packets > 0
+            input.decoder?.restart(metaInterval: nil)
+            input.demuxer.reset()
+            if input.configuration.isFile {
+                input.readFileTitle()
+                input.set(.connected)
+                input.paced = input.configuration.isPaced
+            }
+            if index == selector.playing, let title = input.title { offer(title) }
+        } catch {
+            fail(index, error, now: now)
+        }
+    }
+
+    /// Drops input `index`'s connection: it is not needed now (not a failure).
+    func disconnect(_ index: Int, now: Double) {
+        let input = inputs[index]
+        input.downloader = nil
+        input.forgetConnection()
+        input.set(.idle)
+        input.reconnect.again()
+        selector.idle(index)
+        Log.info("\(configuration.name): \(describe(input)) disconnected: not needed while input \(playing.name) plays")
+    }
+
+    /// How logs name an input: `upstream` for a station with one, else `input NAME`.
+    func describe(_ input: StationInput) -> String {
+        inputs.count == 1 ? "upstream" : "input \(input.name)"
+    }
+
+    func fail(_ index: Int, _ error: any Error, now: Double) {
+        let input = inputs[index]
+        input.downloader = nil
+        input.forgetConnection(keepingBacklog: index == selector.playing)
+        input.reconnects += 1
+        local.reconnects += 1
+        // Any error's text, not only a DownloadError's, may quote the URL: redacted once, used everywhere.
+        let text = Redaction.text("\(error)")
+        input.set(.retrying(text))
+        input.lastError = text
+        local.lastError = text
+        let wait = input.reconnect.failed(now: now, random: Double.random(in: 0..<1))
+        if index == selector.playing, let transcoder {
+            // Its last audio fades out rather than stopping on a sample.
+            transcoder.fadeOut(frames: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate))
+        }
+        selector.failed(index, reason: text, now: now)
+        Log.warning(
+            "\(configuration.name): \(describe(input)) \(text); retrying in \(String(format: "%.1f", wait)) s "
+                + "(attempt \(input.reconnect.failures))")
+    }
+
+    // MARK: Reading
+
+    /// Polls every connected input that may be read; only the last poll may wait (20 ms), and only when nothing
+    /// arrived before it, so an iteration waits once however many inputs there are.
+    func pullInputs(now: Double) {
+        let ready = inputs.indices.filter { index in
+            inputs[index].downloader != nil && !(inputs[index].paced && inputs[index].backlog.isFull)
+        }
+        var received = false
+        for (position, index) in ready.enumerated() {
+            let wait = position == ready.count - 1 && !received ? 20 : 0
+            received = pull(index, timeout: wait, now: now) || received
+        }
+        if ready.isEmpty && !(playing.paced && !playing.backlog.isEmpty) { usleep(10_000) }
+    }
+
+    /// Reads what input `index` has; true when bytes arrived.
+    func pull(_ index: Int, timeout: Int, now: Double) -> Bool {
+        let input = inputs[index]
+        guard let downloader = input.downloader else { return false }
+        var received = false
+        do {
+            let more = try downloader.poll(timeout: timeout) { chunk in
+                received = true
+                if !input.announced {
+                    input.announced = true
+                    try connected(index, downloader)
+                }
+                input.bytesIn += chunk.count
+                local.bytesIn += chunk.count
+                if input.paced {
+                    input.backlog.append(chunk)
+                } else {
+                    try feed(index, chunk)
+                }
+            }
+            if !more { ended(index, now: now) }
+        } catch {
+            takeEvents()
+            fail(index, error, now: now)
+        }
+        return received
+    }
+
+    /// The input's stream ended. A file loops; a network stream that ends is an outage of that input.
+    func ended(_ index: Int, now: Double) {
+        let input = inputs[index]
+        input.downloader = nil
+        if input.configuration.isFile && configuration.loop {
+            // Again once what was read has played out; `connect` checks that this pass had audio.
+            input.passEnded = true
+            input.reconnect.again()
+        } else {
+            fail(
+                index, DownloadError(.transfer, url: input.configuration.upstream, "the upstream ended the stream"),
+                now: now)
+        }
+    }
+
+    func connected(_ index: Int, _ downloader: Downloader) throws {
+        let input = inputs[index]
+        try checkFormat(input, downloader.responseHeaders["content-type"])
+        let interval = try downloader.icyMetaInterval()
+        input.decoder?.restart(metaInterval: interval)
+        input.set(.connected)
+        let now = monotonicNow()
+        if index == selector.playing { clock.connected() }
+        input.connection.lastAudioAt = now
+        input.reconnect.connected(now: now)
+        let headers = downloader.responseHeaders
+        input.paced = input.configuration.paced ?? (input.configuration.isFile || headers["content-length"] != nil)
+        input.pace = (now, 0)
+        if input.paced && !input.configuration.isFile && input.configuration.paced == nil {
+            let who = inputs.count == 1 ? "the upstream" : "input \(input.name)"
+            Log.info("\(configuration.name): \(who) announced its length: read at real time, nothing dropped")
+        }
+        let name = headers["icy-name"].map { " \"\(Sanitized.text($0))\"" } ?? ""
+        let what = input.configuration.isFile ? "file opened" : "connected"
+        Log.info(
+            "\(configuration.name): \(describe(input)) \(what): \(input.configuration.shown)\(name)"
+                + (interval.map { ", ICY metadata every \($0) bytes" } ?? ""))
+    }
+
+    // MARK: Pacing
+
+    /// Feeds each paced input's read-ahead in 1 KB pieces (about 60 ms at 128 kb/s): the one that plays while the
+    /// stream is not ahead of the clock, the others at real time of their own.
+    func drainBacklogs() {
+        for (index, input) in inputs.enumerated() where !input.backlog.isEmpty {
+            do {
+                while !input.backlog.isEmpty && mayFeed(index) {
+                    try input.backlog.consume(upTo: 1024) { try feed(index, $0) }
+                }
+            } catch let refusal as DownloadError {
+                input.backlog.clear()  // nothing more of this connection is played
+                fail(index, refusal, now: monotonicNow())
+            } catch {
+                // A stage failed on this piece: it is dropped, the next goes on (the connection is fine).
+                takeEvents()
+                logLimited(.stageError, .error, "\(configuration.name): \(describe(input)): \(error)")
+            }
+            input.backlog.compact()
+        }
+    }
+
+    /// Whether a paced input's next piece is due: the stream clock's lead for the one that plays, its own real-time
+    /// pace (half a second ahead) for another.
+    func mayFeed(_ index: Int) -> Bool {
+        let now = monotonicNow()
+        if index == selector.playing { return clock.mayFeed(now: now, queued: queued) }
+        let input = inputs[index]
+        return input.pace.seconds < now - input.pace.origin + 0.5
+    }
+
+    // MARK: Routing
+
+    /// Hands input `index`'s bytes to what reads them, and what comes out to where it goes.
+    func feed(_ index: Int, _ bytes: UnsafeRawBufferPointer) throws {
+        let input = inputs[index]
+        if let decoder = input.decoder {
+            try decoder.feed(bytes) { try route(index, $0) }
+            if index == selector.playing { takeEvents() }
+        } else {
+            var demuxer = input.demuxer
+            defer { input.demuxer = demuxer }
+            try demuxer.demux(bytes) { try route(index, $0) }
+        }
+    }
+
+    /// What an MP3 input's decoder yields: the chain's when it plays; its title, format and kept audio always.
+    func route(_ index: Int, _ output: InputDecoder.Output) throws {
+        let input = inputs[index]
+        let plays = index == selector.playing
+        switch output {
+        case .format(let format):
+            input.format = format
+        case .metadata(let fields):
+            if let title = Sanitized.title(in: fields) { input.ownTitle = title }
+        case .frame:
+            input.packets += 1
+        case .pcm(let buffer):
+            let now = monotonicNow()
+            if !input.flowing {
+                input.flowing = true
+                selector.flowing(index, now: now)
+                // The input that plays is back after an outage (its silence filled in): it fades in.
+                if plays {
+                    transcoder?.beginSwitch(
+                        crossfade: 0, minimum: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate))
+                }
+            }
+            input.pace.seconds += Double(buffer.frameCount) / Double(max(1, buffer.sampleRate))
+            if selector.settings.deadAir > 0 {
+                let reading = input.meter.feed(buffer)
+                if reading.windows > 0 { selector.level(index, quiet: reading.lastQuiet, now: now) }
+            }
+            if !plays { input.keep(buffer) }
+        }
+        if plays { try transcoder?.accept(output) }
+    }
+
+    /// What an Ogg Opus root's demuxer finds: the relay chain's when it plays; its head, tags and title always. A
+    /// root whose stream cannot be relayed (multichannel) fails.
+    func route(_ index: Int, _ event: OggDemuxer.Event) throws {
+        let input = inputs[index]
+        switch event {
+        case .head(let serial, let head):
+            guard head.mappingFamily == 0, head.channels <= 2 else {
+                throw DownloadError(
+                    .transfer, url: input.configuration.upstream,
+                    "the upstream's Opus stream has \(head.channels) channels (channel mapping family "
+                        + "\(head.mappingFamily)): an edge relays mono and stereo streams (family 0) only")
+            }
+            input.head = (serial, head)
+            input.tags = nil
+        case .tags(let serial, let comments):
+            input.tags = (serial, comments)
+            if let title = OpusPacketInfo.title(in: comments) {
+                input.ownTitle = Sanitized.text(title, limit: Sanitized.titleLimit)
+            }
+        case .audio:
+            input.packets += 1
+            if !input.flowing {
+                input.flowing = true
+                selector.flowing(index, now: monotonicNow())
+            }
+        }
+        guard index == selector.playing, let relay else { return }
+        relay.accept(event)
+        takeEvents()
+    }
+
+    // MARK: Supervision
+
+    /// An input that keeps sending bytes none of which is audio (an HTML page, AAC, a metadata trickle) is down.
+    func checkAudio(_ index: Int, now: Double) {
+        let input = inputs[index]
+        guard let downloader = input.downloader, input.announced, !input.configuration.isFile else { return }
+        if input.packets != input.connection.lastPackets {
+            input.connection.lastPackets = input.packets
+            input.connection.lastAudioAt = now
+            return
+        }
+        guard now - input.connection.lastAudioAt >= configuration.noAudioTimeout else { return }
+        let received = input.bytesIn - input.connection.bytesAtOpen
+        let type = downloader.responseHeaders["content-type"].map { ", Content-Type \(Sanitized.text($0))" } ?? ""
+        let audio = input.configuration.isOggOpus ? "Opus" : "MPEG"
+        fail(
+            index,
+            DownloadError(
+                .transfer, url: input.configuration.upstream,
+                "no \(audio) audio in \(Int(configuration.noAudioTimeout)) s (\(received) bytes on this connection\(type))"
+            ),
+            now: now)
+    }
+
+    /// An HTTP input whose Content-Type says the other kind of stream than the station expects fails at once, with
+    /// what to change: an edge relays Ogg Opus as it is, a transcoding station decodes MP3.
+    func checkFormat(_ input: StationInput, _ contentType: String?) throws {
+        guard let contentType = contentType?.lowercased() else { return }
+        let ogg = contentType.contains("ogg") || contentType.contains("opus")
+        if input.configuration.isOggOpus && !ogg {
+            throw DownloadError(
+                .transfer, url: input.configuration.upstream,
+                "answered Content-Type \(Sanitized.text(contentType)), not audio/ogg: an upstream URL ending in "
+                    + ".opus, .ogg or .oga, or tcp://, is relayed as Ogg Opus")
+        }
+        if !input.configuration.isOggOpus && ogg {
+            throw DownloadError(
+                .transfer, url: input.configuration.upstream,
+                "answered Content-Type \(Sanitized.text(contentType)): an Ogg stream is relayed as it is when the "
+                    + "upstream URL ends in .opus, .ogg or .oga (or is tcp://)")
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import RadioRelayMedia
+import RadioRelayNet
+import RadioRelaySystem
+
+/// Switching between inputs: the selector decides, the pipeline carries it out on the chain — a crossfade (or a
+/// short fade-in) on a transcoding station, the new root's head and tags on an edge — and tells the outside: one log
+/// line per switch, the title of what plays, status and metrics.
+extension Pipeline {
+    /// The fade when the old input has no audio left to cross with, and the fade-out of an input that stopped.
+    static let shortFade = 0.05
+
+    static func fadeFrames(_ seconds: Double, rate: Int) -> Int {
+        PCMBuffer.frames(max(0, seconds), rate: rate)
+    }
+
+    /// Lets the selector decide at `now`, and carries out the switch it makes.
+    func decide(now: Double) {
+        let wasForced = selector.forced
+        guard let change = selector.decide(now: now) else {
+            if wasForced != nil && selector.forced == nil, let index = wasForced {
+                Log.notice(
+                    "\(configuration.name): the force of input \(inputs[index].name) ends: it failed, and the rules "
+                        + "choose again")
+            }
+            return
+        }
+        carryOut(change, now: now)
+    }
+
+    func carryOut(_ change: InputSelector.Switch, now: Double) {
+        let from = inputs[change.from]
+        let to = inputs[change.to]
+        var detail: String?
+        switch change.reason {
+        case .failed:
+            if case .retrying(let reason) = from.activity { detail = reason }
+        case .deadAir:
+            detail =
+                "below \(Int(configuration.failover.deadAirLevel)) dBFS for "
+                + "\(String(format: "%g", configuration.failover.deadAir)) s"
+        default: break
+        }
+        if let transcoder {
+            // The old input's waiting tail fades out, the new one's audio fades in over it; the new one's newest
+            // decoded audio (a hot standby's) goes first.
+            transcoder.beginSwitch(
+                crossfade: Self.fadeFrames(configuration.failover.crossfade, rate: configuration.commonRate),
+                minimum: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate))
+            do {
+                if let format = to.format, format != local.format { try transcoder.accept(.format(format)) }
+                // Only as much of it as the fade needs: the rest is older than the clock wants.
+                let wanted = Self.fadeFrames(
+                    max(configuration.failover.crossfade, Self.shortFade), rate: configuration.commonRate)
+                if to.pending.frameCount > wanted { to.pending.drop(frames: to.pending.frameCount - wanted) }
+                if to.pending.frameCount > 0 {
+                    try transcoder.accept(.pcm(to.pending.take(frames: to.pending.frameCount)))
+                }
+            } catch {
+                Log.error("\(configuration.name): switching to input \(to.name): \(error)")
+            }
+        } else if let relay {
+            // As a reconnect does: the root's head (a new link only if it cannot carry on the same one) and tags.
+            if let head = to.head { relay.accept(.head(serial: head.serial, head.head)) }
+            if let tags = to.tags { relay.accept(.tags(serial: tags.serial, comments: tags.comments)) }
+        }
+        takeEvents()
+        // The input left keeps its own pace from here if it is paced and goes on being read.
+        from.pace = (now, 0)
+        from.pending.drop(frames: from.pending.frameCount)
+        clock.connected()
+        if let title = to.title { offer(title) }
+        let record = InputSwitch(
+            at: wallClockNow(), from: from.name, to: to.name, reason: change.reason.rawValue, detail: detail)
+        local.switches.append(record)
+        if local.switches.count > StationState.switchHistory { local.switches.removeFirst() }
+        local.switchCounts[change.reason.rawValue, default: 0] += 1
+        Log.notice(
+            "\(configuration.name): input \(to.name) plays now (\(to.configuration.shown)), after input \(from.name): "
+                + change.reason.rawValue + (detail.map { ": \($0)" } ?? ""))
+        publishState()
+    }
+
+    // MARK: Operators
+
+    /// Carries out the operators' requests (`Station.force`), in order.
+    func takeCommands() {
+        for command in station.takeInputCommands() {
+            if let name = command {
+                guard let index = inputs.firstIndex(where: { $0.name == name }), selector.force(index) else { continue }
+                Log.notice("\(configuration.name): input \(name) forced by an operator")
+            } else if let index = selector.forced {
+                _ = selector.force(nil)
+                Log.notice("\(configuration.name): the force of input \(inputs[index].name) released by an operator")
+            }
+        }
+    }
+
+    // MARK: Status
+
+    /// Each input's state, the one that plays and the force, into `state`.
+    func reportInputs(into state: inout StationState) {
+        let now = monotonicNow()
+        state.inputs = inputs.enumerated().map { index, input in
+            let dead = !selector.isHealthy(index, now: now) && selector.inputs[index].isDead
+            var shown: String
+            var reason: String?
+            var connected = false
+            switch input.activity {
+            case .idle:
+                shown = "standby"
+            case .connecting:
+                shown = "connecting"
+            case .connected:
+                connected = true
+                shown = index == selector.playing ? "playing" : "standby"
+            case .retrying(let why):
+                shown = "retrying"
+                reason = why
+            }
+            if dead {
+                shown = index == selector.playing ? "playing" : "failed"
+                reason =
+                    "dead air: below \(Int(configuration.failover.deadAirLevel)) dBFS for "
+                    + "\(String(format: "%g", configuration.failover.deadAir)) s"
+            }
+            return InputState(
+                name: input.name, kind: input.configuration.kind, url: input.configuration.shown, state: shown,
+                reason: reason, since: input.since, connected: connected, title: input.title, bytesIn: input.bytesIn,
+                reconnects: input.reconnects)
+        }
+        state.playingInput = playing.name
+        state.forcedInput = selector.forced.map { inputs[$0].name }
+        switch playing.activity {
+        case .connected: state.upstream = .connected
+        case .retrying(let reason): state.upstream = .retrying(reason: reason)
+        case .idle, .connecting: state.upstream = .connecting
+        }
+        // The counters of every input's reading, those of inputs no longer listed included.
+        var packets = retired.packets
+        var decoded = retired.decoded
+        var skipped = retired.skipped
+        var errors = retired.errors
+        var readers = 0
+        for input in inputs {
+            if let decoder = input.decoder {
+                packets += decoder.parser.statistics.packets
+                skipped += decoder.parser.statistics.bytesSkipped
+                decoded += decoder.reader?.statistics.packets ?? 0
+                errors += decoder.reader?.statistics.decodeErrors ?? 0
+                readers += decoder.readersMade
+            } else {
+                skipped += input.demuxer.statistics.bytesSkipped
+                errors += input.demuxer.statistics.badPages + input.demuxer.statistics.droppedPackets
+            }
+        }
+        if transcoder != nil {
+            state.packets = packets
+            state.decodedPackets = decoded
+            state.readers = readers
+        }
+        state.skippedBytes = skipped
+        state.decodeErrors = errors + (relay?.statistics.streamErrors ?? 0)
+    }
+
+    /// Counts of an input leaving the list (a reload), kept in the station's totals.
+    func retire(_ input: StationInput) {
+        if let decoder = input.decoder {
+            retired.packets += decoder.parser.statistics.packets
+            retired.skipped += decoder.parser.statistics.bytesSkipped
+            retired.decoded += decoder.reader?.statistics.packets ?? 0
+            retired.errors += decoder.reader?.statistics.decodeErrors ?? 0
+        } else {
+            retired.skipped += input.demuxer.statistics.bytesSkipped
+            retired.errors += input.demuxer.statistics.badPages + input.demuxer.statistics.droppedPackets
+        }
+    }
+}

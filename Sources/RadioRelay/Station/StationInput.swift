@@ -1,0 +1,135 @@
+import Glibc
+import RadioRelayMedia
+import RadioRelayNet
+import RadioRelaySystem
+
+/// One input of a station at run time, confined to the pipeline thread: its connection (Downloader, reconnect
+/// schedule, the read-ahead of a paced one), what reads its bytes — an MP3 input's `InputDecoder` (ICY → Parser →
+/// Reader, to the common format), an Ogg Opus root's `OggDemuxer` — and what it has that a switch to it needs: its
+/// newest decoded audio (`pending`), its format and title, a root's head and tags. Every input that is connected is
+/// read and measured (`meter`), whether it plays or not, so that the selector hears a standby's health and a
+/// silenced input's recovery; only the one that plays reaches the station's chain.
+final class StationInput {
+    /// What its connection is doing.
+    enum Activity: Equatable {
+        /// Not connected: not needed now (a cold standby), or not yet tried.
+        case idle
+        case connecting
+        case connected
+        /// Waiting before the next attempt, with the reason of the last failure.
+        case retrying(String)
+    }
+
+    var configuration: InputConfiguration
+    /// An MP3 input's decoding (nil for an Ogg Opus root).
+    let decoder: InputDecoder?
+    /// An Ogg Opus root's demuxing (unused for an MP3 input).
+    var demuxer = OggDemuxer()
+    var downloader: Downloader?
+    var reconnect: ReconnectSchedule
+    private(set) var activity = Activity.idle
+    /// Wall-clock seconds since `activity` last changed.
+    private(set) var since = wallClockNow()
+    /// The current connection's first bytes were seen (and logged).
+    var announced = false
+    /// When the current connection was opened, and the packet count then, for the no-audio rule.
+    var connection = (openedAt: 0.0, lastAudioAt: 0.0, lastPackets: 0, bytesAtOpen: 0, packetsAtOpen: 0)
+    /// Read at real time (a file, `pace = yes`, a response with a length).
+    var paced = false
+    var backlog = Backlog(limit: 64 * 1024)
+    /// A file's pass ended: its next one starts once this one played out, and only if it had audio.
+    var passEnded = false
+    /// Its audio flows on this connection (the selector was told).
+    var flowing = false
+    var bytesIn = 0
+    /// MP3 frames or Opus packets taken from it.
+    var packets = 0
+    var reconnects = 0
+    var lastError: String?
+    /// Its newest title: an ICY `StreamTitle`, a root's `TITLE=`, a file's ID3 title; else the configured one.
+    var ownTitle: String?
+    var format: DataFormat?
+    /// A file's ID3 title was looked for (once per input).
+    var fileTitleRead = false
+    /// The newest decoded audio of an input that does not play (what a switch to it starts with), bounded.
+    var pending: PCMQueue
+    var meter: LevelMeter
+    /// A paced input that does not play keeps its own real-time pace: seconds of audio decoded since `origin`.
+    var pace = (origin: 0.0, seconds: 0.0)
+    /// An Ogg Opus root's newest head and tags, handed to the relay chain when it starts to play.
+    var head: (serial: UInt32, head: OpusPacketInfo.Head)?
+    var tags: (serial: UInt32, comments: [String])?
+    /// The dead-air reason last told, so that the log says it once.
+    var quietLogged = false
+
+    init(_ configuration: InputConfiguration, station: StationConfiguration) {
+        self.configuration = configuration
+        if configuration.isOggOpus {
+            decoder = nil
+        } else {
+            var decoding = InputDecoder.Configuration()
+            decoding.commonRate = station.commonRate
+            // Live: a frame goes on as soon as it is complete, and a live stream's LAME tag says nothing about
+            // where the station's stream ends.
+            decoding.confirmsFrames = false
+            decoding.gapless = false
+            decoding.maxTagLength = Parser.liveTagLimit
+            decoder = InputDecoder(decoding)
+        }
+        reconnect = ReconnectSchedule(delays: station.reconnectDelay)
+        pending = PCMQueue(sampleRate: station.commonRate)
+        meter = LevelMeter(thresholdDB: station.failover.deadAirLevel, rate: station.commonRate)
+    }
+
+    var name: String { configuration.name }
+    var title: String? { ownTitle ?? configuration.title }
+
+    func set(_ activity: Activity) {
+        guard activity != self.activity else { return }
+        self.activity = activity
+        since = wallClockNow()
+    }
+
+    /// The newest decoded audio kept while it does not play: enough for a crossfade into it.
+    static let pendingSeconds = 1.0
+
+    /// Keeps `buffer` as its newest audio, dropping the oldest beyond `pendingSeconds`.
+    func keep(_ buffer: PCMBuffer) {
+        pending.append(buffer)
+        let limit = Int(Self.pendingSeconds * Double(pending.sampleRate))
+        if pending.frameCount > limit { pending.drop(frames: pending.frameCount - limit) }
+    }
+
+    /// Forgets what the connection left: kept audio, the pass, whether it flows; its read-ahead too unless
+    /// `keepingBacklog` (what a finite input that plays sent before it ended still plays).
+    func forgetConnection(keepingBacklog: Bool = false) {
+        if !keepingBacklog { backlog.clear() }
+        pending.drop(frames: pending.frameCount)
+        passEnded = false
+        flowing = false
+        announced = false
+    }
+
+    /// A file's ID3 title, read once from its first bytes (a local file: a bounded read on the pipeline thread).
+    func readFileTitle() {
+        guard !fileTitleRead, configuration.isFile else { return }
+        fileTitleRead = true
+        let path = Downloader.path(of: configuration.upstream)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: ID3Title.readLimit)
+        var filled = 0
+        while filled < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { buffer -> Int in
+                guard let base = buffer.baseAddress else { return -1 }
+                return read(fd, base + filled, buffer.count - filled)
+            }
+            if n <= 0 { break }
+            filled += n
+        }
+        if let title = ID3Title.read(Array(bytes[..<filled])) { ownTitle = title }
+    }
+}
+
+@available(*, unavailable) extension StationInput: Sendable {}

@@ -1,0 +1,38 @@
+import Glibc
+
+/// The gain curves of a change of input in the common format: equal power (a quarter of a sine and a cosine, whose
+/// squares add up to one), so the loudness does not dip in the middle of a crossfade, and both ends start or finish
+/// at zero, so a switch never clicks. `PCMQueue.beginSwitch` fades the outgoing input's tail out along `outgoing`
+/// and mixes the incoming input's first frames in along `incoming`.
+package enum Crossfade {
+    /// The outgoing input's gain at frame `position` of a fade of `length` frames: 1 before the first, 0 at the
+    /// last.
+    package static func outgoing(_ position: Int, of length: Int) -> Float {
+        guard length > 0 else { return 0 }
+        let x = Double(min(max(position + 1, 0), length)) / Double(length)
+        return Float(cos(x * Double.pi / 2))
+    }
+
+    /// The incoming input's gain at frame `position` of a fade of `length` frames: 0 at the first, rising to 1.
+    package static func incoming(_ position: Int, of length: Int) -> Float {
+        guard length > 0 else { return 1 }
+        let x = Double(min(max(position, 0), length)) / Double(length)
+        return Float(sin(x * Double.pi / 2))
+    }
+}
+
+/// A switch of input under way in a `PCMQueue`: where the outgoing input's faded tail ends (in the queue's
+/// positions), where the incoming audio is mixed in next, and how far its fade-in is.
+package struct SwitchFade: Sendable, Equatable {
+    /// The position (frames ever appended) at which the outgoing audio ends.
+    package var regionEnd: Int64
+    /// The shortest fade-in of the incoming input, frames (when little or none of the outgoing one is left).
+    package var minimum: Int
+    /// The incoming fade's length, set by its first frames, and frames of it done.
+    package var length: Int?
+    package var done = 0
+    /// The position the next incoming frame is mixed at (below `regionEnd`), or appended from.
+    package var mixAt: Int64 = 0
+
+    package var isFinished: Bool { length.map { done >= $0 } ?? false }
+}

@@ -1,0 +1,101 @@
+import RadioRelaySystem
+
+/// One input's decoding: ICY demux → Parser → Reader, bytes in, the common format out — the seed's Reader job, any
+/// source format to the common one — with what comes beside the audio: each format (the first and every change),
+/// each ICY metadata block's fields, and each MP3 frame as it came (for an MP3 pass-through output).
+///
+/// A station decodes each of its inputs with one of these (the one that plays, and those kept decoding beside it:
+/// a hot standby, an input silenced by dead air); `StageChain` decodes with one too. Every method is synchronous
+/// and throws what a stage threw. The Reader is made at the first frame, so that it can take the LAME tag the Parser
+/// found before it.
+public final class InputDecoder {
+    public struct Configuration: Sendable {
+        /// The common rate of the Reader's buffers (48 000 or 44 100 Hz).
+        public var commonRate = OpusClock.rate
+        /// See `Parser.init(confirmsFrames:)`: true for files, false for live relaying (one frame sooner).
+        public var confirmsFrames = true
+        /// Trim the encoder delay and padding a LAME tag announces (files; a live stream has no meaningful end).
+        public var gapless = true
+        /// The longest ID3v2 tag the Parser skips (see `Parser.init(confirmsFrames:maxTagLength:)`).
+        public var maxTagLength = Int.max
+
+        public init() {}
+    }
+
+    /// What the decoder hands on, in the order it came.
+    public enum Output {
+        /// The format: the first frame's, and every change.
+        case format(DataFormat)
+        /// A complete ICY metadata block's fields (`StreamTitle`, …).
+        case metadata([String: String])
+        /// An MP3 frame as it came, before its audio (for a pass-through output).
+        case frame(AudioPacket)
+        /// Decoded audio in the common format.
+        case pcm(PCMBuffer)
+    }
+
+    public let configuration: Configuration
+    public let parser: Parser
+    public private(set) var reader: Reader?
+    /// Readers made over the decoder's life: 1 once audio flowed.
+    public private(set) var readersMade = 0
+    private var icy: ICYDemuxer?
+
+    public init(_ configuration: Configuration) {
+        self.configuration = configuration
+        parser = Parser(confirmsFrames: configuration.confirmsFrames, maxTagLength: configuration.maxTagLength)
+    }
+
+    /// A new connection: forgets sync and the carry-over; `metaInterval` is its `icy-metaint`.
+    public func restart(metaInterval: Int?) {
+        parser.reset()
+        icy = metaInterval.map { ICYDemuxer(interval: $0) }
+    }
+
+    /// Decodes bytes (ICY-framed when the connection announced a metadata interval), handing each output to `sink`.
+    public func feed(_ bytes: UnsafeRawBufferPointer, _ sink: (Output) throws -> Void) throws {
+        if var demuxer = icy {
+            defer { icy = demuxer }
+            try demuxer.demux(
+                bytes, audio: { try feedAudio($0, sink) }, metadata: { try sink(.metadata($0)) })
+        } else {
+            try feedAudio(bytes, sink)
+        }
+    }
+
+    /// Decodes MP3 bytes (no ICY framing).
+    public func feedAudio(_ bytes: UnsafeRawBufferPointer, _ sink: (Output) throws -> Void) throws {
+        try parser.parse(bytes) { try handle($0, sink) }
+    }
+
+    /// The Parser's last frame and the Reader's tail; false when no audio frame was ever found.
+    public func finish(_ sink: (Output) throws -> Void) throws -> Bool {
+        try parser.finish { try handle($0, sink) }
+        guard let reader else { return false }
+        let tail = try reader.finish()
+        if !tail.isEmpty { try sink(.pcm(tail)) }
+        return true
+    }
+
+    private func handle(_ event: Parser.Event, _ sink: (Output) throws -> Void) throws {
+        switch event {
+        case .format(let format):
+            try sink(.format(format))
+        case .packet(let packet):
+            try sink(.frame(packet))
+            let reader = try self.reader ?? makeReader()
+            let pcm = try reader.read(packet)
+            if !pcm.isEmpty { try sink(.pcm(pcm)) }
+        }
+    }
+
+    private func makeReader() throws -> Reader {
+        let made = try Reader(
+            commonRate: configuration.commonRate, gapless: configuration.gapless ? parser.gapless : nil)
+        reader = made
+        readersMade += 1
+        return made
+    }
+}
+
+@available(*, unavailable) extension InputDecoder: Sendable {}
