@@ -55,6 +55,8 @@ class Icecast:
     """icecast2 with a minimal config in a temporary directory."""
 
     def __init__(self, work):
+        # Icecast started as root becomes its own user (changeowner), which must reach its log folder.
+        os.chmod(work, 0o755)
         self.port = benchlib.free_port()
         self.password = "pw-bench-" + str(os.getpid())
         self.directory = os.path.join(work, "icecast")
