@@ -119,8 +119,8 @@ class Icecast:
 class Source:
     """An ffmpeg source of a lavfi filter, as 128 kb/s MP3, sent to Icecast at real time."""
 
-    def __init__(self, icecast, mount, filter_):
-        self.icecast, self.mount, self.filter = icecast, mount, filter_
+    def __init__(self, icecast, mount, filter_, title=None):
+        self.icecast, self.mount, self.filter, self.title = icecast, mount, filter_, title
         self.proc = None
 
     def start(self, filter_=None):
@@ -130,6 +130,8 @@ class Source:
              f"icecast://source:{self.icecast.password}@{HOST}:{self.icecast.port}{self.mount}"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         benchlib.wait_until(lambda: self.mount.strip("/") in self.icecast.mounts(), 10, 0.1)
+        if self.title:
+            self.icecast.set_title(self.mount, self.title)
 
     @property
     def running(self):
@@ -293,14 +295,13 @@ def print_timeline(segments):
 def scenario(args):
     work = tempfile.mkdtemp(prefix="failover-")
     icecast = Icecast(work)
-    primary = Source(icecast, "/primary.mp3", "sine=frequency=440")
-    backup = Source(icecast, "/backup.mp3", "sine=frequency=660")
+    primary = Source(icecast, "/primary.mp3", "sine=frequency=440", "Primary Tone")
+    backup = Source(icecast, "/backup.mp3", "sine=frequency=660", "Backup Tone")
     relay = listener = raw = http = None
     steps = []
     try:
         primary.start()
         backup.start()
-        icecast.set_title("/primary.mp3", "Primary Tone")
         fallback = tone_file(work, 880, 30, "Fallback Tone")
         relay = Relay(work, ["--upstream", icecast.url("/primary.mp3"), "--upstream", icecast.url("/backup.mp3"),
                              "--upstream", fallback, "--standby", args.standby, "--dead-air", "5", "--recover", "10",
@@ -387,6 +388,15 @@ def scenario(args):
         step_max = largest_step(samples, rate, nxt[1]) if nxt else 0
         print(f"  {what:28s} silence {silence:5.2f} s; next tone {TONES.get(nxt[0], '-') if nxt else '-'}"
               f" at +{(nxt[1] - at) if nxt else float('nan'):5.2f} s; largest sample step near it {step_max:.3f}")
+    # The same measure in steady play, for comparison: a click is a step far above the tones' own (a crossfade's
+    # sum of two tones may reach about twice one tone's).
+    steady = {}
+    for tone, start, end in segments:
+        if tone is not None and end - start >= 3:
+            step_max = largest_step(samples, rate, (start + end) / 2)
+            steady[tone] = max(steady.get(tone, 0.0), step_max)
+    print("largest sample step in steady play (1 s in the middle of each tone of 3 s or more): "
+          + ", ".join(f"{TONES[tone]} {value:.3f}" for tone, value in sorted(steady.items())))
     order = []
     for tone, start, end in segments:
         if tone is not None and end - start >= 0.5 and (not order or order[-1] != TONES[tone]):

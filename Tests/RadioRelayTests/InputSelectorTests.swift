@@ -105,7 +105,7 @@ import Testing
         #expect(selector.decide(now: 100) == nil, "the force holds however healthy the others are")
         let released = selector.force(nil)
         #expect(released)
-        #expect(selector.decide(now: 101)?.to == 0)
+        #expect(selector.decide(now: 101) == .init(from: 2, to: 0, reason: .released, at: 101))
         // A forced input that fails is released, and the rules pick again.
         let forcedOne = selector.force(1)
         #expect(forcedOne)
@@ -196,5 +196,46 @@ extension InputSelectorTests {
             if now >= 5.1 { selector.flowing(0, now: now) }
         }
         #expect(switches.count == 1 && switches.first?.to == 0, "\(switches)")
+    }
+}
+
+extension InputSelectorTests {
+    /// The scenario of a station with a backup and a file: the backup failed while it played, then the primary came
+    /// back. On the primary's next failure the station steps down to the backup — the backup's old failure is
+    /// forgotten once it is not needed — not past it to the file.
+    @Test func afterASwitchUpTheStationStepsDownOneInputAtATimeAgain() {
+        var selector = InputSelector(inputs: 3)
+        selector.flowing(0, now: 0)
+        selector.failed(0, reason: "refused", now: 1)
+        selector.flowing(1, now: 1.5)
+        #expect(selector.decide(now: 1.5)?.to == 1)
+        selector.failed(1, reason: "refused", now: 2)
+        selector.flowing(2, now: 2.5)
+        #expect(selector.decide(now: 2.5)?.to == 2)
+        selector.flowing(0, now: 3)
+        #expect(selector.decide(now: 13) == .init(from: 2, to: 0, reason: .recovered, at: 13))
+        #expect(selector.inputs[1] == .init(), "failed, not needed: forgotten")
+        selector.idle(2)  // the pipeline disconnects the file, not needed now
+        #expect([0, 1, 2].map { selector.shouldConnect($0, now: 13) } == [true, false, false])
+        // The primary ends again: the backup is connected first, the file only if the backup fails too.
+        selector.failed(0, reason: "ended", now: 20)
+        #expect([0, 1, 2].map { selector.shouldConnect($0, now: 20) } == [true, true, false])
+        #expect(selector.decide(now: 20) == nil, "nothing healthy yet: the station goes on with its silence")
+        selector.flowing(1, now: 20.3)
+        #expect(selector.decide(now: 20.3) == .init(from: 0, to: 1, reason: .failed, at: 20.3))
+    }
+
+    /// A release only labels the switch it allows at once; a recovery later is a recovery.
+    @Test func aReleaseLabelsOnlyTheSwitchItAllows() {
+        var selector = InputSelector(inputs: 2)
+        selector.flowing(1, now: 0)
+        selector.failed(0, reason: "refused", now: 0)
+        #expect(selector.decide(now: 0)?.to == 1)
+        let forced = selector.force(1)
+        let released = selector.force(nil)
+        #expect(forced && released)
+        #expect(selector.decide(now: 1) == nil, "the primary is down: nothing to switch to")
+        selector.flowing(0, now: 2)
+        #expect(selector.decide(now: 12) == .init(from: 1, to: 0, reason: .recovered, at: 12))
     }
 }

@@ -188,3 +188,61 @@ import Testing
         #expect(out.count == Self.rate * 2 - Self.rate / 4)
     }
 }
+
+extension SwitchFadeTests {
+    /// The clock drops everything that waits when a burst puts the stream past its lead (the stream at its lead has
+    /// no room): the cut's crossfade then goes on into the audio appended next, or fades out before silence or
+    /// before another input, so no path steps. Without the carried crossfade the same cut steps by ~1.
+    @Test func aCutOfAllThatWaitsCrossfadesIntoWhatComesNext() {
+        let natural: Float = 0.5 * 2 * Float.pi * 660 / Float(Self.rate)
+        // Released 0.5 s of a tone (it ends at phase 0); the other 0.5 s is dropped; the tone goes on at phase 1.6.
+        func cutOfAll() -> (queue: PCMQueue, released: [Float]) {
+            var queue = PCMQueue(sampleRate: Self.rate)
+            queue.append(Self.tone(660, seconds: 1))
+            let released = queue.take(frames: Self.rate / 2).left
+            queue.drop(frames: queue.frameCount)
+            #expect(queue.frameCount == 0, "everything that waited is dropped")
+            return (queue, released)
+        }
+        var (next, released) = cutOfAll()
+        var later = Self.tone(660, seconds: 0.5, phase: 1.6)
+        // In MP3-sized pieces, the first shorter than the crossfade.
+        var position = 0
+        for n in [100, 1052, 1152, 1152] {
+            next.append(
+                PCMBuffer(
+                    left: Array(later.left[position..<position + n]),
+                    right: Array(later.right[position..<position + n]),
+                    sampleRate: Self.rate))
+            position += n
+        }
+        let out = released + Self.drain(&next)
+        #expect(Self.largestStep(out) < 2.5 * natural, "largest step \(Self.largestStep(out))")
+        #expect(
+            Self.largestStep(released + later.left.prefix(10)) > 10 * natural, "the same cut plainly: the test can fail"
+        )
+
+        // Silence next: the cut's audio fades out first.
+        var silent: PCMQueue
+        (silent, released) = cutOfAll()
+        let tail = silent.takeSpliceTail()?.left ?? []
+        #expect(tail.count == PCMQueue.crossfade)
+        #expect(Self.largestStep(released + tail + [0, 0]) < 2.5 * natural, "\(Self.largestStep(released + tail))")
+        #expect(silent.takeSpliceTail() == nil, "taken once")
+
+        // Another input next: the cut's audio fades out, the new input fades in over it.
+        var switching: PCMQueue
+        (switching, released) = cutOfAll()
+        switching.beginSwitch(crossfade: Self.rate / 2, minimum: Self.rate / 20)
+        later = Self.tone(440, seconds: 0.5, phase: 0.4)
+        switching.append(later)
+        let switched = released + Self.drain(&switching)
+        #expect(Self.largestStep(switched) < 2.5 * natural, "largest step \(Self.largestStep(switched))")
+
+        // Audio discarded (not cut) leaves nothing to crossfade.
+        var discarded = PCMQueue(sampleRate: Self.rate)
+        discarded.append(Self.tone(660, seconds: 1))
+        discarded.removeAll()
+        #expect(discarded.frameCount == 0 && discarded.takeSpliceTail() == nil)
+    }
+}

@@ -16,11 +16,13 @@ import RadioRelaySystem
 ///   detection, not silent — for `recover` seconds without a break (`recovered`); so an input that comes and goes
 ///   faster than that never makes the station switch up; and a lower input never jumps ahead of a higher one that
 ///   is coming back (two inputs back at once: one switch, to the higher);
-/// - a forced input (an operator's) plays while it is healthy, until released or until it fails;
+/// - a forced input (an operator's) plays while it is healthy, until released or until it fails; a release lets a
+///   higher input that has been healthy for `recover` take over at once (`released`);
 /// - connected are: the input that plays, every higher-priority one (the pipeline retries each on its own reconnect
 ///   schedule), on failure the next ones down until a healthy one is found (cold standby: a lower input is
 ///   connected only when needed), and with `hot` standby the input right below the one that plays, so that an ended
 ///   input is followed without a gap. An input silenced by dead air stays connected, so its recovery is heard.
+///   When the station switches up, the inputs below that are no longer needed forget why they failed.
 struct InputSelector: Equatable, Sendable {
     struct Settings: Equatable, Sendable {
         /// Seconds an input must be healthy (and sounding) without a break before it takes over from a lower one.
@@ -67,6 +69,8 @@ struct InputSelector: Equatable, Sendable {
     private(set) var playing: Int
     /// The input an operator forced, until released or until it fails.
     private(set) var forced: Int?
+    /// An operator released a force since the last decision: a switch up that it allows is labelled `released`.
+    private var releasedForce = false
 
     init(inputs count: Int, settings: Settings = Settings()) {
         self.settings = settings
@@ -134,6 +138,7 @@ struct InputSelector: Equatable, Sendable {
     /// An operator forces input `index` (nil: releases the force). Returns false for an input that does not exist.
     mutating func force(_ index: Int?) -> Bool {
         guard let index else {
+            if forced != nil { releasedForce = true }
             forced = nil
             return true
         }
@@ -158,6 +163,8 @@ struct InputSelector: Equatable, Sendable {
 
     /// The switch to make at `now`, if any (carried out at once: `playing` is the new input afterwards).
     mutating func decide(now: Double) -> Switch? {
+        let released = releasedForce
+        releasedForce = false
         // A forced input plays while it is healthy; one that failed is released.
         if let forced {
             if isHealthy(forced, now: now) {
@@ -176,7 +183,8 @@ struct InputSelector: Equatable, Sendable {
         // lower one never jumps ahead of it while it is coming back (which would make the station switch twice).
         for index in 0..<playing {
             guard let since = healthySince(index, now: now) else { continue }
-            return now - since >= settings.recover ? switchTo(index, .recovered, now: now) : nil
+            guard now - since >= settings.recover else { return nil }
+            return switchTo(index, released ? .released : .recovered, now: now)
         }
         return nil
     }
@@ -184,6 +192,12 @@ struct InputSelector: Equatable, Sendable {
     private mutating func switchTo(_ index: Int, _ reason: Reason, now: Double) -> Switch {
         let from = playing
         playing = index
+        // The failed inputs below that are no longer needed forget their failures (top down: each one forgotten makes the
+        // ones below it unneeded in turn), so that the next time the station steps down, it steps one at a time
+        // from the top again — and not straight to an input below one that failed long ago.
+        for below in inputs.indices where below > index && inputs[below].failure != nil {
+            if !shouldConnect(below, now: now) { inputs[below] = Input() }
+        }
         return Switch(from: from, to: index, reason: reason, at: now)
     }
 

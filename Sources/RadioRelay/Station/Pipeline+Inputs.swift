@@ -17,6 +17,13 @@ extension Pipeline {
         for (index, input) in inputs.enumerated() {
             let wanted = selector.shouldConnect(index, now: now)
             if input.downloader == nil {
+                if !wanted, index != selector.playing, case .retrying = input.activity {
+                    // Failed while it was needed, not needed now: no longer retried, so connected at once when the
+                    // station steps down to it again.
+                    input.set(.idle)
+                    input.reconnect.again()
+                    continue
+                }
                 guard wanted, input.reconnect.isDue(now: now), input.backlog.isEmpty else { continue }
                 connect(index, now: now)
             } else if !wanted && index != selector.playing {

@@ -67,7 +67,7 @@ extension Pipeline {
         takeEvents()
         // The input left keeps its own pace from here if it is paced and goes on being read.
         from.pace = (now, 0)
-        from.pending.drop(frames: from.pending.frameCount)
+        from.pending.removeAll()
         clock.connected()
         if let title = to.title { offer(title) }
         let record = InputSwitch(

@@ -104,7 +104,7 @@ final class StationInput {
     /// `keepingBacklog` (what a finite input that plays sent before it ended still plays).
     func forgetConnection(keepingBacklog: Bool = false) {
         if !keepingBacklog { backlog.clear() }
-        pending.drop(frames: pending.frameCount)
+        pending.removeAll()
         passEnded = false
         flowing = false
         announced = false

@@ -28,6 +28,23 @@ package struct PCMQueue {
     private var marks: [(position: Int64, title: String)] = []
     /// A change of input under way (`beginSwitch`).
     private var fade: SwitchFade?
+    /// A drop that left less after it than its crossfade needs (the clock dropping all that waited, the stream at
+    /// its lead): the start of the dropped audio — what would have followed the last sample released — still to be
+    /// crossfaded into the audio appended next.
+    private var splice: Splice?
+
+    private struct Splice {
+        /// The dropped samples still to fade out, and how many of them have been used.
+        var left: [Float]
+        var right: [Float]
+        var next = 0
+        /// The crossfade's place of `left[0]`, and its length.
+        var first: Int
+        var length: Int
+
+        /// The weight of the new audio against dropped sample `index`.
+        func weight(_ index: Int) -> Float { Float(first + index + 1) / Float(length + 1) }
+    }
 
     package init(sampleRate: Int) { self.sampleRate = sampleRate }
 
@@ -41,9 +58,44 @@ package struct PCMQueue {
             fade = switching.isFinished ? nil : switching
             return
         }
+        let first = left.count
         left.append(contentsOf: buffer.left)
         right.append(contentsOf: buffer.right)
         appended += Int64(buffer.frameCount)
+        if splice != nil { finishSplice(from: first) }
+    }
+
+    /// Crossfades what is left of `splice` into the samples from index `first` on (as many as there are).
+    private mutating func finishSplice(from first: Int) {
+        guard var carried = splice else { return }
+        var index = first
+        while index < left.count && carried.next < carried.left.count {
+            let weight = carried.weight(carried.next)
+            left[index] = carried.left[carried.next] * (1 - weight) + left[index] * weight
+            right[index] = carried.right[carried.next] * (1 - weight) + right[index] * weight
+            carried.next += 1
+            index += 1
+        }
+        splice = carried.next < carried.left.count ? carried : nil
+    }
+
+    /// Forgets every frame waiting, with no crossfade into what comes next (audio that is discarded, not cut).
+    package mutating func removeAll() {
+        consumed += Int64(frameCount)
+        start = left.count
+        splice = nil
+        compact()
+    }
+
+    /// The rest of an unfinished crossfade a drop left (see `splice`), faded out to silence, and forgotten: what
+    /// goes before silence or another input, so that neither starts with a step (nil: none waits).
+    package mutating func takeSpliceTail() -> PCMBuffer? {
+        guard let carried = splice else { return nil }
+        splice = nil
+        let range = carried.next..<carried.left.count
+        return PCMBuffer(
+            left: range.map { carried.left[$0] * (1 - carried.weight($0)) },
+            right: range.map { carried.right[$0] * (1 - carried.weight($0)) }, sampleRate: sampleRate)
     }
 
     /// Marks `title` at the end of what is queued now.
@@ -76,16 +128,22 @@ package struct PCMQueue {
     package mutating func drop(frames: Int) {
         let n = min(max(0, frames), frameCount)
         guard n > 0 else { return }
-        let fade = min(Self.crossfade, n, frameCount - n)
-        if fade > 0 {
-            let from = start
-            let to = start + n
-            for i in 0..<fade {
-                let weight = Float(i + 1) / Float(fade + 1)
-                left[to + i] = left[from + i] * (1 - weight) + left[to + i] * weight
-                right[to + i] = right[from + i] * (1 - weight) + right[to + i] * weight
-            }
+        let fade = min(Self.crossfade, n)
+        let there = min(fade, frameCount - n)
+        let from = start
+        let to = start + n
+        for i in 0..<there {
+            let weight = Float(i + 1) / Float(fade + 1)
+            left[to + i] = left[from + i] * (1 - weight) + left[to + i] * weight
+            right[to + i] = right[from + i] * (1 - weight) + right[to + i] * weight
         }
+        // What the crossfade still needs goes on into the audio appended next: cutting everything that waits must
+        // not leave a step between the last sample released and the next one to come.
+        splice =
+            there < fade
+            ? Splice(
+                left: Array(left[(from + there)..<(from + fade)]), right: Array(right[(from + there)..<(from + fade)]),
+                first: there, length: fade) : nil
         start += n
         consumed += Int64(n)
         compact()
@@ -110,6 +168,13 @@ package struct PCMQueue {
     /// wherever the front is when it arrives (after silence, if the clock had to fill some). Audio the clock
     /// releases meanwhile is simply released: the fade carries on from the new front.
     package mutating func beginSwitch(crossfade: Int, minimum: Int) {
+        if let tail = takeSpliceTail() {
+            // A cut left its crossfade unfinished: the old input's audio after the cut ends the old input, fading
+            // out, and the new one is mixed into it.
+            left.append(contentsOf: tail.left)
+            right.append(contentsOf: tail.right)
+            appended += Int64(tail.frameCount)
+        }
         let n = min(max(0, crossfade), frameCount)
         fadeOutTail(frames: n)
         fade = SwitchFade(regionEnd: appended, minimum: max(1, minimum), mixAt: appended - Int64(n))

@@ -182,7 +182,14 @@ public final class StageChain {
     public func encodeSilence(frames: Int) throws {
         guard frames > 0 else { return }
         passThrough?.silence(seconds: Double(frames) / Double(configuration.commonRate))
-        try eachEncoder { try $0.encodeSilence(frames: frames) }
+        // A cut whose crossfade had nothing to go into ends in its own fade-out, part of the silence.
+        var silent = frames
+        if let tail = queue.takeSpliceTail(), !tail.isEmpty {
+            try encode(tail)
+            silent -= tail.frameCount
+        }
+        guard silent > 0 else { return }
+        try eachEncoder { try $0.encodeSilence(frames: silent) }
     }
 
     /// Ends the stream: the Parser's last frame, the Reader's tail, each Encoder's end-trimmed last page.
