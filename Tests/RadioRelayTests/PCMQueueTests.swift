@@ -246,3 +246,109 @@ extension SwitchFadeTests {
         #expect(discarded.frameCount == 0 && discarded.takeSpliceTail() == nil)
     }
 }
+
+extension SwitchFadeTests {
+    /// `buffer` in pieces of `size` frames.
+    static func pieces(_ buffer: PCMBuffer, size: Int) -> [PCMBuffer] {
+        stride(from: 0, to: buffer.frameCount, by: size).map { at in
+            let end = min(buffer.frameCount, at + size)
+            return PCMBuffer(
+                left: Array(buffer.left[at..<end]), right: Array(buffer.right[at..<end]), sampleRate: Self.rate)
+        }
+    }
+
+    /// The station at its lead holds almost nothing unreleased, so a switch up (the old input still delivering)
+    /// crossfades with the old input's next audio: both arrive in pieces at real time (the new one's first 30 ms
+    /// at once), and the output is exactly old × cos + new × sin over the whole crossfade — the front never
+    /// passes audio of the old input still to come, and nothing steps.
+    @Test(arguments: [1152, 12_000])
+    func aCrossfadeGoesOnWithTheOutgoingInputsNextAudio(oldPiece: Int) {
+        let natural: Float = 0.5 * 2 * Float.pi * 660 / Float(Self.rate)
+        let length = Self.rate / 2
+        let old = Self.tone(440, seconds: 2)
+        var queue = PCMQueue(sampleRate: Self.rate)
+        queue.append(PCMBuffer(left: Array(old.left[..<4800]), right: Array(old.right[..<4800]), sampleRate: Self.rate))
+        var out = queue.take(frames: 4320).left  // 10 ms wait unreleased
+        queue.beginSwitch(crossfade: length, minimum: 2400, outgoingContinues: true)
+        #expect(queue.takesOutgoing && queue.isSwitching)
+        let incoming = Self.tone(660, seconds: 2, phase: 1.1)
+        var newPieces = Self.pieces(incoming, size: 1152)
+        // The new input's newest kept audio at once: as much as the waiting tail and 20 ms more (`Pipeline.carryOut`).
+        let first = 480 + 960
+        queue.append(
+            PCMBuffer(
+                left: Array(incoming.left[..<first]), right: Array(incoming.right[..<first]), sampleRate: Self.rate))
+        newPieces = Self.pieces(
+            PCMBuffer(
+                left: Array(incoming.left[first...]), right: Array(incoming.right[first...]), sampleRate: Self.rate),
+            size: 1152)
+        #expect(queue.readyCount == 480, "only the waiting tail, until the old input's next audio comes")
+        var oldPieces = Self.pieces(
+            PCMBuffer(left: Array(old.left[4800...]), right: Array(old.right[4800...]), sampleRate: Self.rate),
+            size: oldPiece)
+        // Pieces of 12 000 frames: the old input runs a quarter second ahead (a network upstream's big chunks).
+        while queue.takesOutgoing && !oldPieces.isEmpty {
+            queue.appendOutgoing(oldPieces.removeFirst())
+            if !newPieces.isEmpty { queue.append(newPieces.removeFirst()) }
+            out += queue.take(frames: min(960, queue.readyCount)).left
+        }
+        #expect(!queue.takesOutgoing, "the old input's part ends with its fade")
+        // The old input's part is over; the new one must still reach its end before the front passes it (the clock
+        // would take more than the new input has brought).
+        while queue.isSwitching && !newPieces.isEmpty {
+            queue.append(newPieces.removeFirst())
+            out += queue.take(frames: min(2400, queue.readyCount)).left
+        }
+        for piece in newPieces { queue.append(piece) }
+        out += Self.drain(&queue)
+        #expect(!queue.isSwitching)
+        // What it must be: the old tone to the switch, then the crossfade from 10 ms before it, then the new tone.
+        var expected = Array(old.left[..<4320])
+        for i in 0..<(2 * Self.rate) {
+            let mixed =
+                i < length
+                ? old.left[4320 + i] * Crossfade.outgoing(i, of: length) + incoming.left[i]
+                    * Crossfade.incoming(i, of: length)
+                : incoming.left[i]
+            expected.append(mixed)
+        }
+        #expect(out.count == expected.count)
+        let worst = zip(out, expected).map { abs($0 - $1) }.max() ?? 1
+        #expect(worst < 1e-5, "largest difference from the crossfade \(worst)")
+        #expect(Self.largestStep(out) < 2.5 * natural, "largest step \(Self.largestStep(out))")
+    }
+
+    /// The old input stops halfway through its fade (it failed): its last audio fades out in a few milliseconds,
+    /// nothing steps, and the new input goes on.
+    @Test func anOutgoingInputThatStopsEndsItsFadeWithoutAStep() {
+        let natural: Float = 0.5 * 2 * Float.pi * 660 / Float(Self.rate)
+        let old = Self.tone(440, seconds: 1)
+        let incoming = Self.tone(660, seconds: 1, phase: 2.2)
+        var queue = PCMQueue(sampleRate: Self.rate)
+        queue.beginSwitch(crossfade: Self.rate / 2, minimum: 2400, outgoingContinues: true)
+        var out: [Float] = []
+        var oldPieces = Self.pieces(old, size: 1152)
+        var newPieces = Self.pieces(incoming, size: 1152)
+        for _ in 0..<8 {
+            queue.appendOutgoing(oldPieces.removeFirst())
+            queue.append(newPieces.removeFirst())
+            out += queue.take(frames: min(960, queue.readyCount)).left
+        }
+        queue.endOutgoing()
+        #expect(!queue.takesOutgoing)
+        for piece in newPieces { queue.append(piece) }
+        out += Self.drain(&queue)
+        #expect(Self.largestStep(out) < 2.5 * natural, "largest step \(Self.largestStep(out))")
+        #expect(out.count == Self.rate)
+
+        // A new input far ahead (the rest of a burst) does not end the old one's fade: the front waits for the old
+        // input's audio while its fade lasts (the pipeline ends it if that audio stops coming).
+        var ahead = PCMQueue(sampleRate: Self.rate)
+        ahead.beginSwitch(crossfade: Self.rate / 2, minimum: 2400, outgoingContinues: true)
+        ahead.appendOutgoing(Self.pieces(old, size: 1152)[0])
+        ahead.append(incoming)
+        #expect(ahead.takesOutgoing && ahead.readyCount == 1152 && ahead.frameCount == Self.rate)
+        ahead.endOutgoing()
+        #expect(ahead.readyCount == ahead.frameCount)
+    }
+}

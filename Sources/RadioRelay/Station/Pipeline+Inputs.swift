@@ -14,6 +14,11 @@ extension Pipeline {
     /// connection — a file's next loop — once the last one played out), and drops a connection no longer wanted
     /// (a cold standby after the station switched up).
     func manageConnections(now: Double) {
+        if fadingOut != nil && now - outgoingAudioAt > Self.outgoingPatience {
+            // The input fading out stopped delivering (it stalls): the front must not wait for it.
+            transcoder?.endOutgoing()
+            fadingOut = nil
+        }
         for (index, input) in inputs.enumerated() {
             let wanted = selector.shouldConnect(index, now: now)
             if input.downloader == nil {
@@ -26,7 +31,7 @@ extension Pipeline {
                 }
                 guard wanted, input.reconnect.isDue(now: now), input.backlog.isEmpty else { continue }
                 connect(index, now: now)
-            } else if !wanted && index != selector.playing {
+            } else if !wanted && index != selector.playing && index != fadingOut {
                 disconnect(index, now: now)
             }
         }
@@ -97,6 +102,11 @@ extension Pipeline {
         input.lastError = text
         local.lastError = text
         let wait = input.reconnect.failed(now: now, random: Double.random(in: 0..<1))
+        if index == fadingOut {
+            // Its crossfade ends early: its last audio fades out quickly.
+            transcoder?.endOutgoing()
+            fadingOut = nil
+        }
         if index == selector.playing, let transcoder {
             // Its last audio fades out rather than stopping on a sample.
             transcoder.fadeOut(frames: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate))
@@ -264,6 +274,11 @@ extension Pipeline {
                 if reading.windows > 0 { selector.level(index, quiet: reading.lastQuiet, now: now) }
             }
             if !plays { input.keep(buffer) }
+            if index == fadingOut, let transcoder {
+                outgoingAudioAt = now
+                transcoder.acceptOutgoing(buffer)
+                if !transcoder.takesOutgoing { fadingOut = nil }
+            }
         }
         if plays { try transcoder?.accept(output) }
     }

@@ -66,6 +66,11 @@ extension Pipeline {
             input.downloader = nil
         }
         let playingKept = previous.contains(selector.playing)
+        if let fading = fadingOut {
+            // A crossfade under way moves with its outgoing input, or ends with it.
+            fadingOut = previous.firstIndex(of: fading)
+            if fadingOut == nil { transcoder?.endOutgoing() }
+        }
         selector = selector.remapped(previous: previous, settings: Self.selectorSettings(configuration))
         inputs = made
         let names = inputs.map { "\($0.name) (\($0.configuration.shown))" }.joined(separator: ", ")

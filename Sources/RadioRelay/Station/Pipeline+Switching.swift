@@ -43,15 +43,25 @@ extension Pipeline {
         }
         if let transcoder {
             // The old input's waiting tail fades out, the new one's audio fades in over it; the new one's newest
-            // decoded audio (a hot standby's) goes first.
+            // decoded audio (a hot standby's) goes first. An old input that still delivers (a switch up, a force, dead
+            // air) goes on fading out with its next audio for the whole crossfade: the station runs at its lead,
+            // so little of it waits.
+            let continues = from.downloader != nil && from.flowing && selector.inputs[change.from].failure == nil
+            let waiting = PCMBuffer.frames(transcoder.queuedSeconds, rate: configuration.commonRate)
             transcoder.beginSwitch(
                 crossfade: Self.fadeFrames(configuration.failover.crossfade, rate: configuration.commonRate),
-                minimum: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate))
+                minimum: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate),
+                outgoingContinues: continues)
+            fadingOut = continues && transcoder.takesOutgoing ? change.from : nil
+            outgoingAudioAt = now
             do {
                 if let format = to.format, format != local.format { try transcoder.accept(.format(format)) }
-                // Only as much of it as the fade needs: the rest is older than the clock wants.
-                let wanted = Self.fadeFrames(
+                // Only as much of it as the fade needs: the rest is older than the clock wants. With the old input
+                // going on, the new one's next audio comes as the old one's does: as much as waits, and 20 ms more.
+                let fade = Self.fadeFrames(
                     max(configuration.failover.crossfade, Self.shortFade), rate: configuration.commonRate)
+                let wanted =
+                    continues ? min(fade, waiting) + Self.fadeFrames(0.02, rate: configuration.commonRate) : fade
                 if to.pending.frameCount > wanted { to.pending.drop(frames: to.pending.frameCount - wanted) }
                 if to.pending.frameCount > 0 {
                     try transcoder.accept(.pcm(to.pending.take(frames: to.pending.frameCount)))

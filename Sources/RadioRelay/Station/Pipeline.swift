@@ -32,6 +32,12 @@ final class Pipeline {
     /// The inputs in priority order, and which one plays.
     var inputs: [StationInput]
     var selector: InputSelector
+    /// The input a crossfade is fading out while it still delivers (its audio goes on into the fade until it is
+    /// over); nil when none.
+    var fadingOut: Int?
+    /// When the input fading out last delivered audio: one that stops for `outgoingPatience` ends its fade.
+    var outgoingAudioAt = 0.0
+    static let outgoingPatience = 0.25
     /// Counts of what inputs no longer listed had taken (their share of the station's counters).
     var retired = (packets: 0, decoded: 0, skipped: 0, errors: 0)
     /// Lines an upstream can cause at will (a format change per frame, a stage error per piece): one a second per

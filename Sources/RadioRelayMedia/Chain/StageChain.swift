@@ -94,7 +94,7 @@ public final class StageChain {
     }
 
     /// Seconds of decoded audio waiting for `release`.
-    public var queuedSeconds: Double { queue.seconds }
+    public var queuedSeconds: Double { Double(queue.readyCount) / Double(configuration.commonRate) }
 
     /// Drops the oldest `seconds` of waiting audio (crossfaded into what follows).
     public func drop(seconds: Double) {
@@ -110,7 +110,7 @@ public final class StageChain {
         guard frames > 0, !encoders.isEmpty else { return }
         // Taken up to each title mark in turn, so that its link starts at the mark (one pass without marks); every
         // output starts its link at the same place.
-        var remaining = min(frames, queue.frameCount)
+        var remaining = min(frames, queue.readyCount)
         if let passThrough {
             passThrough.release(seconds: Double(remaining) / Double(configuration.commonRate))
             passThrough.trim(
@@ -168,8 +168,21 @@ public final class StageChain {
     /// A change of input (live, with several inputs): the last `crossfade` frames of the old input's waiting audio
     /// fade out, and the new input's audio `accept` is given next fades in over them (at least over `minimum`
     /// frames; see `PCMQueue.beginSwitch`).
-    public func beginSwitch(crossfade: Int, minimum: Int) {
-        queue.beginSwitch(crossfade: crossfade, minimum: minimum)
+    public func beginSwitch(crossfade: Int, minimum: Int, outgoingContinues: Bool = false) {
+        queue.beginSwitch(crossfade: crossfade, minimum: minimum, outgoingContinues: outgoingContinues)
+    }
+
+    /// The outgoing input's decoded audio during a crossfade with it (`beginSwitch(…, outgoingContinues: true)`).
+    public func acceptOutgoing(_ pcm: PCMBuffer) {
+        queue.appendOutgoing(pcm)
+    }
+
+    /// Whether a crossfade still wants the outgoing input's audio.
+    public var takesOutgoing: Bool { queue.takesOutgoing }
+
+    /// The outgoing input stopped before its crossfade was over: its last audio fades out quickly.
+    public func endOutgoing() {
+        queue.endOutgoing()
     }
 
     /// The input stopped (live): its last `frames` waiting fade out, so the silence after them starts without a

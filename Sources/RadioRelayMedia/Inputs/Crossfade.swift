@@ -36,3 +36,26 @@ package struct SwitchFade: Sendable, Equatable {
 
     package var isFinished: Bool { length.map { done >= $0 } ?? false }
 }
+
+/// A crossfade with an outgoing input that goes on delivering while it fades out (`PCMQueue.beginSwitch`): both
+/// inputs' audio is placed by position from `origin`, the outgoing one along `Crossfade.outgoing`, the incoming one
+/// along `Crossfade.incoming`, whichever arrives first.
+package struct CrossMix: Sendable {
+    /// The position (frames ever appended) where the fade starts, and its length.
+    package var origin: Int64
+    package var length: Int
+    /// Where the outgoing input's next frame goes, and the incoming one's.
+    package var oldAt: Int64
+    package var newAt: Int64
+    /// The outgoing input's part is over (its fade done, or it stopped).
+    package var outgoingEnded = false
+    /// The outgoing input's contributions so far (gain applied), from `origin`: what an early end fades out.
+    package var old: [(Float, Float)] = []
+
+    package init(origin: Int64, length: Int, oldAt: Int64, newAt: Int64) {
+        self.origin = origin
+        self.length = length
+        self.oldAt = oldAt
+        self.newAt = newAt
+    }
+}
