@@ -15,7 +15,7 @@ extension PeerTests {
         .enabled(
             if: tool("icecast2") != nil && tool("ffmpeg") != nil, "needs icecast2 and ffmpeg (.ci/deps --test)"))
     struct FailoverTests {
-        typealias IcecastServer = IcecastPushTests.IcecastServer
+        typealias IcecastServer = ServerProcessTests.IcecastPushTests.IcecastServer
 
         static let primaryTone = 440.0
         static let backupTone = 660.0

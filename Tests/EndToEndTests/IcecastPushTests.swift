@@ -3,8 +3,8 @@ import Glibc
 import RadioRelayTestSupport
 import Testing
 
-/// In the `PeerTests` lane: one real peer at a time.
-extension PeerTests {
+/// In the `ServerProcessTests` lane: Icecast with one source and a listener or two is a light peer (see `PeerTests`).
+extension ServerProcessTests {
     /// A station pushing to a real Icecast (Debian's `icecast2`, 2.4.4), started by the test on a free port: Icecast's
     /// listeners hear the station's audio, the push survives an Icecast restart by itself, a refused push says why, and
     /// none of it touches the station's own listeners.

@@ -16,7 +16,7 @@ extension PeerTests {
             if: ["icecast2", "haproxy", "openssl"].allSatisfy { tool($0) != nil },
             "needs icecast2, haproxy and openssl (.ci/deps --test)"))
     struct IcecastTLSPushTests {
-        typealias Icecast = IcecastPushTests.IcecastServer
+        typealias Icecast = ServerProcessTests.IcecastPushTests.IcecastServer
 
         /// HAProxy terminating TLS with `certificates` on 127.0.0.1:`port` and 127.0.0.2:`port`, passing the bytes
         /// to `icecast`'s plain port; and on `plainPort` an HTTP front without TLS, which answers a TLS handshake at
@@ -95,7 +95,7 @@ extension PeerTests {
                 "\((try? trusting.pushes()) ?? [])\n\(trusting.server.log)")
             let (head, body) = try icecast.listen("/tls.opus", seconds: 4)
             #expect(head.hasPrefix("HTTP/1.0 200") && head.lowercased().contains("icy-name:tls fm"), "\(head)")
-            try IcecastPushTests.expectStationAudio(body, "Icecast listener of the TLS push")
+            try ServerProcessTests.IcecastPushTests.expectStationAudio(body, "Icecast listener of the TLS push")
             let file = temporaryPath("tls-push.opus")
             defer { unlink(file) }
             try Data(body).write(to: URL(fileURLWithPath: file))

@@ -146,7 +146,9 @@ final class Pipeline {
             if output.format == .mp3 { output.broadcaster.setStreamTitle(shown.title) }
         }
         let skipped = shown.skipped > 0 ? " (\(shown.skipped) titles in between not shown)" : ""
-        Log.info("\(configuration.name): now playing: \(shown.title)\(skipped)")
+        // An input whose title is not known yet clears the last one's.
+        let what = shown.title.isEmpty ? "(no title)" : shown.title
+        Log.info("\(configuration.name): now playing: \(what)\(skipped)")
         publishState()
     }
 
