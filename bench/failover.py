@@ -156,10 +156,9 @@ def tone_file(work, frequency, seconds, title):
 
 
 class Relay:
-    def __init__(self, work, arguments=None, config=None):
-        self.port = benchlib.free_port()
-        self.http = benchlib.free_port()
-        self.status = benchlib.free_port()
+    def __init__(self, work, arguments=None, config=None, ports=None):
+        # With a config file, its ports (listen, HTTP, status); else free ones for the flags.
+        self.port, self.http, self.status = ports or (benchlib.free_port(), benchlib.free_port(), benchlib.free_port())
         self.log_path = os.path.join(work, "relay.log")
         self.log_file = open(self.log_path, "w")
         if config is not None:
@@ -170,6 +169,7 @@ class Relay:
         self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=self.log_file)
         if not benchlib.wait_until(lambda: self.station() is not None, 10, 0.1):
+            self.stop()
             raise SystemExit("the relay did not start: " + open(self.log_path).read()[-2000:])
 
     def station(self):
@@ -486,10 +486,7 @@ def chaos(args):
     try:
         primary.start()
         backup.start()
-        relay = Relay(work, config=config)
-        relay.status = status_port
-        relay.port = port
-        benchlib.wait_until(lambda: relay.station() is not None, 10)
+        relay = Relay(work, config=config, ports=(port, http_port, status_port))
         raw = Load(work, port, 1000, seconds + 20, name="raw")
         http = Load(work, http_port, 100, seconds + 20, http_path="/main.opus", name="http")
         start = time.monotonic()
@@ -547,6 +544,9 @@ def chaos(args):
 
 
 def main():
+    # SIGTERM (and SIGINT, which a background job ignores) ends a run through its finally blocks: every process it
+    # started is stopped by its PID.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="mode", required=True)
     s = sub.add_parser("scenario")

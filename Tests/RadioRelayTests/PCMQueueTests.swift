@@ -341,14 +341,19 @@ extension SwitchFadeTests {
         #expect(Self.largestStep(out) < 2.5 * natural, "largest step \(Self.largestStep(out))")
         #expect(out.count == Self.rate)
 
-        // A new input far ahead (the rest of a burst) does not end the old one's fade: the front waits for the old
-        // input's audio while its fade lasts (the pipeline ends it if that audio stops coming).
+        // A new input up to a second ahead (the rest of a small burst) does not end the old one's fade: the front
+        // waits for the old input's audio while its fade lasts (the pipeline ends it if that audio stops coming).
         var ahead = PCMQueue(sampleRate: Self.rate)
         ahead.beginSwitch(crossfade: Self.rate / 2, minimum: 2400, outgoingContinues: true)
         ahead.appendOutgoing(Self.pieces(old, size: 1152)[0])
         ahead.append(incoming)
         #expect(ahead.takesOutgoing && ahead.readyCount == 1152 && ahead.frameCount == Self.rate)
-        ahead.endOutgoing()
-        #expect(ahead.readyCount == ahead.frameCount)
+        var stalled = ahead
+        stalled.endOutgoing()
+        #expect(stalled.readyCount == stalled.frameCount)
+        // More than a second ahead (an upstream faster than real time): the old input's part ends, so the new
+        // input's audio does not pile up behind the front.
+        ahead.append(Self.pieces(incoming, size: 2400)[0])
+        #expect(!ahead.takesOutgoing && ahead.readyCount == ahead.frameCount)
     }
 }

@@ -226,7 +226,7 @@ extension Pipeline {
     /// pace (half a second ahead) for another.
     func mayFeed(_ index: Int) -> Bool {
         let now = monotonicNow()
-        if index == selector.playing { return clock.mayFeed(now: now, queued: queued) }
+        if index == selector.playing { return clock.mayFeed(now: now, queued: chain.heldSeconds) }
         let input = inputs[index]
         return input.pace.seconds < now - input.pace.origin + 0.5
     }

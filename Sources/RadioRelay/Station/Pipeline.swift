@@ -101,7 +101,7 @@ final class Pipeline {
             let paced = playing.paced
             advanceClock(paced: paced)
             if paced, playing.backlog.isFull || playing.downloader == nil,
-                let nap = clock.nap(now: monotonicNow(), queued: queued)
+                let nap = clock.nap(now: monotonicNow(), queued: chain.heldSeconds)
             {
                 usleep(UInt32(nap * 1_000_000))
             }

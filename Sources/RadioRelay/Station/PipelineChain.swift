@@ -9,6 +9,9 @@ import RadioRelaySystem
 protocol PipelineChain: AnyObject {
     /// Audio waiting for `release`, in seconds.
     var queuedSeconds: Double { get }
+    /// Audio held, releasable or not yet (a crossfade's new input ahead of its old one), in seconds: what a paced
+    /// input's reading is judged by.
+    var heldSeconds: Double { get }
     /// Audio handed to the outputs so far (silence included): the stream's clock.
     var secondsEncoded: Double { get }
     /// Whether a new title starts a chained Ogg link.
@@ -69,4 +72,8 @@ extension OpusRelayChain: PipelineChain {
         state.encoders = 0
         state.encodedSeconds = secondsEncoded
     }
+}
+
+extension PipelineChain {
+    var heldSeconds: Double { queuedSeconds }
 }

@@ -294,6 +294,9 @@ package struct PCMQueue {
             current.newAt = position + 1
         }
         mix = current
+        // A new input more than a second ahead of the old one (a burst, an upstream faster than real time) would
+        // pile up behind the front for as long as the fade lasts: the old input's part ends here instead.
+        if !current.outgoingEnded && current.newAt - current.oldAt > Int64(sampleRate) { endOutgoing() }
         finishMixIfDone()
     }
 

@@ -96,6 +96,10 @@ public final class StageChain {
     /// Seconds of decoded audio waiting for `release`.
     public var queuedSeconds: Double { Double(queue.readyCount) / Double(configuration.commonRate) }
 
+    /// Seconds of decoded audio held, released or not yet releasable (during a crossfade the new input's audio may
+    /// run ahead of what may be released): what reading more would add to.
+    public var heldSeconds: Double { queue.seconds }
+
     /// Drops the oldest `seconds` of waiting audio (crossfaded into what follows).
     public func drop(seconds: Double) {
         let before = queue.frameCount
