@@ -49,7 +49,8 @@ package struct CrossMix: Sendable {
     package var newAt: Int64
     /// The outgoing input's part is over (its fade done, or it stopped).
     package var outgoingEnded = false
-    /// The outgoing input's contributions so far (gain applied), from `origin`: what an early end fades out.
+    /// The outgoing input's newest contributions (gain applied), the last at `oldAt - 1`: what an early end fades
+    /// out (`PCMQueue.crossfade` of them are needed; at most twice as many are kept).
     package var old: [(Float, Float)] = []
 
     package init(origin: Int64, length: Int, oldAt: Int64, newAt: Int64) {
