@@ -128,7 +128,7 @@ import Testing
             ("[server]\nmax_listeners = -1\n" + station, ["r.conf:2: max_listeners = -1: use 0 to 1000000"]),
             (
                 "[server]\nmax_per_ip = @credential:x\n" + station,
-                ["r.conf:2: max_per_ip cannot come from a credential: only upstream or push can"]
+                ["r.conf:2: max_per_ip cannot come from a credential: only upstream, source_password or push can"]
             ),
         ] as [(String, [String])])
     func problem(text: String, expected: [String]) {
@@ -225,7 +225,7 @@ import Testing
         }
         #expect(
             Self.messages("[station a]\nupstream = /a.mp3\nport = @credential:empty\n", credentials: directory) == [
-                "r.conf:3: port cannot come from a credential: only upstream or push can"
+                "r.conf:3: port cannot come from a credential: only upstream, source_password or push can"
             ])
     }
 
@@ -328,7 +328,7 @@ import Testing
         // Not a secret: it cannot come from a credential.
         #expect(
             Self.messages("[station a]\nupstream = /a.mp3\npush_ca = @credential:ca\n", credentials: directory) == [
-                "r.conf:3: push_ca cannot come from a credential: only upstream or push can"
+                "r.conf:3: push_ca cannot come from a credential: only upstream, source_password or push can"
             ])
     }
 

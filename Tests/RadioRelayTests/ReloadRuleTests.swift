@@ -19,6 +19,7 @@ import Testing
         "proxy_protocol": ["yes"], "proxy_from": ["10.0.0.1"], "complexity": ["5"], "pace": ["yes"],
         "reconnect_max": ["60"], "connect_timeout": ["3"], "stall_timeout": ["4"], "standby": ["hot"],
         "dead_air": ["5"], "dead_air_level": ["-40"], "recover": ["20"], "crossfade": ["1.5"], "title": ["Station ID"],
+        "source_password": ["hackme-live-1"], "source_timeout": ["5"],
         "chain_titles": ["yes"], "hls": ["no"], "mp3": ["yes"], "mp3_port": ["9302"],
         "hls_segment": ["4"], "hls_window": ["10"], "mount": ["other.opus"], "display_name": ["Jazz"],
         "description": ["All jazz"], "genre": ["jazz"], "url": ["https://jazz.example.org/"],

@@ -22,9 +22,9 @@ import Testing
             #expect(HTTPRequestHead.parse(Array(bytes[..<end]), limit: 8192) == .incomplete, "\(end) bytes")
         }
         let fields = [HTTPRequestHead.Field(name: "host", value: "a"), .init(name: "accept", value: "*/*")]
-        #expect(
-            HTTPRequestHead.parse(bytes, limit: 8192)
-                == .request(.init(method: "GET", path: "/metrics", version: "HTTP/1.1", fields: fields)))
+        var expected = HTTPRequestHead.Request(method: "GET", path: "/metrics", version: "HTTP/1.1", fields: fields)
+        expected.query = "x=1"
+        #expect(HTTPRequestHead.parse(bytes, limit: 8192) == .request(expected))
         guard case .request(let parsed) = Self.parse("GET / HTTP/1.1\r\nICY-MetaData:\t 1 \r\nX-Empty:\r\n\r\n") else {
             Issue.record("not parsed")
             return

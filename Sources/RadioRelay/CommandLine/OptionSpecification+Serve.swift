@@ -136,6 +136,18 @@ extension OptionSpecification {
             setting: station(Values.seconds(FailoverSettings.crossfadeRange), { $0.failover.crossfade = $1 }),
             reload: .inPlace),
         .init(
+            name: "source-password", placeholder: "PASSWORD",
+            summary: "take live sources (user source) on the HTTP address, over every other input",
+            accepts: SourcePassword.accepts,
+            setting: station(SourcePassword.init, { $0.sourcePassword = $1 }), acceptsCredential: true,
+            reload: .inPlace, quoted: { _ in "***" }),
+        .init(
+            name: "source-timeout", placeholder: "SECONDS",
+            summary: "seconds without a byte before a live source is gone (default 10)",
+            accepts: "\(Values.text(StationConfiguration.timeoutRange)) seconds",
+            setting: station(Values.integer(StationConfiguration.timeoutRange), { $0.sourceTimeout = $1 }),
+            reload: .inPlace),
+        .init(
             name: "title", placeholder: "TEXT",
             summary: "the title shown while an input without titles of its own plays",
             accepts: "one line of 1 to 256 printable characters", setting: station(Values.line, { $0.title = $1 }),

@@ -62,7 +62,11 @@ package struct ServeOptions: Sendable, Equatable {
     package func configuration(sample: @autoclosure () -> String? = BundledSample.path)
         throws(ConfigurationError) -> ServerConfiguration
     {
-        ServerConfiguration(server: server, stations: [try resolvedStation(sample: sample())])
+        let station = try resolvedStation(sample: sample())
+        if let (_, problem) = ServerConfiguration.sourceProblems(server: server, stations: [station]).first {
+            throw ConfigurationError(problem)
+        }
+        return ServerConfiguration(server: server, stations: [station])
     }
 
     init(_ scanner: ArgumentScanner) throws(UsageError) {

@@ -39,7 +39,7 @@ extension ConfigFileReader {
     ) -> Value? {
         guard hasValue(entry.key, value, line: entry.line, accepts: option.accepts) else { return nil }
         guard let parsed = parse(value) else {
-            problems.add(entry.line, "\(entry.key) = \(Redaction.text(value)): use \(option.accepts)")
+            problems.add(entry.line, "\(entry.key) = \(option.quoted(value)): use \(option.accepts)")
             return nil
         }
         return parsed

@@ -86,6 +86,11 @@ struct ConfigFileReader {
         checkAddresses(placed, status: result.server.status, statusLine: statusLine)
         checkHTTP(placed, server: result.server, httpLine: httpLine, statusLine: statusLine)
         checkMounts(placed)
+        for (index, problem) in ServerConfiguration.sourceProblems(
+            server: result.server, stations: placed.map(\.station))
+        {
+            problems.add(placed[index].mountLines.first ?? 0, problem)
+        }
         guard problems.isEmpty else { throw problems.error }
         result.stations = placed.map(\.station)
         return result

@@ -230,6 +230,22 @@ enum MetricsReport {
                 out += "\(prefix)input_up{\(labels)} \(up ? 1 : 0)\n"
             }
         }
+        let live = snapshot.stations.compactMap { station in
+            station.inputs.first { $0.kind == "live" }.map { (station.name, $0.source) }
+        }
+        header(&out, "live_source_connected", .gauge, "1 while a live source client is connected")
+        for (name, source) in live {
+            out += "\(prefix)live_source_connected{station=\"\(labelValue(name))\"} \(source == nil ? 0 : 1)\n"
+        }
+        header(
+            &out, "live_source_start_seconds", .gauge, "When the live source on the air connected (Unix time; 0: none)")
+        for (name, source) in live {
+            out += "\(prefix)live_source_start_seconds{station=\"\(labelValue(name))\"} \(number(source?.since ?? 0))\n"
+        }
+        header(&out, "live_source_bytes", .gauge, "Bytes the live source on the air sent on its connection")
+        for (name, source) in live {
+            out += "\(prefix)live_source_bytes{station=\"\(labelValue(name))\"} \(source?.bytes ?? 0)\n"
+        }
         header(&out, "input_switches_total", .counter, "Changes of the input that plays, by reason")
         for station in snapshot.stations {
             for reason in InputSelector.Reason.allCases.map(\.rawValue) {

@@ -20,15 +20,7 @@ package struct StatusToken: Sendable, Equatable, CustomStringConvertible {
     package var description: String { "***" }
 
     /// Whether `candidate` is the token, in time that does not depend on where they differ.
-    func matches(_ candidate: some Collection<UInt8>) -> Bool {
-        var difference = candidate.count ^ bytes.count
-        var index = 0
-        for byte in candidate {
-            difference |= Int(byte ^ bytes[index % bytes.count])
-            index += 1
-        }
-        return difference == 0
-    }
+    func matches(_ candidate: some Collection<UInt8>) -> Bool { secretMatches(bytes, candidate) }
 }
 
 /// Who may read the status endpoint, as a pure value (`StatusRouter` asks it; tests: `StatusAccessTests`):

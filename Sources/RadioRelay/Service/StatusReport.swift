@@ -69,8 +69,8 @@ enum StatusReport {
         ])
     }
 
-    /// One input: its state (`playing`, `standby`, `connecting`, `retrying`, `failed`), why, since when (Unix
-    /// seconds), its URL redacted.
+    /// One input: its state (`playing`, `standby`, `connecting`, `retrying`, `failed`, `waiting`), why, since when
+    /// (Unix seconds), its URL redacted, its format, and the live source's client while one is connected.
     static func input(_ input: InputState) -> String {
         JSONText.object([
             ("name", JSONText.string(input.name)),
@@ -83,6 +83,19 @@ enum StatusReport {
             ("title", JSONText.string(input.title)),
             ("bytes_in", JSONText.number(input.bytesIn)),
             ("reconnects", JSONText.number(input.reconnects)),
+            ("format", JSONText.string(input.format)),
+            ("source", input.source.map(source) ?? "null"),
+        ])
+    }
+
+    /// The live source on the air: its address, client, method, since when (Unix seconds), bytes sent.
+    static func source(_ source: InputState.Source) -> String {
+        JSONText.object([
+            ("address", JSONText.string(source.address)),
+            ("user_agent", JSONText.string(source.userAgent)),
+            ("method", JSONText.string(source.method)),
+            ("since", JSONText.number(source.since)),
+            ("bytes", JSONText.number(source.bytes)),
         ])
     }
 

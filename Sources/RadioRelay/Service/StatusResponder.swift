@@ -47,6 +47,17 @@ final class StationStatusResponder: StatusResponder {
 
     /// Forces or releases a station's input (`Station.force`).
     private func control(_ wanted: StatusRouter.InputControl) -> Result<String, ConfigurationError> {
+        if wanted.killsSource {
+            guard
+                let station = server.stations.first(where: {
+                    $0.name == wanted.station || $0.configuration.sourcePaths.contains(wanted.station)
+                })
+            else { return .failure(ConfigurationError("no station \(Sanitized.text(wanted.station, limit: 64))")) }
+            guard station.desk.kill() else {
+                return .failure(ConfigurationError("station \(station.name): no live source is on the air"))
+            }
+            return .success("station \(station.name): the live source is ended: the station hands back")
+        }
         guard let station = server.stations.first(where: { $0.name == wanted.station }) else {
             return .failure(ConfigurationError("no station \(Sanitized.text(wanted.station, limit: 64))"))
         }

@@ -13,6 +13,7 @@ import RadioRelaySystem
 /// | `GET`/`HEAD /` | 200, a list of the above |
 /// | `POST /stations/NAME/force/INPUT` | 200: the station plays that input until released or until it fails |
 /// | `POST /stations/NAME/release` | 200: the force is released, the rules choose again |
+/// | `POST /stations/NAME/killsource`, `GET`/`POST /admin/killsource?mount=/NAME` | 200: the live source is ended |
 /// | another path | 404 |
 /// | another method | 405 with `Allow: GET, HEAD` (`POST` on the paths above) |
 /// | a `POST` with `Origin` or `Sec-Fetch-Site` (a browser's, which a web page can send cross-site) | 403 |
@@ -26,6 +27,8 @@ enum StatusRouter {
     struct InputControl: Equatable, Sendable {
         var station: String
         var input: String?
+        /// End the live source on the air (`killsource`); `station` may then be a mount path (`/admin/killsource`).
+        var killsSource = false
     }
 
     /// What carries out an `InputControl`: the text of the answer, or why it cannot be done (404).
@@ -40,7 +43,7 @@ enum StatusRouter {
         case .answer(let answer): return answer
         case .request(let parsed): request = parsed
         }
-        if let wanted = inputControl(request.path) {
+        if let wanted = inputControl(request.path, query: request.query) {
             return respond(to: request, wanting: wanted, access: access, control: control)
         }
         guard request.method == "GET" || request.method == "HEAD" else {
@@ -80,11 +83,19 @@ enum StatusRouter {
     }
 
     /// The input control a path asks for: `/stations/NAME/force/INPUT` or `/stations/NAME/release`.
-    static func inputControl(_ path: String) -> InputControl? {
+    static func inputControl(_ path: String, query: String? = nil) -> InputControl? {
+        if path == "/admin/killsource" {
+            // Icecast's call, with the status token instead of the source's credentials: `mount=/NAME`.
+            let mount = SourceRules.parameters(query)["mount"].map { String(decoding: $0, as: UTF8.self) } ?? ""
+            return InputControl(station: mount, input: nil, killsSource: true)
+        }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count >= 4, parts[0].isEmpty, parts[1] == "stations", !parts[2].isEmpty else { return nil }
         let station = String(parts[2])
         if parts.count == 4 && parts[3] == "release" { return InputControl(station: station, input: nil) }
+        if parts.count == 4 && parts[3] == "killsource" {
+            return InputControl(station: station, input: nil, killsSource: true)
+        }
         if parts.count == 5 && parts[3] == "force" && !parts[4].isEmpty {
             return InputControl(station: station, input: String(parts[4]))
         }
@@ -94,7 +105,8 @@ enum StatusRouter {
     private static func respond(
         to request: HTTPRequestHead.Request, wanting wanted: InputControl, access: StatusAccess, control: Control
     ) -> HTTPResponse {
-        guard request.method == "POST" else {
+        // Icecast's `/admin/killsource` is a GET; the same rules keep a web page from calling it.
+        guard request.method == "POST" || (wanted.killsSource && request.method == "GET") else {
             var response = HTTPResponse.text(405, "only POST\n")
             response.headers.append(("Allow", "POST"))
             response.omitsBody = request.method == "HEAD"

@@ -24,15 +24,30 @@ public struct InputConfiguration: Sendable, Equatable {
         self.upstream = upstream
     }
 
+    /// The live source's input (`source_password`): fed by the source client that connects, never connected to.
+    public static func live(timeout: Int) -> InputConfiguration {
+        var input = InputConfiguration(name: liveName, upstream: liveUpstream)
+        input.stallTimeout = timeout
+        input.connectTimeout = timeout
+        input.paced = true
+        return input
+    }
+
+    public static let liveName = "live"
+    static let liveUpstream = "live:"
+    /// The live source's input.
+    public var isLive: Bool { upstream == Self.liveUpstream }
+
     /// A file (played at real time, looped).
-    public var isFile: Bool { (try? UpstreamURL.classify(upstream)) == .file }
+    public var isFile: Bool { !isLive && (try? UpstreamURL.classify(upstream)) == .file }
     /// Another relay's Ogg Opus, relayed as it is (see `UpstreamURL.isOggOpus`).
-    public var isOggOpus: Bool { UpstreamURL.isOggOpus(upstream) }
+    public var isOggOpus: Bool { !isLive && UpstreamURL.isOggOpus(upstream) }
     public var isPaced: Bool { paced ?? isFile }
 
     /// `file`, `http`, `https` or `tcp`, for status.
     public var kind: String {
-        switch try? UpstreamURL.classify(upstream) {
+        if isLive { return "live" }
+        return switch try? UpstreamURL.classify(upstream) {
         case .file: "file"
         case .tcp: "tcp"
         case .http: upstream.lowercased().hasPrefix("https:") ? "https" : "http"
@@ -41,7 +56,7 @@ public struct InputConfiguration: Sendable, Equatable {
     }
 
     /// What it reads, as status and logs show it (no secret).
-    public var shown: String { Redaction.text(upstream) }
+    public var shown: String { isLive ? "live source" : Redaction.text(upstream) }
 
     /// How status and logs name it: `input 2 (http://backup:8000/live)`.
     var label: String { "input \(name)" }
@@ -83,13 +98,25 @@ extension StationConfiguration {
     /// in range.
     func validateInputs() throws(ConfigurationError) {
         let inputs = self.inputs
-        guard let first = inputs.first else { throw ConfigurationError("station \(name): no upstream URL") }
+        guard !inputs.isEmpty else {
+            throw ConfigurationError("station \(name): no upstream URL (nor source_password)")
+        }
+        guard let first = inputs.first(where: { !$0.isLive }) ?? inputs.first else { return }
         guard inputs.count <= FailoverSettings.maxInputs else {
             throw ConfigurationError(
                 "station \(name): \(inputs.count) inputs: a station takes at most \(FailoverSettings.maxInputs)")
         }
         var names: Set<String> = []
-        for input in inputs {
+        guard Self.timeoutRange.contains(sourceTimeout) else {
+            throw ConfigurationError(
+                "station \(name): source_timeout must be \(Self.timeoutRange.lowerBound) to "
+                    + "\(Self.timeoutRange.upperBound) seconds")
+        }
+        if sourcePassword != nil && namedInputs.contains(where: { $0.name == InputConfiguration.liveName }) {
+            throw ConfigurationError(
+                "station \(name): input \(InputConfiguration.liveName): the name is the live source's: rename it")
+        }
+        for input in inputs where !input.isLive {
             let label = inputs.count == 1 ? "upstream" : "input \(input.name): upstream"
             do {
                 _ = try UpstreamURL.classify(input.upstream)

@@ -5,7 +5,7 @@ import RadioRelaySystem
 /// Which of a station's inputs plays, and which are kept connected, as a pure value on virtual time (tests:
 /// `InputSelectorTests`); the pipeline only tells it what each input does and carries out what it decides.
 ///
-/// The inputs are in priority order (a live source would be one more, at the top). The rules:
+/// The inputs are in priority order (a live source, when the station takes one, at the top: `live`). The rules:
 /// - the station plays the highest-priority **healthy** input: connected, its audio flowing, and — with dead-air
 ///   detection (`deadAir` > 0) — not silent for `deadAir` seconds;
 /// - when the input that plays fails (refused, ended, stalled, nothing decodable) or goes silent, the best healthy
@@ -31,6 +31,10 @@ struct InputSelector: Equatable, Sendable {
         var deadAir = 0.0
         /// Keep the input right below the one that plays connected and decoding.
         var hotStandby = false
+        /// Input 0 is a live source: it takes over as soon as its audio flows (no `recover` wait: a DJ going live is
+        /// not a flapping upstream), and while it plays the input right below stays connected, so that the station
+        /// hands back without a gap when the source leaves.
+        var live = false
     }
 
     /// Why the station switched.
@@ -40,6 +44,10 @@ struct InputSelector: Equatable, Sendable {
         case recovered = "recovered"
         case forced = "forced"
         case released = "released"
+        /// A live source took over.
+        case live = "live"
+        /// The live source ended: the station went back to its inputs.
+        case handBack = "hand-back"
     }
 
     struct Switch: Equatable, Sendable {
@@ -75,7 +83,8 @@ struct InputSelector: Equatable, Sendable {
     init(inputs count: Int, settings: Settings = Settings()) {
         self.settings = settings
         inputs = Array(repeating: Input(), count: max(1, count))
-        playing = 0
+        // A station that takes live sources starts with its first other input: the source comes when it comes.
+        playing = settings.live && count > 1 ? 1 : 0
     }
 
     /// The selector for a new list of inputs (a reload): `previous[i]` is the index new input `i` had, if it was
@@ -177,14 +186,17 @@ struct InputSelector: Equatable, Sendable {
         if inputs[playing].failure != nil || inputs[playing].isDead {
             // The best healthy input takes over at once; with none, the station goes on with what it has.
             guard let next = inputs.indices.first(where: { isHealthy($0, now: now) }) else { return nil }
-            return switchTo(next, inputs[playing].isDead ? .deadAir : .failed, now: now)
+            let reason: Reason =
+                inputs[playing].isDead ? .deadAir : settings.live && playing == 0 ? .handBack : .failed
+            return switchTo(next, reason, now: now)
         }
         // The highest healthy input above takes over once it has been healthy for `recover` without a break; a
         // lower one never jumps ahead of it while it is coming back (which would make the station switch twice).
         for index in 0..<playing {
             guard let since = healthySince(index, now: now) else { continue }
-            guard now - since >= settings.recover else { return nil }
-            return switchTo(index, released ? .released : .recovered, now: now)
+            let recover = settings.live && index == 0 ? 0 : settings.recover
+            guard now - since >= recover else { return nil }
+            return switchTo(index, settings.live && index == 0 ? .live : released ? .released : .recovered, now: now)
         }
         return nil
     }
@@ -209,7 +221,8 @@ struct InputSelector: Equatable, Sendable {
         // Cold standby: an input below the one that plays is needed once every input above it is down (failed, or
         // silenced by dead air): one step down at a time.
         if (0..<index).allSatisfy({ inputs[$0].failure != nil || inputs[$0].isDead }) { return true }
-        // Hot standby: the input right below the one that plays stays connected and decoding.
-        return settings.hotStandby && index == playing + 1
+        // Hot standby: the input right below the one that plays stays connected and decoding (always below a live
+        // source).
+        return (settings.hotStandby || (settings.live && playing == 0)) && index == playing + 1
     }
 }

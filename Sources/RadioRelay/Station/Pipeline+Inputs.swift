@@ -19,7 +19,7 @@ extension Pipeline {
             transcoder?.endOutgoing()
             fadingOut = nil
         }
-        for (index, input) in inputs.enumerated() {
+        for (index, input) in inputs.enumerated() where !input.configuration.isLive {
             let wanted = selector.shouldConnect(index, now: now)
             if input.downloader == nil {
                 if !wanted, index != selector.playing, case .retrying = input.activity {
@@ -92,6 +92,11 @@ extension Pipeline {
 
     func fail(_ index: Int, _ error: any Error, now: Double) {
         let input = inputs[index]
+        if input.configuration.isLive {
+            let unsupported = error as? UnsupportedFormat
+            let reason = unsupported.map { "refused: \($0)" } ?? Redaction.text(describeEnd(error))
+            return endLive(index, reason: reason, answer: unsupported.map(Self.unsupported), now: now)
+        }
         input.downloader = nil
         input.forgetConnection(keepingBacklog: index == selector.playing)
         input.reconnects += 1
@@ -164,6 +169,7 @@ extension Pipeline {
     /// The input's stream ended. A file loops; a network stream that ends is an outage of that input.
     func ended(_ index: Int, now: Double) {
         let input = inputs[index]
+        if input.configuration.isLive { return liveClosed(index, now: now) }
         input.downloader = nil
         if input.configuration.isFile && configuration.loop {
             // Again once what was read has played out; `connect` checks that this pass had audio.
@@ -193,6 +199,7 @@ extension Pipeline {
             let who = inputs.count == 1 ? "the upstream" : "input \(input.name)"
             Log.info("\(configuration.name): \(who) announced its length: read at real time, nothing dropped")
         }
+        guard !input.configuration.isLive else { return }  // its connection was logged when it was handed over
         let name = headers["icy-name"].map { " \"\(Sanitized.text($0))\"" } ?? ""
         let what = input.configuration.isFile ? "file opened" : "connected"
         Log.info(
@@ -212,6 +219,9 @@ extension Pipeline {
                 }
             } catch let refusal as DownloadError {
                 input.backlog.clear()  // nothing more of this connection is played
+                fail(index, refusal, now: monotonicNow())
+            } catch let refusal as UnsupportedFormat {
+                input.backlog.clear()
                 fail(index, refusal, now: monotonicNow())
             } catch {
                 // A stage failed on this piece: it is dropped, the next goes on (the connection is fine).

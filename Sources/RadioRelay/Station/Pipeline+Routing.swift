@@ -28,6 +28,8 @@ extension Pipeline {
         switch output {
         case .format(let format):
             input.format = format
+            // An Ogg Opus source has no MP3 frames: the pass-through output sounds silent while it plays.
+            if plays { transcoder?.inputHasFrames = format.codec == .mpeg }
         case .metadata(let fields):
             if let title = Sanitized.title(in: fields) { input.ownTitle = title }
         case .frame:

@@ -33,8 +33,9 @@ extension Pipeline {
         let to = inputs[change.to]
         var detail: String?
         switch change.reason {
-        case .failed:
+        case .failed, .handBack:
             if case .retrying(let reason) = from.activity { detail = reason }
+            if case .waiting(let reason) = from.activity { detail = reason }
         case .deadAir:
             detail =
                 "below \(Int(configuration.failover.deadAirLevel)) dBFS for "
@@ -53,6 +54,7 @@ extension Pipeline {
                 minimum: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate),
                 outgoingContinues: continues)
             fadingOut = continues && transcoder.takesOutgoing ? change.from : nil
+            transcoder.inputHasFrames = to.format?.codec != .opus
             outgoingAudioAt = now
             do {
                 if let format = to.format, format != local.format { try transcoder.accept(.format(format)) }
@@ -127,6 +129,9 @@ extension Pipeline {
             case .retrying(let why):
                 shown = "retrying"
                 reason = why
+            case .waiting(let why):
+                shown = "waiting"
+                reason = why.map { "no live source connected (the last one \($0))" } ?? "no live source connected"
             }
             if dead {
                 shown = index == selector.playing ? "playing" : "failed"
@@ -134,10 +139,17 @@ extension Pipeline {
                     "dead air: below \(Int(configuration.failover.deadAirLevel)) dBFS for "
                     + "\(String(format: "%g", configuration.failover.deadAir)) s"
             }
-            return InputState(
+            var state = InputState(
                 name: input.name, kind: input.configuration.kind, url: input.configuration.shown, state: shown,
                 reason: reason, since: input.since, connected: connected, title: input.title, bytesIn: input.bytesIn,
                 reconnects: input.reconnects)
+            state.format = input.format?.description
+            if let source = input.downloader?.source {
+                state.source = InputState.Source(
+                    address: "\(source.peer)", userAgent: source.request.userAgent, method: source.request.method,
+                    since: source.since, bytes: input.bytesIn - input.connection.bytesAtOpen)
+            }
+            return state
         }
         state.playingInput = playing.name
         state.forcedInput = selector.forced.map { inputs[$0].name }
@@ -145,6 +157,7 @@ extension Pipeline {
         case .connected: state.upstream = .connected
         case .retrying(let reason): state.upstream = .retrying(reason: reason)
         case .idle, .connecting: state.upstream = .connecting
+        case .waiting: state.upstream = .retrying(reason: "waiting for a live source")
         }
         // The counters of every input's reading, those of inputs no longer listed included.
         var packets = retired.packets

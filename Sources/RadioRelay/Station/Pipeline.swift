@@ -67,6 +67,7 @@ final class Pipeline {
         settings.recover = configuration.failover.recover
         settings.deadAir = configuration.failover.deadAir
         settings.hotStandby = configuration.failover.hotStandby
+        settings.live = configuration.sourcePassword != nil
         return settings
     }
 
@@ -92,6 +93,7 @@ final class Pipeline {
             thread.beat()
             reconfigure()
             takeCommands()
+            takeLive(now: monotonicNow())
             manageConnections(now: monotonicNow())
             pullInputs(now: monotonicNow())
             drainBacklogs()

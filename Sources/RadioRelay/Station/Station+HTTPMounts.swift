@@ -5,8 +5,21 @@ import Synchronization
 
 extension Station: HTTPMounts {
     /// Every output's mount, with the station's name for people, its title and the output's encoding.
+    package var sourceDesk: SourceDesk? { desk }
+
+    /// What listeners are told: the station's settings, and a live source's `ice-*` where the station sets none.
+    var shownInfo: StationInfo {
+        var info = configuration.info
+        guard let live = desk.live?.info else { return info }
+        info.displayName = info.displayName ?? live.displayName
+        info.description = info.description ?? live.description
+        info.genre = info.genre ?? live.genre
+        info.url = info.url ?? live.url
+        return info
+    }
+
     package var httpMounts: [(mount: PublicDirectory.Mount, broadcaster: Broadcaster)] {
-        let info = configuration.info
+        let info = shownInfo
         let state = self.state
         return outputs.map { output in
             let path = "/" + output.mount

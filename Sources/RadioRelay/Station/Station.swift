@@ -32,6 +32,8 @@ public final class Station: Service {
     private let inputCommands = LockedBox<[String?]>([])
     /// Requests waiting at most (the pipeline takes them every iteration; more are refused).
     static let maxInputCommands = 16
+    /// Where the HTTP front end hands it a live source (`source_password`), and the admin calls' requests.
+    package let desk: SourceDesk
 
     public var name: String { configuration.name }
     public var state: StationState { shared.snapshot }
@@ -66,6 +68,9 @@ public final class Station: Service {
         try configuration.validate()
         self.settings = LockedBox(configuration)
         self.onUnexpectedExit = onUnexpectedExit
+        desk = SourceDesk(
+            station: configuration.name, password: configuration.sourcePassword, paths: configuration.sourcePaths,
+            timeout: configuration.sourceTimeout)
         var outputs: [StationOutput] = []
         for output in configuration.outputSettings {
             let ring = PageRing(
@@ -165,6 +170,7 @@ public final class Station: Service {
             output.encoderSettings.withLock { $0 = wanted.encoder }
         }
         settings.withLock { $0 = new }
+        desk.update(password: new.sourcePassword, paths: new.sourcePaths, timeout: new.sourceTimeout)
         settingsVersion.add(1, ordering: .releasing)
         if pipeline.snapshot != nil { try updatePushes(to: new) }
     }

@@ -72,6 +72,12 @@ public struct StationConfiguration: Sendable, Equatable {
     public static let mp3OutputName = "mp3"
     /// What HTTP listeners are told about the station.
     public var info = StationInfo()
+    /// Live sources (`source_password`): a source client that sends this password (user `source`) with `PUT` or
+    /// `SOURCE` to `/NAME` or one of the station's mounts on the HTTP address plays over every other input, as the
+    /// input named `live`. nil: the station takes none.
+    public var sourcePassword: SourcePassword?
+    /// Seconds without a byte from a live source before it counts as gone (`source_timeout`, Icecast's default).
+    public var sourceTimeout = 10
     /// Icecast mounts the station's stream is pushed to as a source (`--push`, `push = …`), each on its own thread.
     package var pushes: [IcecastTarget] = []
     /// The PEM file of CA certificates `icecasts://` pushes verify the server against (`--push-ca`, `push_ca`); nil:
@@ -86,14 +92,21 @@ public struct StationConfiguration: Sendable, Equatable {
     /// Every input in priority order: the `upstream` values (named `1`, `2`, …, with the station's title, pace and
     /// timeouts), then the `[input]` sections' (read over the station's settings).
     public var inputs: [InputConfiguration] {
-        upstreams.enumerated().map { index, url in
-            var input = InputConfiguration(name: "\(index + 1)", upstream: url)
-            input.title = title
-            input.paced = paced
-            input.connectTimeout = connectTimeout
-            input.stallTimeout = stallTimeout
-            return input
-        } + namedInputs
+        (sourcePassword == nil ? [] : [InputConfiguration.live(timeout: sourceTimeout)])
+            + upstreams.enumerated().map { index, url in
+                var input = InputConfiguration(name: "\(index + 1)", upstream: url)
+                input.title = title
+                input.paced = paced
+                input.connectTimeout = connectTimeout
+                input.stallTimeout = stallTimeout
+                return input
+            } + namedInputs
+    }
+
+    /// The paths a live source may send to: `/NAME` and the station's own mounts (Icecast clients use the listener
+    /// mount), the MP3 one included.
+    public var sourcePaths: [String] {
+        ["/" + name, mountPath] + (mp3 ? ["/" + mp3Mount] : [])
     }
 
     public var isFileUpstream: Bool { (try? UpstreamURL.classify(upstream)) == .file }
@@ -114,6 +127,11 @@ public struct StationConfiguration: Sendable, Equatable {
         try validateInputs()
         try encoder.validate()
         try broadcaster.validate()
+        if sourcePassword != nil && relaysOggOpus {
+            throw ConfigurationError(
+                "station \(name): source_password takes MP3 or Ogg Opus sources that the station decodes and encodes; "
+                    + "an edge relays its roots' Ogg Opus without decoding: give the live source to the root station")
+        }
         if relaysOggOpus && mp3 {
             throw ConfigurationError(
                 "station \(name): mp3 = yes passes an MP3 upstream's frames through; this upstream is Ogg Opus: "

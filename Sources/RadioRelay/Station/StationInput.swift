@@ -18,6 +18,8 @@ final class StationInput {
         case connected
         /// Waiting before the next attempt, with the reason of the last failure.
         case retrying(String)
+        /// The live source's input while no source is connected (why the last one ended, if one did).
+        case waiting(String?)
     }
 
     var configuration: InputConfiguration
@@ -61,6 +63,12 @@ final class StationInput {
     var tags: (serial: UInt32, comments: [String])?
     /// The dead-air reason last told, so that the log says it once.
     var quietLogged = false
+    /// The live source's kill requests carried out (`SourceDesk.kills`).
+    var liveKills = 0
+    /// The live source closed its connection: what it sent is played out, then the station hands back (why).
+    var liveEnding: String?
+    /// How logs name the live source connected last (`live source ADDR:PORT`).
+    var liveLabel = "live source"
 
     init(_ configuration: InputConfiguration, station: StationConfiguration) {
         self.configuration = configuration
@@ -74,6 +82,7 @@ final class StationInput {
             decoding.confirmsFrames = false
             decoding.gapless = false
             decoding.maxTagLength = Parser.liveTagLimit
+            decoding.recognisesFormat = configuration.isLive
             decoder = InputDecoder(decoding)
         }
         reconnect = ReconnectSchedule(delays: station.reconnectDelay)

@@ -52,12 +52,12 @@ public struct StationState: Sendable, Equatable {
 /// What status shows of one input.
 public struct InputState: Sendable, Equatable {
     public var name: String
-    /// `http`, `https`, `tcp` or `file`.
+    /// `http`, `https`, `tcp`, `file` or `live`.
     public var kind: String
     /// Its URL or path, redacted.
     public var url: String
-    /// `playing`, `standby` (connected, or not needed now: `connected` says), `connecting`, `retrying` or
-    /// `failed` (dead air: still connected and listened to).
+    /// `playing`, `standby` (connected, or not needed now: `connected` says), `connecting`, `retrying`,
+    /// `failed` (dead air: still connected and listened to) or `waiting` (the live input, no source connected).
     public var state: String
     public var reason: String?
     /// Wall-clock seconds since it is in this state.
@@ -66,6 +66,23 @@ public struct InputState: Sendable, Equatable {
     public var title: String?
     public var bytesIn: Int
     public var reconnects: Int
+    /// What its audio is (`MPEG layer 3, 44100 Hz, stereo, 128 kb/s`, `Ogg Opus, 48000 Hz, stereo`), once known.
+    public var format: String?
+    /// The live source on the air (the `live` input's, while one is connected).
+    public var source: Source?
+
+    /// A live source client, as status shows it.
+    public struct Source: Sendable, Equatable {
+        /// Its address and port.
+        public var address: String
+        public var userAgent: String?
+        /// `PUT` or `SOURCE`.
+        public var method: String
+        /// Wall-clock seconds when it connected.
+        public var since: Double
+        /// Bytes it sent on this connection.
+        public var bytes: Int
+    }
 }
 
 /// One change of the input that plays.

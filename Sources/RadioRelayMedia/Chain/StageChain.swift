@@ -55,6 +55,9 @@ public final class StageChain {
     private var queue: PCMQueue
     /// The upstream's own frames for an MP3 pass-through output, released in step with `queue` (live only).
     public var passThrough: MP3PassThrough?
+    /// The input that plays yields MP3 frames for the pass-through (false: an Ogg Opus live source, for which the
+    /// pass-through makes silent frames, as during an outage).
+    public var inputHasFrames = true
     /// Frames may wait this much longer than the decoded audio beside them (the decoder's delay, a damaged frame).
     static let passThroughSlack = 0.5
     /// Pages completed since the last `take`, in order, per Encoder.
@@ -115,7 +118,11 @@ public final class StageChain {
         // Taken up to each title mark in turn, so that its link starts at the mark (one pass without marks); every
         // output starts its link at the same place.
         var remaining = min(frames, queue.readyCount)
-        if let passThrough {
+        if let passThrough, !inputHasFrames {
+            // An input without MP3 frames plays (an Ogg Opus source): the pass-through sounds silent meanwhile.
+            passThrough.trim(toSeconds: 0)
+            passThrough.silence(seconds: Double(remaining) / Double(configuration.commonRate))
+        } else if let passThrough {
             passThrough.release(seconds: Double(remaining) / Double(configuration.commonRate))
             passThrough.trim(
                 toSeconds: queue.seconds - Double(remaining) / Double(configuration.commonRate) + Self.passThroughSlack)

@@ -2,6 +2,13 @@ import RadioRelaySystem
 
 /// What the Parser learned about the compressed stream: reported for the first frame and on every change.
 public struct DataFormat: Equatable, Sendable, CustomStringConvertible {
+    /// What the stream is coded in: MPEG audio (an upstream, a source) or Opus (a live source's Ogg Opus).
+    public enum Codec: String, Sendable, Equatable {
+        case mpeg
+        case opus
+    }
+
+    public var codec = Codec.mpeg
     public var sampleRate: Int
     public var channels: Int
     /// Bits per second of the frame that established (or changed) the format. A VBR stream changes bitrate on every
@@ -26,11 +33,19 @@ public struct DataFormat: Equatable, Sendable, CustomStringConvertible {
 
     /// Same decoded shape: rate, channels, layer. Bitrate is informational.
     public func hasSameShape(as other: DataFormat) -> Bool {
-        sampleRate == other.sampleRate && channels == other.channels && layer == other.layer
+        codec == other.codec && sampleRate == other.sampleRate && channels == other.channels && layer == other.layer
+    }
+
+    /// An Ogg Opus source's: decoded at 48 kHz, `channels` as its OpusHead says (bitrate unknown: 0).
+    public static func opus(channels: Int) -> DataFormat {
+        var format = DataFormat(sampleRate: 48_000, channels: channels, bitrate: 0, layer: 0, samplesPerFrame: 960)
+        format.codec = .opus
+        return format
     }
 
     public var description: String {
-        "MPEG layer \(layer), \(sampleRate) Hz, \(channels == 1 ? "mono" : "stereo"), \(bitrate / 1000) kb/s"
+        if codec == .opus { return "Ogg Opus, 48000 Hz, \(channels == 1 ? "mono" : "stereo")" }
+        return "MPEG layer \(layer), \(sampleRate) Hz, \(channels == 1 ? "mono" : "stereo"), \(bitrate / 1000) kb/s"
     }
 }
 

@@ -18,6 +18,10 @@ public final class InputDecoder {
         public var gapless = true
         /// The longest ID3v2 tag the Parser skips (see `Parser.init(confirmsFrames:maxTagLength:)`).
         public var maxTagLength = Int.max
+        /// Recognise the stream from its first bytes (a live source: clients say `audio/mpeg` whatever they send):
+        /// Ogg Opus is decoded by an `OpusStreamDecoder`, MP3 as always, and what is recognisably neither (Ogg
+        /// Vorbis or FLAC, AAC, FLAC, WAV, WebM) is refused with `UnsupportedFormat`.
+        public var recognisesFormat = false
 
         public init() {}
     }
@@ -40,6 +44,11 @@ public final class InputDecoder {
     /// Readers made over the decoder's life: 1 once audio flowed.
     public private(set) var readersMade = 0
     private var icy: ICYDemuxer?
+    /// What the connection's bytes are, once its first ones were seen (`recognisesFormat`); nil: not yet.
+    public private(set) var codec: DataFormat.Codec?
+    /// The first bytes of a connection while they are too few to recognise.
+    private var opening: [UInt8] = []
+    private var opus: OpusStreamDecoder?
 
     public init(_ configuration: Configuration) {
         self.configuration = configuration
@@ -50,6 +59,9 @@ public final class InputDecoder {
     public func restart(metaInterval: Int?) {
         parser.reset()
         icy = metaInterval.map { ICYDemuxer(interval: $0) }
+        codec = configuration.recognisesFormat ? nil : .mpeg
+        opening = []
+        opus?.reset()
     }
 
     /// Decodes bytes (ICY-framed when the connection announced a metadata interval), handing each output to `sink`.
@@ -63,13 +75,41 @@ public final class InputDecoder {
         }
     }
 
-    /// Decodes MP3 bytes (no ICY framing).
+    /// Decodes audio bytes (no ICY framing): MP3, or what the first bytes were recognised as.
     public func feedAudio(_ bytes: UnsafeRawBufferPointer, _ sink: (Output) throws -> Void) throws {
-        try parser.parse(bytes) { try handle($0, sink) }
+        switch codec {
+        case .mpeg?:
+            try parser.parse(bytes) { try handle($0, sink) }
+        case .opus?:
+            try feedOpus(bytes, sink)
+        case nil:
+            opening.append(contentsOf: bytes)
+            guard let recognised = try SourceFormat.recognise(opening) else { return }
+            codec = recognised
+            let first = opening
+            opening = []
+            try first.withUnsafeBytes { try feedAudio($0, sink) }
+        }
     }
+
+    private func feedOpus(_ bytes: UnsafeRawBufferPointer, _ sink: (Output) throws -> Void) throws {
+        let decoder = opus ?? OpusStreamDecoder(commonRate: configuration.commonRate)
+        opus = decoder
+        try decoder.feed(bytes) { output in
+            switch output {
+            case .stream(let channels): try sink(.format(.opus(channels: channels)))
+            case .title(let title): try sink(.metadata(["StreamTitle": title]))
+            case .pcm(let pcm): try sink(.pcm(pcm))
+            }
+        }
+    }
+
+    /// Opus packets decoded and refused (an Ogg Opus source).
+    public var opusPackets: (decoded: Int, rejected: Int) { (opus?.packets ?? 0, opus?.rejectedPackets ?? 0) }
 
     /// The Parser's last frame and the Reader's tail; false when no audio frame was ever found.
     public func finish(_ sink: (Output) throws -> Void) throws -> Bool {
+        guard codec != .opus else { return (opus?.packets ?? 0) > 0 }
         try parser.finish { try handle($0, sink) }
         guard let reader else { return false }
         let tail = try reader.finish()

@@ -39,6 +39,8 @@ package final class HTTPConnection {
     package var answered = 0
     /// The client sent more than its request head (a pipelined request): its answer closes the connection.
     package var pipelined = false
+    /// What came after the head in the same reads (a live source's first audio), kept until the head is acted on.
+    package var afterHead: [UInt8] = []
     /// Waiting for its next request after a kept answer: not counted as a pending head until bytes come.
     package var idle = false
     /// Bytes read and dropped since the answer (bounded too).

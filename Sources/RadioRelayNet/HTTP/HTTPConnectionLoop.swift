@@ -111,6 +111,8 @@ package final class HTTPConnectionLoop {
             return nil
         }
         connection.pipelined = connection.input.count > connection.headScan.scannedBytes
+        connection.afterHead =
+            connection.pipelined ? Array(connection.input[connection.headScan.scannedBytes...]) : []
         connection.input = []
         return head
     }

@@ -97,6 +97,7 @@ package final class HTTPFront: Service {
     package func directory() -> (PublicDirectory, [Broadcaster]) {
         var directory = PublicDirectory()
         directory.serverStart = started
+        directory.takesSources = takesSources
         var broadcasters: [Broadcaster] = []
         for station in stations {
             for (mount, broadcaster) in station.httpMounts {
@@ -106,6 +107,18 @@ package final class HTTPFront: Service {
         }
         return (directory, broadcasters)
     }
+
+    /// The desk of the station that takes live sources at `path` (nil: none does).
+    package func sourceDesk(at path: String) -> SourceDesk? {
+        for station in stations {
+            guard let desk = station.sourceDesk, desk.password != nil, desk.paths.contains(path) else { continue }
+            return desk
+        }
+        return nil
+    }
+
+    /// Whether any station takes live sources (then `PUT`, `SOURCE` and `/admin/` are the source protocol's).
+    package var takesSources: Bool { stations.contains { $0.sourceDesk?.password != nil } }
 
     package func start() throws {
         try service.start { [self] thread in

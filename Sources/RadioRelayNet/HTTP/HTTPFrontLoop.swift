@@ -29,6 +29,8 @@ package final class HTTPFrontLoop {
     /// The titles seen at the last look, by mount path, and when the next look is due.
     package var seenTitles: [String: String?] = [:]
     package var nextTitleCheck = -Double.infinity
+    /// Wrong source credentials by address: 429 beyond the limit.
+    package var lockout = SourceLockout()
 
     package init(front: HTTPFront) throws(SystemError) {
         self.front = front
@@ -92,6 +94,9 @@ package final class HTTPFrontLoop {
     /// Reads the request and acts once its head is decided.
     package func handleRequest(_ connection: HTTPConnection, mask: UInt32) {
         guard let head = http.readHead(connection, mask: mask) else { return }
+        if case .request(let request) = head, isSourceProtocol(request) {
+            return handleSourceProtocol(connection, request)
+        }
         let (directory, broadcasters) = front.directory()
         switch PublicRouter.route(head, directory: directory, host: front.address.description) {
         case .respond(let response):

@@ -3,4 +3,6 @@
 /// stations and a new title are served at once.
 package protocol HTTPMounts: AnyObject, Sendable {
     var httpMounts: [(mount: PublicDirectory.Mount, broadcaster: Broadcaster)] { get }
+    /// Where it takes a live source (nil: it takes none).
+    var sourceDesk: SourceDesk? { get }
 }

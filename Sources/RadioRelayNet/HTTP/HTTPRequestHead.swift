@@ -34,6 +34,8 @@ package enum HTTPRequestHead {
         package var fields: [Field] = []
         /// The authority of a target in absolute form (`GET http://host:8000/x HTTP/1.1` → `host:8000`).
         package var authority: String?
+        /// The target's query, without its `?` (nil: none): read only where a request is about it (`/admin/`).
+        package var query: String?
 
         package init(method: String, path: String, version: String, fields: [Field] = [], authority: String? = nil) {
             self.method = method
@@ -137,11 +139,15 @@ package enum HTTPRequestHead {
             return .failure(Problem(reason: "the target is neither an absolute path nor an absolute URI"))
         }
         let path = origin.prefix { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
-        return .success(
-            Request(
-                method: String(decoding: method, as: UTF8.self),
-                path: path.isEmpty ? "/" : String(decoding: path, as: UTF8.self),
-                version: String(decoding: version, as: UTF8.self), authority: authority))
+        var request = Request(
+            method: String(decoding: method, as: UTF8.self),
+            path: path.isEmpty ? "/" : String(decoding: path, as: UTF8.self),
+            version: String(decoding: version, as: UTF8.self), authority: authority)
+        let rest = origin[path.endIndex...]
+        if rest.first == UInt8(ascii: "?") {
+            request.query = String(decoding: rest.dropFirst().prefix { $0 != UInt8(ascii: "#") }, as: UTF8.self)
+        }
+        return .success(request)
     }
 
     /// `http://AUTHORITY/rest` or `https://…` (scheme in any case): the authority (a plain host[:port], no userinfo,

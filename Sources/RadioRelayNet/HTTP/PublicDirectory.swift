@@ -66,6 +66,8 @@ package struct PublicDirectory: Sendable, Equatable {
     package var mounts: [Mount] = []
     /// When the HTTP address began serving (wall-clock seconds): Icecast's `server_start`.
     package var serverStart = 0.0
+    /// A station takes live sources here: `OPTIONS` says `PUT` and `SOURCE` are allowed (libshout asks).
+    package var takesSources = false
 
     package init(mounts: [Mount] = [], serverStart: Double = 0) {
         self.mounts = mounts

@@ -17,7 +17,8 @@ import RadioRelaySystem
 /// | `GET /NAME/live.m3u8`, `master.m3u8`, segments | HLS (`PublicRouter+HLS`), the connection kept for more |
 /// | `GET /status-json.xsl` | the mounts as Icecast 2.4 describes them (`IcecastStatus`) |
 /// | `GET /` | an HTML page listing the mounts, an `<audio>` element each |
-/// | `OPTIONS` any | 204, CORS preflight |
+/// | `OPTIONS` any | 204, CORS preflight (and `Allow` with `PUT, SOURCE` when a station takes live sources) |
+/// | `PUT`, `SOURCE`, `/admin/…` where a station takes live sources | the source protocol (`SourceRules`) |
 /// | another path | 404 |
 /// | another method | 405 with `Allow` |
 /// | malformed, or HTTP/1.1 without `Host` | 400; request line too long 414, head too large 431 |
@@ -67,7 +68,10 @@ package enum PublicRouter {
             return .respond(text(400, "bad request: HTTP/1.1 needs a Host header\n"))
         }
         switch request.method {
-        case "OPTIONS": return .respond(preflight(request))
+        case "OPTIONS":
+            var response = preflight(request)
+            if directory.takesSources { response.headers.append(("Allow", allowedMethods + ", PUT, SOURCE")) }
+            return .respond(response)
         case "GET", "HEAD": break
         default:
             var response = text(405, "only \(allowedMethods)\n")

@@ -249,4 +249,5 @@ package enum LogTopic: String, Hashable, Sendable {
     case joined = "listener connects"
     case left = "listener leaves"
     case subscribed = "event subscriptions and leaves"
+    case source = "live source refusals"
 }

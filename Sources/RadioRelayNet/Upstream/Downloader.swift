@@ -22,6 +22,8 @@ public final class Downloader {
     private let transfer: CurlTransfer?
     private let file: FileSource?
     private let tcp: TCPSource?
+    /// A live source's connection (`init(source:)`).
+    package let source: LiveSource?
     private let chunkSize: Int
     private var finished = false
 
@@ -29,6 +31,7 @@ public final class Downloader {
     public init(url: String, options: Options = Options()) throws {
         self.url = url
         self.chunkSize = options.chunkSize
+        source = nil
         switch try UpstreamURL.classify(url) {
         case .http:
             var curl = CurlTransfer.Options()
@@ -49,6 +52,16 @@ public final class Downloader {
             tcp = nil
             file = try FileSource(path: Self.path(of: url), url: url, chunkSize: options.chunkSize)
         }
+    }
+
+    /// Reads a live source's connection (a source client that connected to the HTTP address).
+    package init(source: LiveSource) {
+        url = source.label
+        chunkSize = 16 * 1024
+        transfer = nil
+        file = nil
+        tcp = nil
+        self.source = source
     }
 
     /// `file:///a/b`, `file:/a/b` and `/a/b` all name the file /a/b (percent-escapes decoded).
@@ -82,7 +95,9 @@ public final class Downloader {
         if let transfer { return try transfer.poll(timeout: timeout, body) }
         guard !finished else { return false }
         let read: ArraySlice<UInt8>?
-        if let tcp {
+        if let source {
+            read = try source.read(timeout: timeout)
+        } else if let tcp {
             read = try tcp.read(timeout: timeout)
         } else if let file {
             read = try file.read(timeout: timeout, url: url)

@@ -14,12 +14,10 @@ package final class TCPSource {
     /// The socket once the address is known.
     private var descriptor: FileDescriptor?
     private var resolution: NameResolution?
-    private var buffer: [UInt8]
+    private let reader: StallingReader
     private var connected = false
     private let connectTimeout: Double
     private let connectDeadline: Double
-    private let stallTimeout: Double
-    private var lastData: Double
 
     /// `tcp://HOST:PORT` (`[v6]:PORT` for an IPv6 literal) → host and port; nil when it is not that.
     package static func endpoint(_ url: String) -> (host: String, port: UInt16)? {
@@ -40,12 +38,10 @@ package final class TCPSource {
             throw DownloadError(.badURL, url: url, "not tcp://HOST:PORT")
         }
         self.port = port
-        buffer = [UInt8](repeating: 0, count: max(1, chunkSize))
+        reader = StallingReader(chunkSize: chunkSize, stallTimeout: Double(stallTimeout))
         let now = monotonicNow()
         self.connectTimeout = Double(max(1, connectTimeout))
         connectDeadline = now + self.connectTimeout
-        self.stallTimeout = Double(max(1, stallTimeout))
-        lastData = now
         if let address = SocketAddress(host: host, port: port) {
             try connect(to: address)
         } else {
@@ -118,31 +114,9 @@ package final class TCPSource {
                 throw DownloadError(.transfer, url: url, "connect failed: \(String(cString: strerror(error)))")
             }
             connected = true
-            lastData = monotonicNow()
+            reader.lastData = monotonicNow()
         }
-        let count = buffer.count
-        let result: IOResult<Int>
-        do {
-            result = try buffer.withUnsafeMutableBytes { raw throws(SystemError) in
-                try nonblockingSyscall("read") { Glibc.read(fd, raw.baseAddress, count) }
-            }
-        } catch {
-            throw DownloadError(.transfer, url: url, "read failed: \(error)")
-        }
-        switch result {
-        case .done(0):
-            return nil
-        case .done(let n):
-            lastData = monotonicNow()
-            return buffer[0..<n]
-        case .wouldBlock:
-            if monotonicNow() - lastData >= stallTimeout {
-                throw DownloadError(.transfer, url: url, "no data for \(Int(stallTimeout)) s")
-            }
-            var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            _ = Glibc.poll(&waiting, 1, Int32(clamping: timeout))
-            return []
-        }
+        return try reader.read(fd, timeout: timeout, url: url)
     }
 }
 

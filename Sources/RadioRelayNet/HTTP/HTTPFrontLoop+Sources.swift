@@ -1,0 +1,118 @@
+import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
+
+/// Live sources on the public HTTP address, as Icecast takes them: `PUT` (Icecast 2.4, `Expect: 100-continue`, the
+/// audio until the connection closes) and `SOURCE` (older clients), HTTP Basic with user `source` and the station's
+/// `source_password`, to `/NAME` or one of the station's mounts; and the admin calls a source makes,
+/// `/admin/metadata` and `/admin/killsource`. What is answered is `SourceRules`' decision; an accepted source's
+/// socket leaves this loop for its station's pipeline (through the station's `SourceDesk`), so no limit on
+/// unfinished requests can touch it from then on.
+extension HTTPFrontLoop {
+    /// Whether `request` is the source protocol's (only when a station takes sources: otherwise `PUT` and `SOURCE`
+    /// are answered 405 and `/admin/` 404 as any other unknown request).
+    func isSourceProtocol(_ request: HTTPRequestHead.Request) -> Bool {
+        guard request.method == "PUT" || request.method == "SOURCE" || request.path.hasPrefix("/admin/") else {
+            return false
+        }
+        return front.takesSources
+    }
+
+    func handleSourceProtocol(_ connection: HTTPConnection, _ request: HTTPRequestHead.Request) {
+        let now = monotonicNow()
+        let host = connection.hostKey
+        if let wait = lockout.lockedOut(host, now: now) {
+            var response = PublicRouter.text(429, "too many failed logins from this address: try again later\n")
+            response.headers.append(("Retry-After", "\(Int(wait.rounded(.up)))"))
+            http.logLimited(
+                .source, now: now, "http: \(connection.peer) refused 429: too many failed source logins")
+            return answer(connection, response)
+        }
+        let isSource = request.method == "PUT" || request.method == "SOURCE"
+        let mount = isSource ? request.path : SourceRules.mount(of: request)
+        guard let desk = mount.flatMap({ front.sourceDesk(at: $0) }), let password = desk.password else {
+            let what = Sanitized.text(mount ?? request.path, limit: 128)
+            return answer(
+                connection,
+                isSource
+                    ? PublicRouter.text(404, "no station takes a live source at \(what)\n")
+                    : SourceRules.adminAnswer(404, "Source does not exist"))
+        }
+        switch password.check(request.field("authorization")) {
+        case .accepted: break
+        case .missing:
+            return answer(connection, SourceRules.unauthorized())
+        case .wrong:
+            let count = lockout.failed(host, now: now)
+            http.logLimited(
+                .source, now: now,
+                "http: \(connection.peer) refused 401: wrong source credentials for station \(desk.station) "
+                    + "(\(count) in the last minute; 429 after \(SourceLockout.limit))")
+            return answer(connection, SourceRules.unauthorized())
+        }
+        if isSource {
+            acceptSource(connection, request, desk: desk, now: now)
+        } else {
+            answer(connection, SourceRules.admin(request, desk: desk))
+        }
+    }
+
+    private func acceptSource(
+        _ connection: HTTPConnection, _ request: HTTPRequestHead.Request, desk: SourceDesk, now: Double
+    ) {
+        if let refusal = SourceRules.refusal(request) {
+            http.logLimited(
+                .source, now: now,
+                "http: live source for \(desk.station) from \(connection.peer) refused \(refusal.status): "
+                    + refusal.textBody.trimmingSuffixNewline)
+            return answer(connection, refusal)
+        }
+        guard !desk.isOccupied else {
+            http.logLimited(
+                .source, now: now,
+                "http: live source for \(desk.station) from \(connection.peer) refused 403: a source is on the air")
+            return answer(connection, PublicRouter.text(403, "Mountpoint in use\n"))
+        }
+        do {
+            try http.loop.epoll.remove(connection.fd)
+        } catch {
+            Log.warning("http: \(connection.peer): \(error)")
+            return http.close(connection)
+        }
+        let early = connection.afterHead
+        http.close(connection)  // forgotten here: the socket goes to the station
+        guard let socket = connection.takeSocket() else { return }
+        var described = SourceRules.describe(request)
+        let expects = request.method == "PUT" && request.field("expect")?.lowercased() == "100-continue"
+        described.mayAnswer = expects
+        sendBestEffort(SourceRules.acceptance(request, continues: expects), on: socket.rawValue)
+        let source = LiveSource(
+            socket: socket, peer: connection.peer, request: described, early: early, stallTimeout: desk.timeout)
+        let live = SourceDesk.Live(
+            peer: "\(connection.peer)", userAgent: described.userAgent, method: request.method, since: source.since,
+            info: described.info)
+        guard desk.deliver(Handoff(value: source), live: live) else {
+            source.close()
+            return
+        }
+        Log.notice(
+            "http: live source for station \(desk.station) from \(connection.peer) accepted (\(request.method) "
+                + "\(Sanitized.text(request.path, limit: 128))"
+                + (described.userAgent.map { ", \($0)" } ?? "") + ")")
+    }
+
+    private func answer(_ connection: HTTPConnection, _ response: HTTPResponse) {
+        var response = response
+        response.keepAlive = false
+        http.respond(connection, head: response.encodedHead, body: response.payload, keepAlive: false)
+    }
+}
+
+extension HTTPResponse {
+    /// The body as text (for a log line).
+    var textBody: String { String(decoding: payload, as: UTF8.self) }
+}
+
+extension String {
+    var trimmingSuffixNewline: String { hasSuffix("\n") ? String(dropLast()) : self }
+}

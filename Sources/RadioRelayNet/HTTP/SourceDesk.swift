@@ -1,0 +1,122 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
+/// Where a station takes its live source: the HTTP front end checks a source's credentials against it and hands an
+/// accepted connection over; the station's pipeline takes it from here, and gives the desk back when the source
+/// ends. One source at a time: the desk is `occupied` from the hand-over until the pipeline is done with it, so a
+/// second source is refused 403 whatever the timing. The admin calls a source uses (`/admin/metadata`,
+/// `/admin/killsource`) leave their requests here for the pipeline. Shared between the front end's thread, the
+/// pipeline's and status readers, under one lock.
+package final class SourceDesk: Sendable {
+    /// What status shows of the source on the air.
+    package struct Live: Sendable, Equatable {
+        package var peer: String
+        package var userAgent: String?
+        /// `PUT` or `SOURCE`.
+        package var method: String
+        /// Wall-clock seconds.
+        package var since: Double
+        package var info = StationInfo()
+    }
+
+    private struct State {
+        var password: SourcePassword?
+        var paths: [String] = []
+        var occupied = false
+        var arrival: Handoff<LiveSource>?
+        var kills = 0
+        var title: String?
+        var live: Live?
+        var timeout = 10
+    }
+
+    package let station: String
+    private let state: LockedBox<State>
+
+    package init(station: String, password: SourcePassword?, paths: [String], timeout: Int) {
+        self.station = station
+        state = LockedBox(State(password: password, paths: paths, timeout: timeout))
+    }
+
+    /// The settings after a reload (a source on the air goes on; the new password applies to the next one).
+    package func update(password: SourcePassword?, paths: [String], timeout: Int) {
+        state.withLock {
+            $0.password = password
+            $0.paths = paths
+            $0.timeout = timeout
+        }
+    }
+
+    /// The password, when the station takes live sources.
+    package var password: SourcePassword? { state.withLock { $0.password } }
+    /// The paths a source may use: `/NAME` and the station's own mounts.
+    package var paths: [String] { state.withLock { $0.paths } }
+    /// Seconds without a byte before a source counts as gone (`source_timeout`).
+    package var timeout: Int { state.withLock { $0.timeout } }
+    package var isOccupied: Bool { state.withLock { $0.occupied } }
+    package var live: Live? { state.withLock { $0.live } }
+
+    /// Hands an accepted source to the station; false (and the source is not taken) when one is there already.
+    package func deliver(_ source: Handoff<LiveSource>, live: Live) -> Bool {
+        state.withLock {
+            guard !$0.occupied else { return false }
+            $0.occupied = true
+            $0.arrival = source
+            $0.kills = 0
+            $0.title = nil
+            $0.live = live
+            return true
+        }
+    }
+
+    // MARK: The pipeline's side
+
+    /// The source handed over since the last call.
+    package func takeArrival() -> LiveSource? {
+        state.withLock { state -> Handoff<LiveSource>? in
+            defer { state.arrival = nil }
+            return state.arrival
+        }?.value
+    }
+
+    /// The source ended (or was refused): the desk takes the next one.
+    package func release() {
+        state.withLock {
+            $0.occupied = false
+            $0.arrival = nil
+            $0.live = nil
+            $0.title = nil
+        }
+    }
+
+    /// Kill requests since the source connected.
+    package var kills: Int { state.withLock { $0.kills } }
+
+    /// A title sent through `/admin/metadata` since the last call.
+    package func takeTitle() -> String? {
+        state.withLock { state -> String? in
+            defer { state.title = nil }
+            return state.title
+        }
+    }
+
+    // MARK: The admin calls
+
+    /// `/admin/killsource`: the source is ended by its pipeline; false when none is on the air.
+    package func kill() -> Bool {
+        state.withLock {
+            guard $0.occupied else { return false }
+            $0.kills += 1
+            return true
+        }
+    }
+
+    /// `/admin/metadata`: the title while the source plays; false when none is on the air.
+    package func setTitle(_ title: String) -> Bool {
+        state.withLock {
+            guard $0.occupied else { return false }
+            $0.title = title
+            return true
+        }
+    }
+}
