@@ -11,7 +11,7 @@ extension ServerConfiguration {
         let mounts = stations.enumerated().flatMap { index, station in
             station.outputSettings.map { (index, "/" + $0.mount) }
         }
-        for (index, path) in mounts where path.hasPrefix("/admin/") || path == "/admin" {
+        for (index, path) in mounts where PublicDirectory.directory(forMount: path).hasPrefix("/admin/") {
             problems.append(
                 (
                     index,

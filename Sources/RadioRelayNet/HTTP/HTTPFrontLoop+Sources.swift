@@ -110,7 +110,7 @@ extension HTTPFrontLoop {
 
 extension HTTPResponse {
     /// The body as text (for a log line).
-    var textBody: String { String(decoding: payload, as: UTF8.self) }
+    package var textBody: String { String(decoding: payload, as: UTF8.self) }
 }
 
 extension String {

@@ -17,6 +17,16 @@ package final class SourceDesk: Sendable {
         /// Wall-clock seconds.
         package var since: Double
         package var info = StationInfo()
+
+        package init(
+            peer: String, userAgent: String? = nil, method: String, since: Double, info: StationInfo = StationInfo()
+        ) {
+            self.peer = peer
+            self.userAgent = userAgent
+            self.method = method
+            self.since = since
+            self.info = info
+        }
     }
 
     private struct State {
