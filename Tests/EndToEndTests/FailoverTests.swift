@@ -51,11 +51,16 @@ extension PeerTests {
             let process = Process()
             let path = temporaryPath("listener.f32")
 
-            init(port: UInt16) throws {
+            convenience init(port: UInt16) throws {
+                try self.init(url: "tcp://127.0.0.1:\(port)")
+            }
+
+            /// A listener of any URL ffmpeg opens (an HTTP mount).
+            init(url: String) throws {
                 process.executableURL = URL(fileURLWithPath: try #require(tool("ffmpeg")))
                 process.arguments = [
-                    "-hide_banner", "-loglevel", "error", "-i", "tcp://127.0.0.1:\(port)", "-ac", "1", "-ar", "16000",
-                    "-f", "f32le", "-y", path,
+                    "-hide_banner", "-loglevel", "error", "-i", url, "-ac", "1", "-ar", "16000", "-f", "f32le", "-y",
+                    path,
                 ]
                 process.standardInput = FileHandle.nullDevice
                 process.standardOutput = FileHandle.nullDevice

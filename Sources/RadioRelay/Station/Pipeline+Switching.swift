@@ -62,8 +62,11 @@ extension Pipeline {
                 // going on, the new one's next audio comes as the old one's does: as much as waits, and 20 ms more.
                 let fade = Self.fadeFrames(
                     max(configuration.failover.crossfade, Self.shortFade), rate: configuration.commonRate)
+                // A live source is not an upstream to catch up with: all it sent so far plays (at most a second).
                 let wanted =
-                    continues ? min(fade, waiting) + Self.fadeFrames(0.02, rate: configuration.commonRate) : fade
+                    to.configuration.isLive
+                    ? to.pending.frameCount
+                    : continues ? min(fade, waiting) + Self.fadeFrames(0.02, rate: configuration.commonRate) : fade
                 if to.pending.frameCount > wanted { to.pending.drop(frames: to.pending.frameCount - wanted) }
                 if to.pending.frameCount > 0 {
                     try transcoder.accept(.pcm(to.pending.take(frames: to.pending.frameCount)))

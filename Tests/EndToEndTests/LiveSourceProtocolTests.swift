@@ -1,0 +1,237 @@
+import Foundation
+import Glibc
+import RadioRelayTestSupport
+import Testing
+
+extension ServerProcessTests {
+    /// The source protocol from outside, on the release binary: what Icecast's clients are told (OPTIONS, the
+    /// challenge, 100 Continue, 403, 401 then 429, 415), the admin calls (4 KB titles, killsource on the status
+    /// endpoint), and hostile sources — garbage, a stall, a source ten times faster than real time — each bounded
+    /// like an upstream, the station unaffected beyond its own audio; a live-only station silent, live, silent; the
+    /// passwords in no log line, status field or metric.
+    @Suite(.timeLimit(.minutes(2)), .enabled(if: tool("ffmpeg") != nil, "needs ffmpeg (.ci/deps --test)"))
+    struct LiveSourceProtocolTests {
+        static let password = "hackme-live-1"
+        static let studioPassword = "studio-pass-22"
+
+        /// A source client written by hand: its request from `address`, the answer's head, then whatever it sends.
+        final class RawSource: @unchecked Sendable {
+            let client: ListenerClient
+            private(set) var answer = ""
+
+            init(
+                port: UInt16, path: String, password: String?, from address: String = "127.0.0.1",
+                method: String = "PUT", fields: [String] = ["Content-Type: audio/mpeg", "Expect: 100-continue"]
+            ) throws {
+                client = try ListenerClient(port: port, source: address)
+                var head = "\(method) \(path) \(method == "PUT" ? "HTTP/1.1" : "HTTP/1.0")\r\nHost: 127.0.0.1\r\n"
+                head += "User-Agent: raw-test/1\r\n"
+                if let password {
+                    head += "Authorization: Basic \(Data("source:\(password)".utf8).base64EncodedString())\r\n"
+                }
+                head += fields.map { $0 + "\r\n" }.joined() + "\r\n"
+                client.send(head)
+                answer = String(decoding: client.read(for: 0.4).bytes, as: UTF8.self)
+            }
+
+            var status: Int { answer.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0 }
+
+            /// What the server sends next within `seconds`, and whether it closed.
+            func next(_ seconds: Double) -> (text: String, closed: Bool) {
+                let (bytes, closed) = client.read(for: seconds)
+                return (String(decoding: bytes, as: UTF8.self), closed)
+            }
+
+            func send(_ bytes: [UInt8]) { client.send(bytes) }
+
+            /// Waits up to `seconds` for the server to close the connection.
+            func closedByServer(within seconds: Double) -> Bool {
+                let deadline = Date().addingTimeInterval(seconds)
+                while Date() < deadline {
+                    if client.read(for: 0.2).closed { return true }
+                }
+                return false
+            }
+        }
+
+        static func mp3(_ frequency: Int, seconds: Int) throws -> [UInt8] {
+            let path = try taggedToneFile(frequency, seconds: seconds, artist: "Raw", title: "Tone \(frequency)")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            return Array(try #require(FileManager.default.contents(atPath: path)))
+        }
+
+        @Test func refusalsAdminCallsAndHostileSources() throws {
+            let relay = try taggedToneFile(440, seconds: 60, artist: "Relay", title: "Programme")
+            defer { try? FileManager.default.removeItem(atPath: relay) }
+            let (http, status, mainPort, studioPort) = (try freePort(), try freePort(), try freePort(), try freePort())
+            let config = temporaryPath("live.conf")
+            try """
+            [server]
+            http = 127.0.0.1:\(http)
+            status = 127.0.0.1:\(status)
+
+            [station main]
+            bind = 127.0.0.1
+            port = \(mainPort)
+            upstream = \(relay)
+            source_password = \(Self.password)
+            source_timeout = 2
+
+            [station studio]
+            bind = 127.0.0.1
+            port = \(studioPort)
+            source_password = \(Self.studioPassword)
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: config) }
+            let server = try ServerProcess(arguments: ["serve", "--config", config])
+            defer { server.stop() }
+            func station(_ name: String) -> [String: Any]? {
+                (try? statusStations(status))?.first { $0["name"] as? String == name }
+            }
+            func playing(_ name: String) -> String? { station(name)?["input_playing"] as? String }
+            let mainListener = try PeerTests.FailoverTests.DecodingListener(port: mainPort)
+            defer { mainListener.stop() }
+            let studioListener = try PeerTests.FailoverTests.DecodingListener(port: studioPort)
+            defer { studioListener.stop() }
+            try #require(waitUntil(10) { playing("main") == "1" && mainListener.seconds > 1 }, "\(server.log)")
+
+            // libshout's first two requests: OPTIONS (which methods), then the challenge without credentials.
+            let options = try httpFetch(http, "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(options.head.contains("Allow: GET, HEAD, OPTIONS, PUT, SOURCE"), "\(options.head)")
+            let challenge = try RawSource(port: http, path: "/main", password: nil, fields: ["Content-Length: 0"])
+            #expect(
+                challenge.status == 401 && challenge.answer.contains("WWW-Authenticate: Basic"), "\(challenge.answer)")
+            // Not decoded here: refused by its Content-Type at once, or by its bytes after 100 Continue.
+            let aac = try RawSource(
+                port: http, path: "/main", password: Self.password, fields: ["Content-Type: audio/aac"])
+            #expect(aac.status == 415 && aac.answer.contains("AAC"), "\(aac.answer)")
+            let wav = try RawSource(port: http, path: "/main", password: Self.password)
+            #expect(wav.answer.hasPrefix("HTTP/1.1 100 Continue"), "\(wav.answer)")
+            wav.send(Array("RIFF\u{24}\0\0\0WAVEfmt ".utf8) + [UInt8](repeating: 0, count: 4000))
+            let refusal = wav.next(3)
+            #expect(refusal.text.contains("415") && refusal.text.contains("WAV is not decoded here"), "\(refusal)")
+
+            // A live-only station: silence, then a source, then silence again.
+            #expect(
+                playing("studio") == "live"
+                    && (station("studio")?["inputs"] as? [[String: Any]])?.first?["state"] as? String == "waiting")
+            let silentUntil = studioListener.seconds
+            let studioSource = try SourceClient.ffmpeg(
+                port: http, password: Self.studioPassword, mount: "/studio", frequency: 1000, seconds: 3, opus: false)
+            defer { studioSource.stop() }
+
+            // Wrong passwords from 127.0.0.9: 401 ten times, then 429, the right password included; 127.0.0.1 is
+            // not touched.
+            var statuses: [Int] = []
+            for _ in 0..<11 {
+                statuses.append(
+                    try RawSource(port: http, path: "/main", password: "wrong-guess", from: "127.0.0.9").status)
+            }
+            #expect(statuses == Array(repeating: 401, count: 10) + [429], "\(statuses)")
+            let locked = try RawSource(port: http, path: "/main", password: Self.password, from: "127.0.0.9")
+            #expect(locked.status == 429 && locked.answer.contains("Retry-After:"), "\(locked.answer)")
+
+            // A source that sends ten times faster than real time (6 s of 660 Hz at once): read at real time, its
+            // socket waits; all of it plays, then the station hands back.
+            let fast = try RawSource(port: http, path: "/main", password: Self.password)
+            #expect(fast.answer.hasPrefix("HTTP/1.1 100 Continue"), "\(fast.answer)")
+            let second = try RawSource(port: http, path: "/main", password: Self.password, method: "SOURCE", fields: [])
+            #expect(second.status == 403 && second.answer.contains("Mountpoint in use"), "\(second.answer)")
+            fast.send(try Self.mp3(660, seconds: 6))
+            try #require(waitUntil(5) { playing("main") == "live" }, "\(server.log)")
+            // Titles from /admin/metadata, 4 KB each, 40 in a row: throttled, bounded.
+            for index in 0..<40 {
+                let title = String(repeating: "t", count: 4096) + "\(index)"
+                _ = try sourceAdmin(
+                    http, password: Self.password, "/admin/metadata?mount=/main&mode=updinfo&song=\(title)")
+            }
+            #expect(waitUntil(3) { ((station("main")?["title"] as? String)?.hasPrefix("ttt")) == true })
+            let shown = (station("main")?["title"] as? String) ?? ""
+            #expect(shown.count <= 1024, "title of \(shown.count) characters")
+            fast.client.close()
+            // 6 s of audio, then the hand-back.
+            try #require(waitUntil(12) { playing("main") == "1" }, "\(server.log)")
+            let dropped = station("main")?["dropped_seconds"] as? Double ?? -1
+            #expect(dropped >= 0 && dropped < 0.5, "dropped \(dropped) s of the fast source")
+
+            // A stall: 1 s of audio, then nothing (the connection open) — source_timeout (2 s) ends it.
+            let stall = try RawSource(port: http, path: "/main", password: Self.password)
+            stall.send(Array(try Self.mp3(880, seconds: 1)))
+            try #require(waitUntil(5) { playing("main") == "live" })
+            let stalledAt = Date()
+            try #require(waitUntil(8) { playing("main") == "1" }, "\(server.log)")
+            let stalledFor = Date().timeIntervalSince(stalledAt)
+            #expect(stall.closedByServer(within: 2))
+            #expect(server.log.contains("no data for 2 s (source_timeout)"), "\(server.log)")
+            print("stalled source: handed back \(String(format: "%.1f", stalledFor)) s after it played")
+
+            // Killed by an operator through the status endpoint (Icecast's call, the status token's place).
+            let killed = try RawSource(port: http, path: "/main.opus", password: Self.password)
+            killed.send(try Self.mp3(770, seconds: 8))
+            try #require(waitUntil(5) { playing("main") == "live" })
+            let liveAt = mainListener.seconds
+            _ = waitUntil(5) { mainListener.seconds > liveAt + 2 }
+            let kill = try httpGet(status, "/admin/killsource?mount=/main")
+            #expect(kill.status == 200, "\(kill.head)\n\(kill.text)")
+            #expect(killed.closedByServer(within: 3))
+            try #require(waitUntil(5) { playing("main") == "1" })
+            #expect(server.log.contains("ended by /admin/killsource"))
+
+            // Garbage, 100 KB a second: never plays; the source is dropped once 10 s brought no audio (the rule an
+            // upstream has), the relay playing all along.
+            let garbage = try RawSource(port: http, path: "/main", password: Self.password)
+            let sender = Background<Int> {
+                var random = SplitMix64(seed: 11)
+                var sent = 0
+                for _ in 0..<150 {
+                    let piece = (0..<10_000).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+                    let n = piece.withUnsafeBytes {
+                        Glibc.send(garbage.client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                    }
+                    if n <= 0 { break }
+                    sent += n
+                    usleep(100_000)
+                }
+                return sent
+            }
+            var garbagePlayed = false
+            let dropped10 = waitUntil(14) {
+                garbagePlayed = garbagePlayed || playing("main") == "live"
+                return server.log.contains("no MPEG audio in 10 s")
+            }
+            let garbageSent = try sender.value()
+            #expect(dropped10 && !garbagePlayed, "\(server.log)")
+            print("garbage source: \(garbageSent) bytes sent before the server closed it")
+
+            // The studio: it was live for its source's 3 s, silent before and after.
+            #expect(
+                waitUntil(10) {
+                    !studioSource.isRunning && playing("studio") == "live" && studioListener.seconds > silentUntil + 8
+                })
+            let studio = ToneTimeline(studioListener.samples, rate: 16_000, tones: [1000])
+            print("live-only station:\n\(studio)")
+            #expect(studio.order() == [1000], "\(studio)")
+            let live = studio.segments.first { $0.tone == 1000 }
+            #expect(live.map { $0.length > 2.3 && $0.length < 3.7 } == true && (live?.start ?? 0) > 1, "\(studio)")
+            #expect(studio.segments.last?.tone == nil, "silent again")
+
+            let main = ToneTimeline(mainListener.samples, rate: 16_000, tones: [440, 660, 880, 770])
+            print("relayed station with hostile sources:\n\(main)")
+            #expect(main.order() == [440, 660, 440, 880, 440, 770, 440], "\(main)")
+            let stallLength = main.segments.first { $0.tone == 880 }?.length ?? 0
+            #expect(stallLength > 0.7, "the stalled source's second of audio played: \(stallLength) s")
+            let fastLength = main.segments.first { $0.tone == 660 }?.length ?? 0
+            #expect(fastLength > 5.3 && fastLength < 6.7, "the fast source's 6 s played at real time: \(fastLength) s")
+
+            let log = server.log
+            let statusText = try httpGet(status, "/status.json").text
+            let metrics = try httpGet(status, "/metrics").text
+            for secret in [Self.password, Self.studioPassword, "wrong-guess"] {
+                #expect(!log.contains(secret) && !statusText.contains(secret) && !metrics.contains(secret), "\(secret)")
+            }
+            #expect(log.contains("refused 401: wrong source credentials for station main"))
+            // Refusals are logged within a rate (10 in 10 s), then counted.
+            #expect(log.contains("refused 429") || log.contains("live source refusals repeated"), "\(log)")
+        }
+    }
+}
