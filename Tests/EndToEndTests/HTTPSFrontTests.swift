@@ -44,11 +44,19 @@ extension PeerTests {
         /// The example on 127.0.0.1:`port` (HTTPS) and `plainPort` (the redirect) in front of `relay`, with the test
         /// page's paths (`/page.html`, `/report?…`) routed to `page`.
         static func front(
-            _ certificates: TestCertificates, port: UInt16, plainPort: UInt16, relay: ServedStation, page: UInt16
+            _ certificates: TestCertificates, port: UInt16, plainPort: UInt16, relay: ServedStation, page: UInt16,
+            sourcePort: UInt16? = nil
         ) throws -> HAProxyTests.HAProxy {
+            let sources = try sourcePort ?? freePort()
             let config = try Self.example([
                 // No syslog here, and this machine's descriptor limit is below what 50 000 connections need.
                 ("    log /dev/log local0\n", ""), ("    log global\n", ""), ("    option httplog\n", ""),
+                ("    option tcplog\n", ""),
+                (
+                    "bind :8443 ssl crt \(Self.certificatePath)",
+                    "bind 127.0.0.1:\(sources) ssl crt \(certificates.serverPEM)"
+                ),
+                ("server relay 127.0.0.1:8001 send-proxy-v2\n", "server relay 127.0.0.1:\(relay.http) send-proxy-v2\n"),
                 ("maxconn 50000", "maxconn 1000"),
                 (
                     "bind :443 ssl crt \(Self.certificatePath)",
@@ -83,6 +91,46 @@ extension PeerTests {
             let added = try run(certutil, ["-A", "-d", database, "-n", "radio-relay test CA", "-t", "C,,", "-i", ca])
             try #require(added.status == 0, "certutil -A: \(added.stderr)")
             return home
+        }
+
+        /// A live source through the front's TLS port for sources (mode tcp: Icecast's PUT has no length): ffmpeg with
+        /// `-tls 1` takes the station over, the relay sees the source's own address from the PROXY header.
+        @Test(.enabled(if: tool("ffmpeg") != nil, "needs ffmpeg (.ci/deps --test)"))
+        func aLiveSourceGoesOnAirThroughTheTLSFront() throws {
+            let certificates = try TestCertificates()
+            defer { certificates.remove() }
+            let password = "hackme-live-1"
+            let relay = try ServedStation(["--proxy-protocol", "yes", "--source-password", password])
+            defer { relay.stop() }
+            let (port, plainPort, sourcePort) = (try freePort(), try freePort(), try freePort())
+            let haproxy = try Self.front(
+                certificates, port: port, plainPort: plainPort, relay: relay, page: try freePort(),
+                sourcePort: sourcePort)
+            defer { haproxy.stop() }
+            try #require(waitUntil(10) { (try? ListenerClient(port: sourcePort)) != nil })
+            let client = Process()
+            client.executableURL = URL(fileURLWithPath: try #require(tool("ffmpeg")))
+            client.arguments = [
+                "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i", "sine=frequency=880:duration=6",
+                "-c:a", "libmp3lame", "-b:a", "128k", "-f", "mp3", "-tls", "1",
+                "icecast://source:\(password)@127.0.0.1:\(sourcePort)/test",
+            ]
+            client.standardInput = FileHandle.nullDevice
+            client.standardOutput = FileHandle.nullDevice
+            client.standardError = FileHandle.nullDevice
+            try client.run()
+            defer {
+                if client.isRunning { kill(client.processIdentifier, SIGKILL) }
+                client.waitUntilExit()
+            }
+            func live() -> [String: Any]? { (try? relay.station())?["inputs"].flatMap { ($0 as? [[String: Any]])?.first } }
+            let onAir = waitUntil(10) { (try? relay.station())?["input_playing"] as? String == "live" }
+            #expect(onAir, "\(relay.server.log)\n\(haproxy.log)")
+            let source = live()?["source"] as? [String: Any]
+            #expect((source?["address"] as? String)?.hasPrefix("127.0.0.1:") == true, "\(String(describing: source))")
+            #expect(source?["user_agent"] as? String != nil)
+            #expect(!relay.server.log.contains(password))
+            #expect(waitUntil(10) { (try? relay.station())?["input_playing"] as? String == "1" }, "handed back")
         }
 
         @Test(
