@@ -123,7 +123,9 @@ extension PeerTests {
                 if client.isRunning { kill(client.processIdentifier, SIGKILL) }
                 client.waitUntilExit()
             }
-            func live() -> [String: Any]? { (try? relay.station())?["inputs"].flatMap { ($0 as? [[String: Any]])?.first } }
+            func live() -> [String: Any]? {
+                (try? relay.station())?["inputs"].flatMap { ($0 as? [[String: Any]])?.first }
+            }
             let onAir = waitUntil(10) { (try? relay.station())?["input_playing"] as? String == "live" }
             #expect(onAir, "\(relay.server.log)\n\(haproxy.log)")
             let source = live()?["source"] as? [String: Any]
