@@ -139,6 +139,11 @@ extension ServerProcessTests {
             #expect(second.status == 403 && second.answer.contains("Mountpoint in use"), "\(second.answer)")
             fast.send(try Self.mp3(660, seconds: 6))
             try #require(waitUntil(5) { playing("main") == "live" }, "\(server.log)")
+            // 100 unfinished requests from the source's own address (the HTTP address closes an address's oldest
+            // beyond 64): the source, out of the HTTP loop since its acceptance, is not one of them.
+            let crowd = try (0..<100).map { _ in try ListenerClient(port: http) }
+            for client in crowd { client.send("GET /main.opus HTTP/1.1\r\n") }
+            defer { for client in crowd { client.close() } }
             // Titles from /admin/metadata, 4 KB each, 40 in a row: throttled, bounded.
             for index in 0..<40 {
                 let title = String(repeating: "t", count: 4096) + "\(index)"
@@ -148,6 +153,7 @@ extension ServerProcessTests {
             #expect(waitUntil(3) { ((station("main")?["title"] as? String)?.hasPrefix("ttt")) == true })
             let shown = (station("main")?["title"] as? String) ?? ""
             #expect(shown.count <= 1024, "title of \(shown.count) characters")
+            #expect(playing("main") == "live", "the source stayed on the air")
             fast.client.close()
             // 6 s of audio, then the hand-back.
             try #require(waitUntil(12) { playing("main") == "1" }, "\(server.log)")

@@ -93,12 +93,18 @@ extension PeerTests {
                 "ffmpeg MP3", expectedTitle: "Live One",
                 {
                     try SourceClient.ffmpeg(
-                        port: port, password: Self.password, mount: "/test", frequency: 880, seconds: 4, opus: false)
+                        port: port, password: Self.password, mount: "/test", frequency: 880, seconds: 4, opus: false,
+                        name: "DJ Set")
                 },
                 during: {
                     let answer = try sourceAdmin(
                         port, password: Self.password, "/admin/metadata?mount=/test&mode=updinfo&song=Live+One")
                     #expect(answer.status == 200 && answer.text.contains("<return>1</return>"), "\(answer.head)")
+                    // The source's ice-name where the station sets none: the mount's icy-name while it is live.
+                    let head = try httpExchange(
+                        port, "GET /test.opus HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", seconds: 0.3
+                    ).head
+                    #expect(head.contains("icy-name: DJ Set"), "\(head)")
                 })
             try phase("ffmpeg Ogg Opus", expectedTitle: "FF - Opus Two") {
                 try SourceClient.ffmpeg(
