@@ -139,9 +139,9 @@ extension PeerTests {
             let metrics = (try? httpGet(station.status, "/metrics").text) ?? ""
             #expect(!status.contains(Self.password) && !metrics.contains(Self.password))
             #expect(metrics.contains("radio_relay_live_source_connected{station=\"test\"} 0"))
-            // From the source's acceptance to the switch, by the server's own log times.
+            // From the source's connection to the switch, by the server's own log times.
             print(
-                "accepted → plays (s): "
+                "connected → plays (s): "
                     + Self.takeoverDelays(log).map { String(format: "%.2f", $0) }.joined(separator: ", "))
             print(
                 "takeover after the client started (s): "

@@ -17,11 +17,10 @@ extension Pipeline {
     func takeLive(now: Double) {
         let desk = station.desk
         guard let index = liveIndex else {
-            // The password was removed by a reload between the hand-over and now: the source is not taken.
-            if let source = desk.takeArrival() {
-                source.close()
-                desk.release()
-            }
+            // The password was removed by a reload: a source handed over meanwhile is not taken, and one that was on
+            // the air went with its input; the desk is free for when a password comes back.
+            desk.takeArrival()?.close()
+            if desk.isOccupied { desk.release() }
             return
         }
         let input = inputs[index]
@@ -73,7 +72,7 @@ extension Pipeline {
         input.pace = (now, 0)
         input.set(.connecting)
         Log.notice(
-            "\(configuration.name): \(source.label) connected (\(source.request.method)"
+            "\(configuration.name): \(source.label) connected (\(source.request.method) \(source.request.path)"
                 + (source.request.userAgent.map { ", \($0)" } ?? "") + "): it plays from its first audio")
     }
 

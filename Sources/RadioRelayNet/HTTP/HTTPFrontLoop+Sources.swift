@@ -91,14 +91,8 @@ extension HTTPFrontLoop {
         let live = SourceDesk.Live(
             peer: "\(connection.peer)", userAgent: described.userAgent, method: request.method, since: source.since,
             info: described.info)
-        guard desk.deliver(Handoff(value: source), live: live) else {
-            source.close()
-            return
-        }
-        Log.notice(
-            "http: live source for station \(desk.station) from \(connection.peer) accepted (\(request.method) "
-                + "\(Sanitized.text(request.path, limit: 128))"
-                + (described.userAgent.map { ", \($0)" } ?? "") + ")")
+        // The station's pipeline logs the connection when it takes it (one line per connect).
+        if !desk.deliver(Handoff(value: source), live: live) { source.close() }
     }
 
     private func answer(_ connection: HTTPConnection, _ response: HTTPResponse) {
