@@ -28,21 +28,10 @@ extension ServerProcessTests {
                 sourcePort: sourcePort)
             defer { haproxy.stop() }
             try #require(waitUntil(10) { (try? ListenerClient(port: sourcePort)) != nil })
-            let client = Process()
-            client.executableURL = URL(fileURLWithPath: try #require(tool("ffmpeg")))
-            client.arguments = [
-                "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i", "sine=frequency=880:duration=6",
-                "-c:a", "libmp3lame", "-b:a", "128k", "-f", "mp3", "-tls", "1",
-                "icecast://source:\(password)@127.0.0.1:\(sourcePort)/test",
-            ]
-            client.standardInput = FileHandle.nullDevice
-            client.standardOutput = FileHandle.nullDevice
-            client.standardError = FileHandle.nullDevice
-            try client.run()
-            defer {
-                if client.isRunning { kill(client.processIdentifier, SIGKILL) }
-                client.waitUntilExit()
-            }
+            let client = try SourceClient.ffmpeg(
+                port: sourcePort, password: password, mount: "/test", frequency: 880, seconds: 6, opus: false, tls: true
+            )
+            defer { client.stop() }
             func live() -> [String: Any]? {
                 (try? relay.station())?["inputs"].flatMap { ($0 as? [[String: Any]])?.first }
             }

@@ -23,7 +23,7 @@ final class SourceClient: @unchecked Sendable {
     /// Ogg comments `artist`/`title`.
     static func ffmpeg(
         port: UInt16, password: String, mount: String, frequency: Int, seconds: Int, opus: Bool,
-        artist: String? = nil, title: String? = nil, name: String? = nil
+        artist: String? = nil, title: String? = nil, name: String? = nil, tls: Bool = false
     ) throws -> SourceClient {
         var arguments = [
             "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i",
@@ -33,6 +33,7 @@ final class SourceClient: @unchecked Sendable {
         if let artist { arguments += ["-metadata", "artist=\(artist)"] }
         if let title { arguments += ["-metadata", "title=\(title)"] }
         if let name { arguments += ["-ice_name", name] }
+        if tls { arguments += ["-tls", "1"] }
         arguments += [
             "-content_type", opus ? "audio/ogg" : "audio/mpeg", "-f", opus ? "ogg" : "mp3",
             "icecast://source:\(password)@127.0.0.1:\(port)\(mount)",
