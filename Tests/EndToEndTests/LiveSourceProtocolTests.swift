@@ -236,6 +236,17 @@ extension ServerProcessTests {
                 #expect(!log.contains(secret) && !statusText.contains(secret) && !metrics.contains(secret), "\(secret)")
             }
             #expect(log.contains("refused 401: wrong source credentials for station main"))
+
+            // The song history survives a reload that restarts the station (channels = 1).
+            let before = try httpGet(http, "/main/history.json").text
+            #expect(before.contains("\"title\":\"Programme\",") && before.contains("\"input\":\"live\""), "\(before)")
+            let text = try String(contentsOfFile: config, encoding: .utf8)
+            try text.replacingOccurrences(of: "source_timeout = 2\n", with: "source_timeout = 2\nchannels = 1\n")
+                .write(toFile: config, atomically: true, encoding: .utf8)
+            server.signal(SIGHUP)
+            #expect(waitUntil(10) { server.log.contains("reload: restarted main") }, "\(server.log)")
+            let after = try httpGet(http, "/main/history.json").text
+            #expect(after == before, "before: \(before)\nafter: \(after)")
             // Refusals are logged within a rate (10 in 10 s), then counted.
             #expect(log.contains("refused 429") || log.contains("live source refusals repeated"), "\(log)")
         }

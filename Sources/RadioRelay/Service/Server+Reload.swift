@@ -113,7 +113,7 @@ extension Server {
             let sockets = try old.listeningSockets(for: configuration)
             successor = try Station(
                 configuration, services: services, adoptedSocket: sockets.main, renditionSockets: sockets.renditions,
-                onUnexpectedExit: onUnexpectedExit)
+                history: old.history.snapshot, onUnexpectedExit: onUnexpectedExit)
         } catch {
             Log.error("reload: station \(configuration.name) cannot restart: \(error); it goes on as it was")
             return false

@@ -66,6 +66,7 @@ enum StatusReport {
                 JSONText.object(
                     status.switchCounts.sorted { $0.key < $1.key }.map { ($0.key, JSONText.number($0.value)) })
             ),
+            ("history", status.history.json),
         ])
     }
 

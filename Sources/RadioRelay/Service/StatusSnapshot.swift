@@ -81,6 +81,8 @@ package struct StationStatus: Sendable, Equatable {
     package var forcedInput: String?
     package var switches: [InputSwitch] = []
     package var switchCounts: [String: Int] = [:]
+    /// The last titles, newest last (shown newest first).
+    package var history = SongHistory()
 
     package init(name: String) { self.name = name }
 
@@ -113,7 +115,7 @@ package struct StationStatus: Sendable, Equatable {
         listenAddress = station.listenAddress
         // The input that plays (the first before any decision).
         let playing = station.configuration.inputs.first { $0.name == state.playingInput }
-        upstreamURL = Redaction.text(playing?.upstream ?? station.configuration.upstream)
+        upstreamURL = playing?.shown ?? Redaction.text(station.configuration.upstream)
         upstream = state.upstream
         lastError = state.lastError
         title = state.title
@@ -136,6 +138,7 @@ package struct StationStatus: Sendable, Equatable {
         forcedInput = state.forcedInput
         switches = state.switches
         switchCounts = state.switchCounts
+        history = station.history.snapshot
     }
 
     /// `connecting`, `connected` or `retrying`.

@@ -147,6 +147,8 @@ final class Pipeline {
             output.hls?.title(shown.title)
             if output.format == .mp3 { output.broadcaster.setStreamTitle(shown.title) }
         }
+        let input = playing.name
+        station.history.withLock { $0.record(shown.title, at: wallClockNow(), input: input) }
         let skipped = shown.skipped > 0 ? " (\(shown.skipped) titles in between not shown)" : ""
         // An input whose title is not known yet clears the last one's.
         let what = shown.title.isEmpty ? "(no title)" : shown.title

@@ -7,6 +7,8 @@ extension Station: HTTPMounts {
     /// Every output's mount, with the station's name for people, its title and the output's encoding.
     package var sourceDesk: SourceDesk? { desk }
 
+    package var songHistory: (station: String, history: SongHistory) { (name, history.snapshot) }
+
     /// What listeners are told: the station's settings, and a live source's `ice-*` where the station sets none.
     var shownInfo: StationInfo {
         var info = configuration.info

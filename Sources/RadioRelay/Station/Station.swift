@@ -34,6 +34,8 @@ public final class Station: Service {
     static let maxInputCommands = 16
     /// Where the HTTP front end hands it a live source (`source_password`), and the admin calls' requests.
     package let desk: SourceDesk
+    /// Its last titles (the pipeline records each one it shows), carried to its successor by a reload.
+    package let history: LockedBox<SongHistory>
 
     public var name: String { configuration.name }
     public var state: StationState { shared.snapshot }
@@ -56,7 +58,7 @@ public final class Station: Service {
     /// - Parameter onUnexpectedExit: what happens when the pipeline thread ends by itself (tests observe it).
     package init(
         _ configuration: StationConfiguration, services: ListenerServices = ListenerServices(),
-        adoptedSocket: Int32? = nil, renditionSockets: [String: Int32] = [:],
+        adoptedSocket: Int32? = nil, renditionSockets: [String: Int32] = [:], history: SongHistory = SongHistory(),
         onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
     ) throws {
         // Adopted sockets not yet owned by a Broadcaster: closed if the station cannot be made, its configuration
@@ -68,6 +70,7 @@ public final class Station: Service {
         try configuration.validate()
         self.settings = LockedBox(configuration)
         self.onUnexpectedExit = onUnexpectedExit
+        self.history = LockedBox(history)
         desk = SourceDesk(
             station: configuration.name, password: configuration.sourcePassword, paths: configuration.sourcePaths,
             timeout: configuration.sourceTimeout)

@@ -100,6 +100,8 @@ package final class HTTPFront: Service {
         directory.takesSources = takesSources
         var broadcasters: [Broadcaster] = []
         for station in stations {
+            let (name, history) = station.songHistory
+            directory.histories[name] = history
             for (mount, broadcaster) in station.httpMounts {
                 directory.mounts.append(mount)
                 broadcasters.append(broadcaster)

@@ -5,4 +5,6 @@ package protocol HTTPMounts: AnyObject, Sendable {
     var httpMounts: [(mount: PublicDirectory.Mount, broadcaster: Broadcaster)] { get }
     /// Where it takes a live source (nil: it takes none).
     var sourceDesk: SourceDesk? { get }
+    /// Its name and last titles (`/NAME/history.json`).
+    var songHistory: (station: String, history: SongHistory) { get }
 }

@@ -68,6 +68,8 @@ package struct PublicDirectory: Sendable, Equatable {
     package var serverStart = 0.0
     /// A station takes live sources here: `OPTIONS` says `PUT` and `SOURCE` are allowed (libshout asks).
     package var takesSources = false
+    /// Each station's last titles, by station name (`/NAME/history.json`).
+    package var histories: [String: SongHistory] = [:]
 
     package init(mounts: [Mount] = [], serverStart: Double = 0) {
         self.mounts = mounts
@@ -82,6 +84,14 @@ package struct PublicDirectory: Sendable, Equatable {
     /// The mount (its index) whose events are at `path`.
     package func events(at path: String) -> Int? {
         mounts.firstIndex { $0.eventsPath == path }
+    }
+
+    /// The station whose history `path` asks for (`/NAME/history.json`), and that history.
+    package func history(at path: String) -> (station: String, history: SongHistory)? {
+        guard path.hasPrefix("/"), path.hasSuffix("/history.json") else { return nil }
+        let name = String(path.dropFirst().dropLast("/history.json".utf8.count))
+        guard !name.contains("/"), let history = histories[name] else { return nil }
+        return (name, history)
     }
 
     /// The mount with an HLS stream whose directory `path` is in, and the name asked for there.

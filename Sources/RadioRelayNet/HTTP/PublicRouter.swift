@@ -15,6 +15,7 @@ import RadioRelaySystem
 /// | `HEAD /NAME.opus` | the same head, no body |
 /// | `GET /NAME/events` | 200 `text/event-stream`: the title now, then each change, keep-alives every 15 s |
 /// | `GET /NAME/live.m3u8`, `master.m3u8`, segments | HLS (`PublicRouter+HLS`), the connection kept for more |
+/// | `GET /NAME/history.json` | the station's last 20 titles, newest first, with UTC start and input (`SongHistory`) |
 /// | `GET /status-json.xsl` | the mounts as Icecast 2.4 describes them (`IcecastStatus`) |
 /// | `GET /` | an HTML page listing the mounts, an `<audio>` element each |
 /// | `OPTIONS` any | 204, CORS preflight (and `Allow` with `PUT, SOURCE` when a station takes live sources) |
@@ -93,6 +94,15 @@ package enum PublicRouter {
         }
         if request.path == IcecastStatus.path {
             return .respond(IcecastStatus.response(request, directory: directory, fallbackHost: host))
+        }
+        // `/NAME/history.json`, before the HLS directory of the same name.
+        if let history = directory.history(at: request.path) {
+            var response = HTTPResponse(
+                status: 200, contentType: "application/json",
+                body: "{\"station\":\(JSONText.string(history.station)),\"history\":\(history.history.json)}\n")
+            response.headers += [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=5")]
+            response.omitsBody = isHead
+            return .respond(response)
         }
         if let (index, name) = directory.hls(at: request.path) {
             return .respond(hls(request, directory: directory, mount: index, name: name, now: now))
