@@ -8,7 +8,8 @@ do {
     command = try Command.parse(Array(CommandLine.arguments.dropFirst()))
 } catch {
     StandardError.write("radio-relay: \(error.message)\n\(error.hint)\n")
-    exit(ExitCode.usage.rawValue)
+    // `status` exits as a monitoring plugin does: 3 (UNKNOWN) for a usage error.
+    exit(error.topic == .status ? StatusCommand.Verdict.unknown.rawValue : ExitCode.usage.rawValue)
 }
 
 switch command {
@@ -22,6 +23,8 @@ case .serve(let options):
 case .serveConfig(let path, let logLevel):
     let load = { try ServerConfiguration.load(path: path) }
     exit(Server.serve(load, reload: load, logLevelOverride: logLevel).rawValue)
+case .status(let status):
+    exit(status.run())
 case .checkConfig(let path):
     let check = ConfigCheck(path: path)
     if !check.report.isEmpty { print(check.report) }

@@ -278,12 +278,12 @@ import Testing
     /// Each wrong command line: the one-line message, naming the flag and what it accepts, and the help it points to.
     @Test(
         arguments: [
-            (["frob"], "unknown command frob: use serve, transcode or check-config", HelpTopic.overall),
+            (["frob"], "unknown command frob: use serve, transcode, check-config or status", HelpTopic.overall),
             (["--bitrate", "64k"], "unknown option --bitrate", .overall),
             (["--log-level", "loud"], "--log-level loud: use error, warning, notice, info or debug", .overall),
             (["--log-level"], "--log-level needs a value: error, warning, notice, info or debug", .overall),
             (["--version", "x"], "--version takes no arguments", .overall),
-            (["help", "frob"], "no help for frob: use serve, transcode or check-config", .overall),
+            (["help", "frob"], "no help for frob: use serve, transcode, check-config or status", .overall),
             (["-x"], "unknown option -x", .overall),
             (["serve", "--bogus", "1"], "unknown option --bogus", .serve),
             (["serve", "--rate=44100"], "unknown option --rate", .serve),

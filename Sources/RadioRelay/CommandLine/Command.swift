@@ -19,6 +19,8 @@ package enum Command: Sendable {
     case transcode(input: String, output: String, options: Transcoder.Options)
     /// `radio-relay --version`.
     case version
+    /// `radio-relay status [--url URL] [--token-file FILE] [--config FILE] [--json]`.
+    case status(StatusCommand)
     /// `--help`, `-h` or `help`, overall or after a command.
     case help(HelpTopic)
 
@@ -44,6 +46,21 @@ package enum Command: Sendable {
             return .transcode(
                 input: scanner.positional[0], output: scanner.positional[1],
                 options: try transcodeOptions(scanner))
+        case "status":
+            // `--json` is a switch without a value; the scanner reads the rest.
+            let scanner = try ArgumentScanner(
+                rest.filter { $0 != "--json" }[...], options: OptionSpecification.statusCommand, topic: .status)
+            if scanner.wantsHelp { return .help(.status) }
+            if let extra = scanner.positional.first { throw scanner.error("status takes only options, not \(extra)") }
+            var status = StatusCommand()
+            status.url = scanner.values["url"]
+            status.tokenFile = scanner.values["token-file"]
+            status.config = scanner.values["config"]
+            status.json = rest.contains("--json")
+            if let url = status.url, (try? status.endpoint()) == nil {
+                throw scanner.error("--url \(Redaction.text(url)): use http://HOST:PORT or HOST:PORT")
+            }
+            return .status(status)
         case "check-config":
             let scanner = try ArgumentScanner(rest, options: [], topic: .checkConfig)
             if scanner.wantsHelp { return .help(.checkConfig) }
@@ -60,13 +77,14 @@ package enum Command: Sendable {
             case "serve": return .help(.serve)
             case "transcode": return .help(.transcode)
             case "check-config": return .help(.checkConfig)
+            case "status": return .help(.status)
             case let other?:
-                throw UsageError("no help for \(other): use serve, transcode or check-config", topic: .overall)
+                throw UsageError("no help for \(other): use serve, transcode, check-config or status", topic: .overall)
             }
         default:
             guard first.hasPrefix("-") else {
                 throw UsageError(
-                    "unknown command \(first): use serve, transcode or check-config", topic: .overall)
+                    "unknown command \(first): use serve, transcode, check-config or status", topic: .overall)
             }
             // The demo takes only a log level, where it listens (its port and address, HTTP and status), or a
             // config file; a station's other options need `serve`.

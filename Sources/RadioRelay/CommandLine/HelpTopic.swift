@@ -8,6 +8,7 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
     case serve
     case transcode
     case checkConfig
+    case status
 
     /// The command line that shows this help.
     package var invocation: String {
@@ -16,6 +17,7 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
         case .serve: return "radio-relay serve --help"
         case .transcode: return "radio-relay transcode --help"
         case .checkConfig: return "radio-relay check-config --help"
+        case .status: return "radio-relay status --help"
         }
     }
 
@@ -26,6 +28,7 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
         case .serve: return Self.serveText
         case .transcode: return Self.transcodeText
         case .checkConfig: return Self.checkConfigText
+        case .status: return Self.statusText
         }
     }
 
@@ -33,6 +36,7 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
     private static let transcodeSynopsis = "radio-relay transcode [options] INPUT OUTPUT"
     private static let configSynopsis = "radio-relay [serve] --config FILE [--log-level LEVEL]"
     private static let checkSynopsis = "radio-relay check-config FILE"
+    private static let statusSynopsis = "radio-relay status [--url URL] [--token-file FILE] [--config FILE] [--json]"
 
     private static var overallText: String {
         """
@@ -47,8 +51,10 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
           \(checkSynopsis)    check a config file: print OK, or every error with its line (status 78)
           \(transcodeSynopsis)
                                            INPUT: a path or an http(s)/file URL; OUTPUT: a .opus path or - (stdout)
+          \(statusSynopsis)
+                                           a running relay's stations as a table; exit 0 ok, 1 degraded, 2 down
           radio-relay --version | --help
-          radio-relay serve --help | transcode --help | check-config --help   a command's options
+          radio-relay serve --help | transcode --help | check-config --help | status --help   a command's options
 
         exit status: 0 done, 64 usage, 65 input is not MP3, 66 input missing, 69 unavailable (port in use, upstream
         server failing), 70 internal error, 71 system resources, 73 cannot create output, 77 no permission,
@@ -85,6 +91,21 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
             upstream is required; upstream = @credential:NAME reads $CREDENTIALS_DIRECTORY/NAME (LoadCredential=).
             Comments start with # or ; at the start of a line; values may be in double quotes.
             """
+    }
+
+    private static var statusText: String {
+        """
+        usage: \(statusSynopsis)
+        Reads a running relay's /status.json and prints one line per station: its state, the input that plays,
+        listeners (raw/HTTP), title, bitrate and uptime; with --json, the JSON as it came.
+
+        options:
+        \(OptionSpecification.helpLines(OptionSpecification.statusCommand))
+          --json                           print /status.json as it came
+
+        exit status (as a Nagios/Icinga plugin): 0 every station alive on its first input (or live), 1 one degraded
+        (its input retrying, or a lower input playing), 2 one down or the endpoint unreadable, 3 a usage error
+        """
     }
 
     private static var transcodeText: String {

@@ -134,6 +134,22 @@ struct OptionSpecification: Sendable {
             accepts: "a multiple of 20 from 20 to 1000"),
     ]
 
+    /// `radio-relay status`'s options (`--json` takes no value: `Command` reads it before these).
+    static let statusCommand: [OptionSpecification] = [
+        .init(
+            name: "url", placeholder: "URL",
+            summary:
+                "the status endpoint: http://HOST:PORT (default: the config's status address, else 127.0.0.1:8080)",
+            accepts: "http://HOST:PORT or HOST:PORT"),
+        .init(
+            name: "token-file", placeholder: "FILE", summary: "a file whose first line is the status token",
+            accepts: "a readable file"),
+        .init(
+            name: "config", placeholder: "FILE",
+            summary: "the config file whose status address to read (default /etc/radio-relay/radio-relay.conf)",
+            accepts: "a config file's path"),
+    ]
+
     /// The options' help lines, the summaries aligned in a second column.
     static func helpLines(_ options: [OptionSpecification]) -> String {
         let width = options.map(\.synopsis.count).max() ?? 0

@@ -27,6 +27,7 @@ enum StatusReport {
             ("name", JSONText.string(status.name)),
             ("listen", JSONText.string(status.listenAddress)),
             ("alive", status.alive ? "true" : "false"),
+            ("uptime_seconds", JSONText.number(status.uptime)),
             ("upstream_url", JSONText.string(status.upstreamURL)),
             ("upstream_state", JSONText.string(status.upstreamState)),
             ("upstream_reason", JSONText.string(status.upstreamReason)),

@@ -83,6 +83,8 @@ package struct StationStatus: Sendable, Equatable {
     package var switchCounts: [String: Int] = [:]
     /// The last titles, newest last (shown newest first).
     package var history = SongHistory()
+    /// Seconds since the station started (a reload that restarts it starts this again).
+    package var uptime = 0.0
 
     package init(name: String) { self.name = name }
 
@@ -139,6 +141,7 @@ package struct StationStatus: Sendable, Equatable {
         switches = state.switches
         switchCounts = state.switchCounts
         history = station.history.snapshot
+        uptime = max(0, wallClockNow() - station.createdAt)
     }
 
     /// `connecting`, `connected` or `retrying`.

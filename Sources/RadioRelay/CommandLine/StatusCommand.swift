@@ -1,0 +1,250 @@
+import Foundation
+import Glibc
+import RadioRelayMedia
+import RadioRelayNet
+import RadioRelaySystem
+
+/// `radio-relay status [--url URL] [--token-file FILE] [--config FILE] [--json]`: reads a running relay's status
+/// endpoint and prints a table, or the JSON as it came; exits as a Nagios plugin does (Icinga, Nagios, monit and
+/// the like read the exit status): 0 every station alive and on its first input, 1 one degraded, 2 one down or the
+/// endpoint unreadable, 3 a usage error.
+package struct StatusCommand: Sendable, Equatable {
+    /// `--url`: `http://HOST:PORT` (a path, if any, is ignored) or `HOST:PORT`; nil: from the config.
+    package var url: String?
+    /// `--token-file`: a file whose first line is the status token (`status_token`).
+    package var tokenFile: String?
+    /// `--config`: the config file whose `[server] status` address to read (default: `defaultConfig`, if readable).
+    package var config: String?
+    package var json = false
+
+    package static let defaultConfig = "/etc/radio-relay/radio-relay.conf"
+    package static let defaultAddress = (host: "127.0.0.1", port: 8080)
+
+    /// The Nagios plugin exit statuses.
+    package enum Verdict: Int32, Sendable, Comparable {
+        case ok = 0
+        case degraded = 1
+        case down = 2
+        case unknown = 3
+
+        package static func < (a: Verdict, b: Verdict) -> Bool { a.rawValue < b.rawValue }
+        var word: String { ["OK", "WARNING", "CRITICAL", "UNKNOWN"][Int(rawValue)] }
+    }
+
+    package init() {}
+
+    /// Runs the command: prints, and returns the exit status.
+    package func run() -> Int32 {
+        let endpoint: (host: String, port: Int)
+        do {
+            endpoint = try self.endpoint()
+        } catch {
+            StandardError.write("radio-relay status: \(error.message)\n")
+            return Verdict.unknown.rawValue
+        }
+        var token: String?
+        if let tokenFile {
+            guard let bytes = try? SmallFile.read(tokenFile, limit: 4096),
+                let line = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).first
+            else {
+                StandardError.write("radio-relay status: cannot read the token from \(tokenFile)\n")
+                return Verdict.unknown.rawValue
+            }
+            token = String(line).trimmingCharacters(in: .whitespaces)
+        }
+        let place = "http://\(endpoint.host.contains(":") ? "[\(endpoint.host)]" : endpoint.host):\(endpoint.port)"
+        let answer: (status: Int, body: [UInt8])
+        do {
+            answer = try StatusFetch.get(host: endpoint.host, port: endpoint.port, path: "/status.json", token: token)
+        } catch {
+            print("radio-relay CRITICAL: cannot read \(place)/status.json: \(error)")
+            return Verdict.down.rawValue
+        }
+        guard answer.status == 200 else {
+            let reason = answer.status == 401 ? " (a status token is needed: --token-file)" : ""
+            print("radio-relay CRITICAL: \(place)/status.json answered \(answer.status)\(reason)")
+            return Verdict.down.rawValue
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any] else {
+            print("radio-relay CRITICAL: \(place)/status.json is not the status JSON")
+            return Verdict.down.rawValue
+        }
+        let report = StatusTable.report(object)
+        if json {
+            print(String(decoding: answer.body, as: UTF8.self), terminator: "")
+        } else {
+            print(report.text)
+        }
+        return report.verdict.rawValue
+    }
+
+    /// Where the status endpoint is: `--url`, else the config's `status` address, else 127.0.0.1:8080.
+    func endpoint() throws(ConfigurationError) -> (host: String, port: Int) {
+        if let url {
+            var rest = Substring(url)
+            if rest.lowercased().hasPrefix("http://") { rest = rest.dropFirst(7) }
+            if rest.lowercased().hasPrefix("https://") {
+                throw ConfigurationError("--url \(Redaction.text(url)): the status endpoint speaks plain HTTP")
+            }
+            if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
+            guard let address = Self.hostAndPort(String(rest)) else {
+                throw ConfigurationError("--url \(Redaction.text(url)): use http://HOST:PORT or HOST:PORT")
+            }
+            return address
+        }
+        let path = config ?? Self.defaultConfig
+        guard config != nil || access(path, R_OK) == 0 else { return Self.defaultAddress }
+        let loaded: ServerConfiguration
+        do {
+            loaded = try ServerConfiguration.load(path: path)
+        } catch {
+            throw ConfigurationError("\(error.messages.first ?? "\(path): cannot be read"): use --url")
+        }
+        guard let status = loaded.server.status else {
+            throw ConfigurationError("\(path) has status = off: no status endpoint to read")
+        }
+        // A wildcard address is reached on loopback.
+        let host = status.host == "0.0.0.0" ? "127.0.0.1" : status.host == "::" ? "::1" : status.host
+        return (host, status.port)
+    }
+
+    /// `HOST:PORT`, `[V6]:PORT`; nil otherwise.
+    static func hostAndPort(_ text: String) -> (host: String, port: Int)? {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (1...65535).contains(port)
+        else { return nil }
+        var host = text[..<colon]
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+        guard !host.isEmpty, !host.contains("/"), !host.contains("@") else { return nil }
+        return (String(host), port)
+    }
+}
+
+/// The table `radio-relay status` prints, and its verdict, as a pure function of `/status.json` (tests:
+/// `StatusCommandTests`). A station is down when its threads stalled (`alive` false); degraded when the input that
+/// plays is retrying or is a lower one than its first (a live source above them is no degradation, and a live-only
+/// station waiting for its source is fine); else OK.
+package enum StatusTable {
+    package static func report(_ object: [String: Any]) -> (verdict: StatusCommand.Verdict, text: String) {
+        let stations = object["stations"] as? [[String: Any]] ?? []
+        var verdict = StatusCommand.Verdict.ok
+        var problems: [String] = []
+        var rows = [["STATION", "STATE", "INPUT", "LISTENERS raw/http", "TITLE", "BITRATE", "UPTIME"]]
+        var listeners = 0
+        for station in stations {
+            let name = station["name"] as? String ?? "?"
+            let (state, why) = judge(station)
+            if state > verdict { verdict = state }
+            if let why { problems.append("\(name) \(why)") }
+            let total = station["listeners"] as? Int ?? 0
+            let http = station["listeners_http"] as? Int ?? 0
+            listeners += total
+            let bitrate = (station["opus_bitrate"] as? Int).map { "\($0 / 1000)k" } ?? "-"
+            let uptime = (station["uptime_seconds"] as? Double).map(duration) ?? "-"
+            let title = Sanitized.text(station["title"] as? String ?? "", limit: 40)
+            rows.append([
+                name, state == .ok ? "ok" : state == .degraded ? "degraded" : "down",
+                station["input_playing"] as? String ?? "-", "\(total - http)/\(http)", title.isEmpty ? "-" : title,
+                bitrate, uptime,
+            ])
+        }
+        if stations.isEmpty {
+            verdict = .down
+            problems.append("no station")
+        }
+        let summary =
+            "radio-relay \(verdict.word): \(stations.count) station\(stations.count == 1 ? "" : "s"), "
+            + "\(listeners) listener\(listeners == 1 ? "" : "s")"
+            + (problems.isEmpty ? "" : "; " + problems.joined(separator: "; "))
+        return (verdict, summary + "\n" + table(rows))
+    }
+
+    /// A station's state and why it is not OK.
+    static func judge(_ station: [String: Any]) -> (StatusCommand.Verdict, String?) {
+        if station["alive"] as? Bool == false { return (.down, "is down (its threads stalled)") }
+        let inputs = (station["inputs"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String != "live" }
+        let playing = station["input_playing"] as? String
+        if playing == "live" { return (.ok, nil) }
+        if inputs.isEmpty { return (.ok, nil) }  // live-only, waiting for its source
+        if station["upstream_state"] as? String == "retrying" {
+            let reason = station["upstream_reason"] as? String
+            return (.degraded, "is retrying its input" + (reason.map { " (\(Sanitized.text($0, limit: 120)))" } ?? ""))
+        }
+        if let first = inputs.first?["name"] as? String, let playing, playing != first {
+            return (.degraded, "plays input \(playing), not its first (\(first))")
+        }
+        return (.ok, nil)
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        guard seconds.isFinite, seconds >= 0 else { return "-" }
+        let whole = Int(min(seconds, 1e9))
+        let (days, hours, minutes) = (whole / 86400, whole / 3600 % 24, whole / 60 % 60)
+        if days > 0 { return "\(days)d\(hours)h" }
+        if hours > 0 { return "\(hours)h\(minutes < 10 ? "0" : "")\(minutes)m" }
+        return "\(minutes)m\(whole % 60 < 10 ? "0" : "")\(whole % 60)s"
+    }
+
+    static func table(_ rows: [[String]]) -> String {
+        let widths = (0..<(rows.first?.count ?? 0)).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            zip(row, widths).map { $0 + String(repeating: " ", count: $1 - $0.count) }.joined(separator: "  ")
+                .trimmingCharacters(in: .whitespaces)
+        }.joined(separator: "\n")
+    }
+}
+
+/// One `GET` to a status endpoint, blocking with timeouts (a command-line tool, not the server): connected within
+/// `timeout` seconds, the answer read within as long again, at most 16 MiB.
+enum StatusFetch {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func get(host: String, port: Int, path: String, token: String?, timeout: Int = 5) throws(Failure) -> (
+        status: Int, body: [UInt8]
+    ) {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, "\(port)", &hints, &list) == 0, let first = list else {
+            throw Failure(description: "cannot resolve \(host)")
+        }
+        defer { freeaddrinfo(list) }
+        let fd = socket(first.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var limit = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        guard connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            throw Failure(description: "connect: \(String(cString: strerror(errno)))")
+        }
+        let hostField = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        var request = "GET \(path) HTTP/1.1\r\nHost: \(hostField)\r\nConnection: close\r\n"
+        if let token { request += "Authorization: Bearer \(token)\r\n" }
+        request += "User-Agent: radio-relay-status/\(RadioRelayVersion.string)\r\n\r\n"
+        let bytes = Array(request.utf8)
+        guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
+            throw Failure(description: "send: \(String(cString: strerror(errno)))")
+        }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while answer.count < 16 << 20 {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n == 0 { break }
+            guard n > 0 else {
+                if errno == EINTR { continue }
+                throw Failure(
+                    description: errno == EAGAIN ? "no answer within \(timeout) s" : String(cString: strerror(errno)))
+            }
+            answer += buffer[0..<n]
+        }
+        let separator = Array("\r\n\r\n".utf8)
+        guard let end = (0..<max(0, answer.count - 3)).first(where: { answer[$0..<$0 + 4].elementsEqual(separator) })
+        else { throw Failure(description: "no HTTP answer") }
+        let head = String(decoding: answer[..<end], as: UTF8.self)
+        let status = head.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        return (status, Array(answer[(end + 4)...]))
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Glibc
+import RadioRelayTestSupport
+import Testing
+
+extension ServerProcessTests {
+    /// `radio-relay status` against running relays, as a monitoring system runs it: the table and exit 0 for a
+    /// healthy one, 1 for one whose upstream is retrying, 2 for an endpoint nobody answers, 3 for a usage error; the
+    /// JSON passed through with `--json`; a token from `--token-file`.
+    @Suite(.timeLimit(.minutes(1))) struct StatusCommandBinaryTests {
+        static func status(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+            try run(
+                try #require(radioRelayExecutable(), "no radio-relay binary: set RADIO_RELAY_BINARY"),
+                ["status"] + arguments)
+        }
+
+        @Test func exitStatusesForHealthyRetryingAndUnreachable() throws {
+            let healthy = try ServedStation()
+            defer { healthy.stop() }
+            let retrying = try ServedStation(upstream: "http://127.0.0.1:1/gone.mp3")
+            defer { retrying.stop() }
+            try #require(waitUntil(10) { (try? healthy.station())?["upstream_state"] as? String == "connected" })
+            try #require(waitUntil(10) { (try? retrying.station())?["upstream_state"] as? String == "retrying" })
+
+            let ok = try Self.status(["--url", "http://127.0.0.1:\(healthy.status)"])
+            print("$ radio-relay status (healthy) → \(ok.status)\n\(ok.stdout)")
+            #expect(ok.status == 0 && ok.stdout.hasPrefix("radio-relay OK: 1 station"), "\(ok)")
+            #expect(ok.stdout.contains("\ntest     ok     1      0/0"), "\(ok.stdout)")
+            let warning = try Self.status(["--url", "127.0.0.1:\(retrying.status)"])
+            print("$ radio-relay status (retrying) → \(warning.status)\n\(warning.stdout)")
+            #expect(warning.status == 1 && warning.stdout.hasPrefix("radio-relay WARNING:"), "\(warning)")
+            #expect(warning.stdout.contains("test is retrying its input"), "\(warning.stdout)")
+            let unreachable = try Self.status(["--url", "127.0.0.1:\(try freePort())"])
+            print("$ radio-relay status (nobody listens) → \(unreachable.status)\n\(unreachable.stdout)")
+            #expect(unreachable.status == 2 && unreachable.stdout.hasPrefix("radio-relay CRITICAL: cannot read"))
+            let usage = try Self.status(["--frob"])
+            #expect(usage.status == 3 && usage.stderr.contains("unknown option --frob"), "\(usage)")
+            let json = try Self.status(["--url", "127.0.0.1:\(healthy.status)", "--json"])
+            #expect(json.status == 0)
+            let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+            #expect((object?["stations"] as? [[String: Any]])?.first?["name"] as? String == "test")
+        }
+
+        @Test func aTokenFromAFile() throws {
+            let token = "0123456789abcdef-token"
+            let config = temporaryPath("status.conf")
+            let (status, port) = (try freePort(), try freePort())
+            try
+                "[server]\nstatus = 127.0.0.1:\(status)\nstatus_token = \(token)\n[station main]\nbind = 127.0.0.1\nport = \(port)\nupstream = \(Fixture.path("stereo-44k-128k.mp3"))\n"
+                .write(toFile: config, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: config) }
+            let server = try ServerProcess(arguments: ["serve", "--config", config])
+            defer { server.stop() }
+            let tokenFile = temporaryPath("token")
+            try "\(token)\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: tokenFile) }
+            // The address from the config file; no token: 401, CRITICAL.
+            let refused = try Self.status(["--config", config])
+            #expect(refused.status == 2 && refused.stdout.contains("answered 401"), "\(refused)")
+            let allowed = try Self.status(["--config", config, "--token-file", tokenFile])
+            #expect(allowed.status == 0, "\(allowed)")
+        }
+    }
+}
