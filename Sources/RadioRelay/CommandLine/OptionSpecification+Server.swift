@@ -57,6 +57,16 @@ extension OptionSpecification {
             shown: { "\($0)" }),
         isFlag: false, reload: .inPlace)
 
+    /// `[server] public_url`: where listeners reach the HTTP address (behind the HTTPS front), for playlists and
+    /// `/status-json.xsl`.
+    static let publicURL = OptionSpecification(
+        name: "public-url", placeholder: "URL",
+        summary: "where listeners reach the HTTP address, for playlists' URLs (default: the request's Host)",
+        accepts: PublicURL.accepts,
+        target: server(
+            PublicURL.init, { $0.publicURL = $1 }, value: \.publicURL, shown: { $0.map { "\($0)" } ?? "none" }),
+        isFlag: false, reload: .inPlace)
+
     /// `[server] status_token`: the bearer token `/status.json` and `/metrics` want.
     static let statusToken = OptionSpecification(
         name: "status-token", placeholder: "TOKEN", summary: "the bearer token of /status.json and /metrics",
@@ -103,7 +113,8 @@ extension OptionSpecification {
     /// The server's settings, in the order messages list their keys: `[server]` keys, and `serve` flags where
     /// `isFlag`.
     static let serverOptions: [OptionSpecification] = [
-        status, statusToken, statusHosts, http, httpProxyProtocol, httpProxyFrom, networkThreads, accessLog, logLevel,
+        status, statusToken, statusHosts, http, httpProxyProtocol, httpProxyFrom, publicURL, networkThreads, accessLog,
+        logLevel,
     ]
 
     /// The keys a config file has that are no flag of `serve`.

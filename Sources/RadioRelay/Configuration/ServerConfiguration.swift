@@ -81,6 +81,8 @@ package struct ServerSettings: Sendable, Equatable {
     package var httpProxyProtocol = false
     /// The balancers whose PROXY header the HTTP address believes (`http_proxy_from`); nil: loopback only.
     package var httpProxyFrom: TrustedProxies?
+    /// Where listeners reach the HTTP address (`public_url`); nil: the request's `Host`.
+    package var publicURL: PublicURL?
     /// Who may read the status endpoint: its bearer token (`status_token`) and host names (`status_hosts`).
     package var statusAccess = StatusAccess()
     /// The network loops shared by every output (`network_threads`); nil: auto (the CPUs it may use).

@@ -65,6 +65,9 @@ extension Server {
             case OptionSpecification.httpProxyFrom.key:
                 running.httpProxyFrom = new.httpProxyFrom
                 http?.setTrustedProxies(new.httpProxyFrom ?? .loopback)
+            case OptionSpecification.publicURL.key:
+                running.publicURL = new.publicURL
+                http?.setPublicURL(new.publicURL)
             case OptionSpecification.statusToken.key, OptionSpecification.statusHosts.key:
                 running.statusAccess = new.statusAccess
                 status?.setAccess(new.statusAccess)

@@ -92,6 +92,7 @@ package final class Server {
                 adoptedSocket: assignment.http, budget: budget, proxyProtocol: settings.httpProxyProtocol,
                 trustedProxies: settings.httpProxyFrom ?? .loopback, onUnexpectedExit: onUnexpectedExit)
         }
+        http?.setPublicURL(settings.publicURL)
         // Every network loop of the pool, by thread name, and the HTTP front end.
         status?.reportLoops(pool.members.map { ($0.name, $0.activity) } + (http.map { [("http", $0.activity)] } ?? []))
         // The loops first, the access log, each station then its pushes, the HTTP front end (after the stations it

@@ -167,6 +167,12 @@ public struct StationConfiguration: Sendable, Equatable {
         guard StationNames.isValidMount(mount) else {
             throw ConfigurationError("station \(name): mount \(mount): use \(StationNames.mountRule)")
         }
+        let outputMounts = [mount] + renditions.map { $0.mount(in: name) }
+        if let taken = outputMounts.first(where: { mount in Playlists.suffixes.contains { mount.hasSuffix($0) } }) {
+            throw ConfigurationError(
+                "station \(name): mount \(taken) ends like a playlist (\(Playlists.suffixes.joined(separator: ", "))): "
+                    + "each mount's playlists are at MOUNT.m3u, .pls and .xspf; choose another")
+        }
         var names: Set<String> = []
         var mounts: Set<String> = [mount]
         var directories: Set<String> = [PublicDirectory.directory(forMount: mountPath)]

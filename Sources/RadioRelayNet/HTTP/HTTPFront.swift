@@ -84,6 +84,10 @@ package final class HTTPFront: Service {
         self.trusted = LockedBox(trustedProxies)
     }
 
+    /// Where listeners reach this address (`public_url`): replaced by a reload.
+    private let publicURL = LockedBox<PublicURL?>(nil)
+    package func setPublicURL(_ url: PublicURL?) { publicURL.withLock { $0 = url } }
+
     /// The stations after a reload.
     package func setStations(_ stations: [any HTTPMounts]) { current.withLock { $0 = stations } }
 
@@ -98,6 +102,7 @@ package final class HTTPFront: Service {
         var directory = PublicDirectory()
         directory.serverStart = started
         directory.takesSources = takesSources
+        directory.publicURL = publicURL.snapshot
         var broadcasters: [Broadcaster] = []
         for station in stations {
             let (name, history) = station.songHistory

@@ -29,7 +29,8 @@ package enum IcecastStatus {
             ("server_start", JSONText.string(rfc822(directory.serverStart))),
             ("server_start_iso8601", JSONText.string(iso8601(directory.serverStart))),
         ]
-        let sources = directory.mounts.map { source($0, host: host) }
+        let base = Playlists.base(request, directory: directory, fallbackHost: fallbackHost)
+        let sources = directory.mounts.map { source($0, base: base) }
         if sources.count == 1 {
             members.append(("source", sources[0]))
         } else if sources.count > 1 {
@@ -45,7 +46,8 @@ package enum IcecastStatus {
         return response
     }
 
-    static func source(_ mount: PublicDirectory.Mount, host: String) -> String {
+    /// - Parameter base: where listeners reach the mounts (`public_url`, else `http://` and the request's host).
+    static func source(_ mount: PublicDirectory.Mount, base: String) -> String {
         let info = mount.info
         let kbps = mount.bitrate / 1000
         var members: [(String, String)] = [
@@ -57,7 +59,7 @@ package enum IcecastStatus {
             ("genre", JSONText.string(nonEmpty(info.genre) ?? "various")),
             ("listener_peak", JSONText.number(mount.listenerPeak)),
             ("listeners", JSONText.number(mount.listeners)),
-            ("listenurl", JSONText.string("http://\(host)\(mount.path)")),
+            ("listenurl", JSONText.string(base + mount.path)),
             ("server_description", JSONText.string(nonEmpty(info.description) ?? "Unspecified description")),
             ("server_name", JSONText.string(nonEmpty(info.displayName) ?? mount.station)),
             ("server_type", JSONText.string(mount.format.contentType)),

@@ -68,6 +68,9 @@ package struct PublicDirectory: Sendable, Equatable {
     package var serverStart = 0.0
     /// A station takes live sources here: `OPTIONS` says `PUT` and `SOURCE` are allowed (libshout asks).
     package var takesSources = false
+    /// Where listeners reach the HTTP address (`[server] public_url`), for the URLs in playlists and
+    /// `/status-json.xsl`; nil: the request's `Host`.
+    package var publicURL: PublicURL?
     /// Each station's last titles, by station name (`/NAME/history.json`).
     package var histories: [String: SongHistory] = [:]
 

@@ -16,6 +16,7 @@ import RadioRelaySystem
 /// | `GET /NAME/events` | 200 `text/event-stream`: the title now, then each change, keep-alives every 15 s |
 /// | `GET /NAME/live.m3u8`, `master.m3u8`, segments | HLS (`PublicRouter+HLS`), the connection kept for more |
 /// | `GET /NAME/history.json` | the station's last 20 titles, newest first, with UTC start and input (`SongHistory`) |
+/// | `GET /NAME.opus.m3u`, `.pls`, `.xspf` (any mount and a suffix) | a playlist of the mount (`Playlists`) |
 /// | `GET /status-json.xsl` | the mounts as Icecast 2.4 describes them (`IcecastStatus`) |
 /// | `GET /` | an HTML page listing the mounts, an `<audio>` element each |
 /// | `OPTIONS` any | 204, CORS preflight (and `Allow` with `PUT, SOURCE` when a station takes live sources) |
@@ -92,15 +93,21 @@ package enum PublicRouter {
             let head = eventsHead()
             return isHead ? .respond(HTTPResponse(rawHead: head)) : .events(mount: index, head: head)
         }
+        if let (index, kind) = Playlists.playlist(at: request.path, in: directory) {
+            return .respond(
+                Playlists.response(
+                    kind, mount: directory.mounts[index],
+                    base: Playlists.base(request, directory: directory, fallbackHost: host), head: isHead))
+        }
         if request.path == IcecastStatus.path {
             return .respond(IcecastStatus.response(request, directory: directory, fallbackHost: host))
         }
         // `/NAME/history.json`, before the HLS directory of the same name.
         if let history = directory.history(at: request.path) {
+            let body = "{\"station\":\(JSONText.string(history.station)),\"history\":\(history.history.json)}\n"
             var response = HTTPResponse(
-                status: 200, contentType: "application/json",
-                body: "{\"station\":\(JSONText.string(history.station)),\"history\":\(history.history.json)}\n")
-            response.headers += [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=5")]
+                status: 200, contentType: "application/json", bytes: Array(body.utf8),
+                headers: [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=5")])
             response.omitsBody = isHead
             return .respond(response)
         }

@@ -1,0 +1,127 @@
+import RadioRelayMedia
+import RadioRelaySystem
+
+/// The address listeners reach the HTTP front end at, when it is not what they asked for (`[server] public_url`, a
+/// relay behind the HTTPS front): `https://radio.example.org`, or with a path prefix. Only a scheme, an authority
+/// (a host name or address, a port) and a path: no user, no query.
+public struct PublicURL: Sendable, Equatable, CustomStringConvertible {
+    /// `https://radio.example.org` or `https://example.org/radio`: no trailing slash.
+    public let base: String
+
+    public init?(_ text: String) {
+        let lower = text.lowercased()
+        let scheme = lower.hasPrefix("https://") ? 8 : lower.hasPrefix("http://") ? 7 : 0
+        guard scheme > 0, text.utf8.count <= 256 else { return nil }
+        var rest = Substring(text.dropFirst(scheme))
+        while rest.hasSuffix("/") { rest = rest.dropLast() }
+        let authority = rest.prefix { $0 != "/" }
+        guard !authority.isEmpty, IcecastStatus.host(String(authority)) != nil,
+            rest.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }),
+            !rest.contains("@"), !rest.contains("\\"), !rest.contains("\"")
+        else { return nil }
+        base = String(text.prefix(scheme)).lowercased() + rest
+    }
+
+    public static let accepts = "http:// or https://, a host (and port), and a path if any: https://radio.example.org"
+    public var description: String { base }
+}
+
+/// A playlist for every mount, as Icecast names them — the mount and a suffix: `/main.opus.m3u` (M3U with
+/// `#EXTINF`), `/main.opus.pls` (PLS version 2), `/main.opus.xspf` (XSPF 1, as Icecast's) — for players, directories
+/// and hardware radios that take a playlist link. The URL inside is absolute: from `public_url`, else the request's
+/// `Host` when it is a plain host[:port], else the front end's address.
+package enum Playlists {
+    package enum Kind: String, CaseIterable, Sendable {
+        case m3u
+        case pls
+        case xspf
+
+        var contentType: String {
+            switch self {
+            case .m3u: "audio/x-mpegurl"
+            case .pls: "audio/x-scpls"
+            case .xspf: "application/xspf+xml"
+            }
+        }
+    }
+
+    /// The suffixes a mount may not end in (the configuration refuses them).
+    package static let suffixes = Kind.allCases.map { "." + $0.rawValue }
+
+    /// The mount (its index) and kind of playlist `path` asks for.
+    package static func playlist(at path: String, in directory: PublicDirectory) -> (mount: Int, kind: Kind)? {
+        for kind in Kind.allCases where path.hasSuffix("." + kind.rawValue) {
+            let mount = String(path.dropLast(kind.rawValue.utf8.count + 1))
+            if let index = directory.mount(at: mount) { return (index, kind) }
+        }
+        return nil
+    }
+
+    /// Where listeners reach this address: `public_url`, else `http://` and the request's plain `Host`, else
+    /// `fallbackHost`.
+    package static func base(_ request: HTTPRequestHead.Request, directory: PublicDirectory, fallbackHost: String)
+        -> String
+    {
+        directory.publicURL?.base ?? "http://" + (IcecastStatus.host(request.host) ?? fallbackHost)
+    }
+
+    package static func response(
+        _ kind: Kind, mount: PublicDirectory.Mount, base: String, head: Bool
+    ) -> HTTPResponse {
+        let url = base + mount.path
+        let name = Sanitized.text(mount.info.displayName ?? mount.station, limit: Sanitized.headerLimit)
+        let body: String
+        switch kind {
+        case .m3u:
+            body = "#EXTM3U\n#EXTINF:-1,\(name)\n\(url)\n"
+        case .pls:
+            body = "[playlist]\nNumberOfEntries=1\nFile1=\(url)\nTitle1=\(name)\nLength1=-1\nVersion=2\n"
+        case .xspf:
+            var annotation = "Stream Title: \(name)"
+            if let description = mount.info.description, !description.isEmpty {
+                annotation += "\nStream Description: \(Sanitized.text(description, limit: Sanitized.headerLimit))"
+            }
+            if let genre = mount.info.genre, !genre.isEmpty {
+                annotation += "\nStream Genre: \(Sanitized.text(genre, limit: Sanitized.headerLimit))"
+            }
+            let info = mount.info.url.map {
+                "      <info>\(xml(Sanitized.text($0, limit: Sanitized.headerLimit)))</info>\n"
+            }
+            body = """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <playlist xmlns="http://xspf.org/ns/0/" version="1">
+                  <title>\(xml(name))</title>
+                  <creator>radio-relay</creator>
+                  <trackList>
+                    <track>
+                      <location>\(xml(url))</location>
+                      <title>\(xml(name))</title>
+                      <annotation>\(xml(annotation))</annotation>
+                \(info ?? "")    </track>
+                  </trackList>
+                </playlist>
+
+                """
+        }
+        var response = HTTPResponse(
+            status: 200, contentType: kind.contentType, bytes: Array(body.utf8),
+            headers: [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=60"), ("Vary", "Host")])
+        response.omitsBody = head
+        return response
+    }
+
+    static func xml(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}
