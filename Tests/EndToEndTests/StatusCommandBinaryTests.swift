@@ -25,7 +25,7 @@ extension ServerProcessTests {
             let ok = try Self.status(["--url", "http://127.0.0.1:\(healthy.status)"])
             print("$ radio-relay status (healthy) → \(ok.status)\n\(ok.stdout)")
             #expect(ok.status == 0 && ok.stdout.hasPrefix("radio-relay OK: 1 station"), "\(ok)")
-            #expect(ok.stdout.contains("\ntest     ok     1      0/0"), "\(ok.stdout)")
+            #expect(ok.stdout.contains("\ntest     ok     1      0/0/0"), "\(ok.stdout)")
             let warning = try Self.status(["--url", "127.0.0.1:\(retrying.status)"])
             print("$ radio-relay status (retrying) → \(warning.status)\n\(warning.stdout)")
             #expect(warning.status == 1 && warning.stdout.hasPrefix("radio-relay WARNING:"), "\(warning)")

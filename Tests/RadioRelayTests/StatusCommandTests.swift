@@ -16,6 +16,7 @@ import Testing
             "input_playing": playing as Any, "listeners": listeners, "listeners_http": http, "opus_bitrate": 96_000,
             "uptime_seconds": 3725.0, "title": "Song",
             "inputs": inputs.map { ["name": $0.0, "kind": $0.1] },
+            "outputs": [["hls": ["players": 4]], ["hls": NSNull()]],
         ]
     }
 
@@ -26,7 +27,7 @@ import Testing
     @Test func verdicts() {
         #expect(Self.verdict([Self.station("a"), Self.station("b")]).0 == .ok)
         let (retrying, text) = Self.verdict([Self.station("a"), Self.station("b", state: "retrying")])
-        #expect(retrying == .degraded && text.hasPrefix("radio-relay WARNING: 2 stations, 6 listeners; b is retrying"))
+        #expect(retrying == .degraded && text.hasPrefix("radio-relay WARNING: 2 stations, 14 listeners; b is retrying"))
         #expect(Self.verdict([Self.station("a", playing: "2")]).0 == .degraded, "a lower input plays")
         #expect(Self.verdict([Self.station("a", alive: false), Self.station("b", state: "retrying")]).0 == .down)
         #expect(Self.verdict([]).0 == .down, "no station")
@@ -44,9 +45,9 @@ import Testing
         ])
         let lines = text.split(separator: "\n").map(String.init)
         #expect(lines.count == 4)
-        #expect(lines[1].hasPrefix("STATION  STATE     INPUT  LISTENERS raw/http  TITLE  BITRATE  UPTIME"))
-        #expect(lines[2] == "main     ok        1      2/1                 Song   96k      1h02m")
-        #expect(lines[3] == "jazz-hd  degraded  2      100/20              Song   96k      1h02m")
+        #expect(lines[1].hasPrefix("STATION  STATE     INPUT  LISTENERS raw/http/hls  TITLE  BITRATE  UPTIME"))
+        #expect(lines[2] == "main     ok        1      2/1/4                   Song   96k      1h02m")
+        #expect(lines[3] == "jazz-hd  degraded  2      100/20/4                Song   96k      1h02m")
         #expect(StatusTable.duration(59) == "0m59s" && StatusTable.duration(90_061) == "1d1h")
         #expect(StatusTable.duration(.nan) == "-" && StatusTable.duration(-1) == "-")
     }

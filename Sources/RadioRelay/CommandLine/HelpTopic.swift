@@ -97,7 +97,7 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
         """
         usage: \(statusSynopsis)
         Reads a running relay's /status.json and prints one line per station: its state, the input that plays,
-        listeners (raw/HTTP), title, bitrate and uptime; with --json, the JSON as it came.
+        listeners (raw/HTTP/HLS players), title, bitrate and uptime; with --json, the JSON as it came.
 
         options:
         \(OptionSpecification.helpLines(OptionSpecification.statusCommand))

@@ -129,7 +129,7 @@ package enum StatusTable {
         let stations = object["stations"] as? [[String: Any]] ?? []
         var verdict = StatusCommand.Verdict.ok
         var problems: [String] = []
-        var rows = [["STATION", "STATE", "INPUT", "LISTENERS raw/http", "TITLE", "BITRATE", "UPTIME"]]
+        var rows = [["STATION", "STATE", "INPUT", "LISTENERS raw/http/hls", "TITLE", "BITRATE", "UPTIME"]]
         var listeners = 0
         for station in stations {
             let name = station["name"] as? String ?? "?"
@@ -138,13 +138,17 @@ package enum StatusTable {
             if let why { problems.append("\(name) \(why)") }
             let total = station["listeners"] as? Int ?? 0
             let http = station["listeners_http"] as? Int ?? 0
-            listeners += total
+            let hls = (station["outputs"] as? [[String: Any]] ?? []).reduce(0) {
+                $0 + (($1["hls"] as? [String: Any])?["players"] as? Int ?? 0)
+            }
+            listeners += total + hls
             let bitrate = (station["opus_bitrate"] as? Int).map { "\($0 / 1000)k" } ?? "-"
             let uptime = (station["uptime_seconds"] as? Double).map(duration) ?? "-"
             let title = Sanitized.text(station["title"] as? String ?? "", limit: 40)
             rows.append([
                 name, state == .ok ? "ok" : state == .degraded ? "degraded" : "down",
-                station["input_playing"] as? String ?? "-", "\(total - http)/\(http)", title.isEmpty ? "-" : title,
+                station["input_playing"] as? String ?? "-", "\(total - http)/\(http)/\(hls)",
+                title.isEmpty ? "-" : title,
                 bitrate, uptime,
             ])
         }

@@ -35,6 +35,12 @@ enum MetricsReport {
         Family(name: "station_alive", kind: .gauge, help: "1 while the station's pipeline and network threads beat") {
             $0.alive ? 1 : 0
         },
+        Family(
+            name: "input_playing_rank", kind: .gauge,
+            help: "0 while the station plays its first input (or a live source), n while it plays the one n below"
+        ) {
+            Double($0.playingRank)
+        },
         Family(name: "upstream_up", kind: .gauge, help: "1 while the upstream is connected") {
             $0.upstream == .connected ? 1 : 0
         },
@@ -119,6 +125,12 @@ enum MetricsReport {
         ) {
             $0.hls.map { Double($0.notFound) }
         },
+        Family(
+            name: "hls_players", kind: .gauge,
+            help: "Distinct addresses that fetched the HLS stream within the last 30 s"
+        ) {
+            $0.hls.map { Double($0.players) }
+        },
         Family(name: "connections_total", kind: .counter, help: "Listener connections accepted") {
             Double($0.connections)
         },
@@ -170,6 +182,12 @@ enum MetricsReport {
         out += "\(prefix)build_info{version=\"\(labelValue(snapshot.version))\"} 1\n"
         header(&out, "uptime_seconds", .gauge, "Seconds since the server started")
         out += "\(prefix)uptime_seconds \(number(snapshot.uptime))\n"
+        if let budget = snapshot.budget {
+            header(&out, "listener_budget_used", .gauge, "Listener places taken across all stations (descriptors)")
+            out += "\(prefix)listener_budget_used \(budget.used)\n"
+            header(&out, "listener_budget_limit", .gauge, "Listener places the descriptor limit allows in all")
+            out += "\(prefix)listener_budget_limit \(budget.limit)\n"
+        }
         header(&out, "stations", .gauge, "Stations configured")
         out += "\(prefix)stations \(snapshot.stations.count)\n"
         for family in stationFamilies {

@@ -84,7 +84,8 @@ package final class Server {
         status = try settings.status.map {
             try StatusServer(
                 address: try Self.socketAddress($0, "status"), stations: stations, limits: statusLimits,
-                adoptedSocket: assignment.status, access: settings.statusAccess, onUnexpectedExit: onUnexpectedExit)
+                adoptedSocket: assignment.status, access: settings.statusAccess, budget: budget,
+                onUnexpectedExit: onUnexpectedExit)
         }
         http = try settings.http.map {
             try HTTPFront(

@@ -17,6 +17,12 @@ enum StatusReport {
         JSONText.object([
             ("version", JSONText.string(snapshot.version)),
             ("uptime_seconds", JSONText.number(snapshot.uptime)),
+            (
+                "listener_budget",
+                snapshot.budget.map {
+                    JSONText.object([("used", JSONText.number($0.used)), ("limit", JSONText.number($0.limit))])
+                } ?? "null"
+            ),
             ("healthy", snapshot.isHealthy ? "true" : "false"),
             ("stations", JSONText.array(snapshot.stations.map(station))),
         ]) + "\n"
@@ -153,6 +159,7 @@ enum StatusReport {
             ("held_bytes", JSONText.number(status.heldBytes)),
             ("answers", JSONText.number(status.answered)),
             ("not_found", JSONText.number(status.notFound)),
+            ("players", JSONText.number(status.players)),
         ])
     }
 

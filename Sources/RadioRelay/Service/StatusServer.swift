@@ -48,11 +48,13 @@ package final class StatusServer: Service {
     /// The loop's wake-ups (for metrics), and those of the server's other loops (the HTTP front end's).
     var activity: LoopActivity { service.activity }
     private let otherLoops: LockedBox<[(String, LoopActivity)]> = LockedBox([])
+    /// The process's listener places, reported as their use and limit.
+    let budget: ListenerBudget?
 
     /// Binds and listens on `address` now (or adopts `adoptedSocket`, already listening); `start()` begins serving.
     package init(
         address: SocketAddress, stations: [Station], limits: Limits = Limits(), startedAt: Double = monotonicNow(),
-        adoptedSocket: Int32? = nil, access: StatusAccess = StatusAccess(),
+        adoptedSocket: Int32? = nil, access: StatusAccess = StatusAccess(), budget: ListenerBudget? = nil,
         onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
     ) throws {
         guard limits.headerTimeout.isFinite, limits.headerTimeout > 0, limits.maxRequestBytes >= 256,
@@ -66,6 +68,7 @@ package final class StatusServer: Service {
         self.currentAccess = LockedBox(access)
         self.limits = limits
         self.startedAt = startedAt
+        self.budget = budget
     }
 
     /// The stations after a reload.
@@ -81,7 +84,7 @@ package final class StatusServer: Service {
     func snapshot(alive: [Bool], now: Double) -> StatusSnapshot {
         StatusSnapshot(
             stations: stations, uptime: max(0, now - startedAt), alive: alive,
-            loops: otherLoops.snapshot + [("status", activity)])
+            loops: otherLoops.snapshot + [("status", activity)], budget: budget)
     }
 
     package func start() throws {

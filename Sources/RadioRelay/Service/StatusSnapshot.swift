@@ -10,6 +10,8 @@ package struct StatusSnapshot: Sendable, Equatable {
     package var version = RadioRelayVersion.string
     /// Seconds since the server started.
     package var uptime = 0.0
+    /// The listener places taken and allowed across all stations (`ListenerBudget`), when known.
+    package var budget: ListenerPlaces?
     package var stations: [StationStatus] = []
     /// The server's own loops (the HTTP front end, the status endpoint) and their wake-ups so far.
     package var loops: [LoopStatus] = []
@@ -30,9 +32,15 @@ package struct StatusSnapshot: Sendable, Equatable {
     }
 
     /// Every server loop's wake-ups now.
-    package init(stations: [Station], uptime: Double, alive: [Bool], loops: [(String, LoopActivity)]) {
+    package init(
+        stations: [Station], uptime: Double, alive: [Bool], loops: [(String, LoopActivity)],
+        budget: ListenerBudget? = nil
+    ) {
         self.init(stations: stations, uptime: uptime, alive: alive)
         self.loops = loops.map { LoopStatus(name: $0.0, wakeups: $0.1.wakeups.load(ordering: .relaxed)) }
+        self.budget = budget.map {
+            ListenerPlaces(used: $0.open.load(ordering: .relaxed), limit: $0.limit.load(ordering: .relaxed))
+        }
     }
 
     /// True when every station's threads are alive (the `/health` answer).
@@ -78,6 +86,12 @@ package struct StationStatus: Sendable, Equatable {
     /// Its inputs in priority order, the one that plays, the force, the newest switches and all switches by reason.
     package var inputs: [InputState] = []
     package var playingInput: String?
+    /// 0 while the station plays its first input (or a live source), n while it plays the input n places below.
+    package var playingRank: Int {
+        let ranked = inputs.filter { $0.kind != "live" }
+        guard let playingInput, let index = ranked.firstIndex(where: { $0.name == playingInput }) else { return 0 }
+        return index
+    }
     package var forcedInput: String?
     package var switches: [InputSwitch] = []
     package var switchCounts: [String: Int] = [:]
@@ -234,6 +248,8 @@ package struct HLSStatus: Sendable, Equatable {
     package var heldBytes = 0
     package var answered = 0
     package var notFound = 0
+    /// Distinct addresses that fetched within the last 30 s (`HLSPlayers`).
+    package var players = 0
 
     package init() {}
 
@@ -242,5 +258,12 @@ package struct HLSStatus: Sendable, Equatable {
         heldBytes = stream.heldBytes
         answered = stream.answered.load(ordering: .relaxed)
         notFound = stream.notFound.load(ordering: .relaxed)
+        players = stream.playerCount()
     }
+}
+
+/// The listener places taken and allowed across all stations (the descriptor budget).
+package struct ListenerPlaces: Sendable, Equatable {
+    package var used: Int
+    package var limit: Int
 }

@@ -21,6 +21,16 @@ package final class HLSStream: Sendable, Equatable {
     /// HLS answers given from it (200, 304, HEAD), and 404s for names not or no longer there (status, metrics).
     package let answered = Atomic<Int>(0)
     package let notFound = Atomic<Int>(0)
+    /// Who fetched from it lately (the HTTP front end tells it each answer's address).
+    private let players = LockedBox(HLSPlayers())
+
+    /// An answer (200 or 304) went to `address`.
+    package func served(_ address: HostKey, now: Double = monotonicNow()) {
+        players.withLock { $0.saw(address, now: now) }
+    }
+
+    /// The distinct addresses that fetched from it within `HLSPlayers.window` seconds.
+    package func playerCount(now: Double = monotonicNow()) -> Int { players.withLock { $0.count(now: now) } }
 
     /// - Parameter now: the wall clock at the start (Unix seconds): the token, and the first media sequence number
     ///   (the seconds since the epoch over the segment length), so numbers keep rising across restarts.

@@ -100,6 +100,11 @@ package final class HTTPFrontLoop {
         let (directory, broadcasters) = front.directory()
         switch PublicRouter.route(head, directory: directory, host: front.address.description) {
         case .respond(let response):
+            if response.status == 200 || response.status == 304, case .request(let request) = head,
+                let (index, _) = directory.hls(at: request.path)
+            {
+                directory.mounts[index].hls?.served(connection.hostKey)
+            }
             // A kept connection: not after a pipelined request (its bytes are gone), nor past the most answers.
             let keep =
                 response.keepAlive && !connection.pipelined
