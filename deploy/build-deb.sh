@@ -20,6 +20,7 @@
 #                                             deploy/'s units with /usr/local/ rewritten to /usr/ in their settings
 #                                             (the one template deploy/install.sh installs as it is)
 #   /etc/radio-relay/radio-relay.conf         config/radio-relay.conf, a conffile (DEBIAN/conffiles)
+#   /etc/logrotate.d/radio-relay              deploy/radio-relay.logrotate (the access log), a conffile
 #   /usr/share/man/man8/radio-relay.8.gz      deploy/radio-relay.8
 #   /usr/share/doc/radio-relay/               copyright (machine-readable), changelog.gz, README.Debian, README.md
 #                                             (the project's; uncompressed: the unit's Documentation= link)
@@ -87,7 +88,7 @@ scratch=$(mktemp -d /tmp/build-deb.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 root=$scratch/root
 install -d "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/radio-relay" "$root/lib/systemd/system" \
-    "$root/etc/radio-relay" "$root/usr/share/man/man8" "$root/usr/share/doc/radio-relay"
+    "$root/etc/radio-relay" "$root/usr/share/man/man8" "$root/usr/share/doc/radio-relay" "$root/etc/logrotate.d"
 
 # The binary, stripped of its symbol tables and debug info (about half its size; Swift's metadata is in its own
 # sections and stays), then run once to be sure it still is the same program.
@@ -111,6 +112,7 @@ grep -qx 'ExecStart=/usr/bin/radio-relay --config /etc/radio-relay/radio-relay.c
     "$root/lib/systemd/system/radio-relay.service" || die "radio-relay.service: ExecStart= is not /usr/bin/radio-relay"
 
 install -m 0644 config/radio-relay.conf "$root/etc/radio-relay/radio-relay.conf"
+install -m 0644 deploy/radio-relay.logrotate "$root/etc/logrotate.d/radio-relay"
 gzip -9n < deploy/radio-relay.8 > "$root/usr/share/man/man8/radio-relay.8.gz"
 
 # Docs. The changelog's date is SOURCE_DATE_EPOCH's.
@@ -125,7 +127,7 @@ install -m 0644 deploy/debian/README.Debian README.md "$doc/"
 
 # Maintainer scripts and conffiles.
 install -m 0755 deploy/debian/postinst deploy/debian/prerm deploy/debian/postrm "$root/DEBIAN/"
-echo /etc/radio-relay/radio-relay.conf > "$root/DEBIAN/conffiles"
+printf '%s\n' /etc/radio-relay/radio-relay.conf /etc/logrotate.d/radio-relay > "$root/DEBIAN/conffiles"
 
 # Depends: from the libraries the binary links, by dpkg-shlibdeps (which wants a debian/control to read).
 install -d "$scratch/shlibdeps/debian"

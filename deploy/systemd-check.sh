@@ -11,8 +11,8 @@
 #
 # The package's files: the container's /usr is an overlay of the package's usr/ (its lib/ merged into usr/lib, as
 # Debian 12's merged /usr has it) over the host's /usr, read-only, so /usr/bin/radio-relay, /usr/share/radio-relay and
-# /lib/systemd/system/radio-relay.* are where the package puts them; its /etc/radio-relay (the conffile) is bound at
-# /etc/radio-relay, and its maintainer scripts are run as dpkg would run them.
+# /lib/systemd/system/radio-relay.* are where the package puts them; its /etc/radio-relay and /etc/logrotate.d (the
+# conffiles) are copied to /etc, and its maintainer scripts are run as dpkg would run them.
 #
 # Boot 1, a fresh install:
 #   package          (before booting) the files at their paths, ExecStart=/usr/bin/radio-relay, the conffile, Depends
@@ -20,6 +20,9 @@
 #   units-active     `systemctl enable --now radio-relay.socket radio-relay.service` (the operator's step): both active
 #   ogg-socket-port  Ogg on the socket unit's port (8000, station jazz), that socket held by systemd and the service
 #   ogg-service-port Ogg on the config's other station's port (news, 8001), bound by the service itself
+#   access-log       the two clients above left a line each in the access log, in the combined format
+#   logrotate        /etc/logrotate.d/radio-relay passes `logrotate -d`; `logrotate -f` and its postrotate reload:
+#                    the old lines in access.log.1, the next listener's line in a new access.log
 #   health           /health answers 200 on the status address (the upstreams, example.org, cannot resolve: the
 #                    stations serve silence and are healthy)
 #   sandbox          /proc/MAINPID/status: NoNewPrivs 1, Seccomp 2, CapEff 0; in the service's mount namespace
@@ -60,7 +63,7 @@ usage() { echo "usage: $0 DEB   (a radio-relay .deb, from deploy/build-deb.sh)" 
 die() { echo "systemd-check: $*" >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] || die "must run as root (it boots a container)"
 DEB=$(realpath -e "$1" 2>/dev/null) || die "no package at $1"
-for c in systemd-nspawn dpkg-deb nsenter unshare systemctl ldd timeout awk findmnt mount; do
+for c in systemd-nspawn dpkg-deb nsenter unshare systemctl ldd timeout awk findmnt mount logrotate; do
     command -v "$c" >/dev/null || die "$c not found (systemd-nspawn: apt-get install systemd-container)"
 done
 [[ -x /usr/bin/python3 ]] || die "/usr/bin/python3 not found (the clients run inside the container from the host's /usr)"
@@ -201,7 +204,7 @@ check_package() {
     local why="" f
     for f in usr/bin/radio-relay usr/share/radio-relay/demo.mp3 lib/systemd/system/radio-relay.service \
         lib/systemd/system/radio-relay.socket etc/radio-relay/radio-relay.conf usr/share/man/man8/radio-relay.8.gz \
-        usr/share/doc/radio-relay/copyright; do
+        usr/share/doc/radio-relay/copyright etc/logrotate.d/radio-relay; do
         [[ -f $PKG/$f ]] || why+="no /$f; "
     done
     [[ -x $BIN ]] || why+="/usr/bin/radio-relay is not executable; "
@@ -210,15 +213,16 @@ check_package() {
     [[ $exec == ExecStart=/usr/bin/radio-relay\ * ]] || why+="radio-relay.service: '$exec', not ExecStart=/usr/bin/radio-relay; "
     grep -v '^[[:space:]]*#' "$SERVICE_UNIT" "$SOCKET_UNIT" 2>/dev/null | grep -q /usr/local/ &&
         why+="a unit names /usr/local/; "
-    grep -qx /etc/radio-relay/radio-relay.conf "$WORK/DEBIAN/conffiles" 2>/dev/null ||
-        why+="DEBIAN/conffiles does not list /etc/radio-relay/radio-relay.conf; "
+    for f in /etc/radio-relay/radio-relay.conf /etc/logrotate.d/radio-relay; do
+        grep -qx "$f" "$WORK/DEBIAN/conffiles" 2>/dev/null || why+="DEBIAN/conffiles does not list $f; "
+    done
     for f in postinst prerm postrm; do [[ -x $WORK/DEBIAN/$f ]] || why+="no DEBIAN/$f; "; done
     local nfiles version depends
     nfiles=$(find "$PKG" -type f | wc -l)
     version=$(dpkg-deb -f "$DEB" Version)
     depends=$(dpkg-deb -f "$DEB" Depends)
     if [[ -z $why ]]; then
-        pass package "$(basename "$DEB"): version $version, $nfiles files at their paths ($exec; conffile /etc/radio-relay/radio-relay.conf; postinst, prerm, postrm); Depends: $depends"
+        pass package "$(basename "$DEB"): version $version, $nfiles files at their paths ($exec; conffiles /etc/radio-relay/radio-relay.conf, /etc/logrotate.d/radio-relay; postinst, prerm, postrm); Depends: $depends"
     else
         fail package "${why%; }"
     fi
@@ -278,8 +282,9 @@ CRED_SHOWN="http://***@icecast.example.org:8000/jazz.mp3?token=***"
 # file; etc/systemd/system (bound writable: `systemctl enable` writes its links there): the check's drop-ins.
 stage() {
     local s=$1
-    install -d "$s/etc/radio-relay" "$s/etc/systemd/system/radio-relay.service.d"
+    install -d "$s/etc/radio-relay" "$s/etc/systemd/system/radio-relay.service.d" "$s/etc/logrotate.d"
     cp -a "$PKG/etc/radio-relay/." "$s/etc/radio-relay/"
+    cp -a "$PKG/etc/logrotate.d/." "$s/etc/logrotate.d/"
     (umask 077 && printf '%s\n' "$CRED_URL" > "$s/etc/radio-relay/jazz-upstream")
     printf '[Service]\nWatchdogSec=%s\n' "$WATCHDOG_SEC" > "$s/etc/systemd/system/radio-relay.service.d/watchdog.conf"
     printf '[Service]\nLoadCredential=jazz-upstream:/etc/radio-relay/jazz-upstream\n' \
@@ -312,6 +317,7 @@ boot() {
                 --link-journal=no --console=passive --boot -D "$1" \
                 --bind-ro="$3/machine-id:/etc/machine-id" \
                 --bind-ro="$3/etc/radio-relay:/etc/radio-relay" \
+                --bind-ro="$3/etc/logrotate.d/radio-relay:/etc/logrotate.d/radio-relay" \
                 --bind="$3/etc/systemd/system:/etc/systemd/system" \
                 --bind-ro="$5:/srv/rrcheck/DEBIAN"' sh "$root" "$MACHINE" "$s" "$USR_LAYER" "$WORK/DEBIAN"
     ) > "$log" 2>&1 < /dev/null &
@@ -1050,6 +1056,33 @@ check_access_log() {
     if [[ -z $why ]]; then pass access-log "$figures"; else fail access-log "${why}$figures"; fi
 }
 
+# check_logrotate: the package's /etc/logrotate.d/radio-relay passes `logrotate -d`; a forced rotation moves the access
+# log away and its postrotate `systemctl reload` makes the service open a new one (it creates it: no `create`, the
+# user is dynamic), where the next listener's line lands, the old lines staying in access.log.1.
+check_logrotate() {
+    local conf=/etc/logrotate.d/radio-relay log=/var/log/radio-relay/access.log why="" dry status out i fresh old
+    dry=$(cx 20 logrotate -d "$conf" 2>&1)
+    status=$?
+    ((status == 0)) || why+="logrotate -d exited $status: $(tail -n 3 <<<"$dry" | tr '\n' ' '); "
+    grep -q "rotating pattern: $log" <<<"$dry" || why+="logrotate -d did not take the pattern $log; "
+    old=$(cx 5 grep -c . "$log" 2>/dev/null)
+    out=$(cx 30 logrotate -f -s /run/rrcheck-logrotate.state "$conf" 2>&1) || why+="logrotate -f failed: $out; "
+    # The reload opens the file again, creating it: once it exists, the next listener's line goes there.
+    for i in $(seq 50); do cx 5 test -e "$log" && break; sleep 0.1; done
+    cx 5 test -e "$log" || why+="no new $log after the reload; "
+    helper 10 client "$SOCK_PORT" 2 >/dev/null
+    for i in $(seq 50); do
+        fresh=$(cx 5 cat "$log" 2>/dev/null) || fresh=""
+        (($(grep -c . <<<"$fresh") >= 1)) && break
+        sleep 0.1
+    done
+    local moved=$(cx 5 grep -c . "$log.1" 2>/dev/null) owner=$(cx 5 stat -L -c '%U %a' "$log" 2>/dev/null)
+    (($(grep -c ' "-" 200 ' <<<"$fresh") == 1)) || why+="the new $log has not the next listener's one line; "
+    [[ $moved == "$old" ]] || why+="$log.1 has ${moved:-no} lines, the log had $old before; "
+    local figures="logrotate -d $conf: exit $status; logrotate -f then its postrotate reload: $log.1 with $moved lines (was $old), a new $log (owner and mode $owner) with the next listener's line: $(head -n 1 <<<"$fresh")"
+    if [[ -z $why ]]; then pass logrotate "$figures"; else fail logrotate "${why}$figures"; fi
+}
+
 check_health() {
     local h code
     h=$(helper 10 health "$STATUS_PORT")
@@ -1293,6 +1326,7 @@ if boot install "$STAGE1"; then
     check_ogg ogg-socket-port "$SOCK_PORT" "station $SOCK_STATION, socket unit"
     check_ogg ogg-service-port "$OTHER_PORT" "station $OTHER_STATION, bound by the service"
     check_access_log
+    check_logrotate
     check_health
     check_sandbox
     check_security
@@ -1325,7 +1359,7 @@ if boot install "$STAGE1"; then
     check_restart
     check_stop
 else
-    for n in postinst units-active ogg-socket-port ogg-service-port access-log health sandbox security self-contained reload \
+    for n in postinst units-active ogg-socket-port ogg-service-port access-log logrotate health sandbox security self-contained reload \
         credential watchdog socket-keeps-port stop; do
         fail "$n" "container did not boot: $BOOT_ERR"
     done
