@@ -11,26 +11,35 @@ final class ChromiumAudioPage: @unchecked Sendable {
     private let lock = NSLock()
     private var reports: [String] = []
 
-    init(stream: String) throws {
-        let page = """
-            <!doctype html><html><body><audio id="a" src="\(stream)" autoplay></audio><script>
-            const a = document.getElementById("a"); const errors = []; let start = null; let began = null;
-            const report = () => {
-              const result = { advanced: start === null ? 0 : a.currentTime - start,
-                wall: began === null ? 0 : (Date.now() - began) / 1000, errors, paused: a.paused,
-                page: location.href, src: a.currentSrc };
-              fetch("/report?" + encodeURIComponent(JSON.stringify(result)));
-            };
-            a.addEventListener("error", () => errors.push("error " + (a.error ? a.error.code : "?")));
-            a.addEventListener("playing", () => {
-              if (start !== null) return;
-              start = a.currentTime; began = Date.now();
-              setTimeout(report, 10000);  // 10 s of playback
-            });
-            a.play().catch((e) => errors.push("play: " + e));
-            setTimeout(() => { if (start === null) report(); }, 20000);  // never played: report that
-            </script></body></html>
-            """
+    convenience init(stream: String) throws {
+        try self.init(html: Self.page(stream: stream))
+    }
+
+    /// The page that plays `stream` and reports.
+    static func page(stream: String) -> String {
+        """
+        <!doctype html><html><body><audio id="a" src="\(stream)" autoplay></audio><script>
+        const a = document.getElementById("a"); const errors = []; let start = null; let began = null;
+        const report = () => {
+          const result = { advanced: start === null ? 0 : a.currentTime - start,
+            wall: began === null ? 0 : (Date.now() - began) / 1000, errors, paused: a.paused,
+            page: location.href, src: a.currentSrc };
+          fetch("/report?" + encodeURIComponent(JSON.stringify(result)));
+        };
+        a.addEventListener("error", () => errors.push("error " + (a.error ? a.error.code : "?")));
+        a.addEventListener("playing", () => {
+          if (start !== null) return;
+          start = a.currentTime; began = Date.now();
+          setTimeout(report, 10000);  // 10 s of playback
+        });
+        a.play().catch((e) => errors.push("play: " + e));
+        setTimeout(() => { if (start === null) report(); }, 20000);  // never played: report that
+        </script></body></html>
+        """
+    }
+
+    /// A page of its own (`html`), which reports to `/report?JSON` as the stream page does.
+    init(html page: String) throws {
         final class Sink: @unchecked Sendable { weak var page: ChromiumAudioPage? }
         let sink = Sink()
         site = try HTTPTestServer { path in

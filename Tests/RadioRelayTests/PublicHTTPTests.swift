@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import RadioRelay
@@ -126,16 +127,61 @@ import Testing
         #expect(Self.headText(odd.encoded).contains("Access-Control-Allow-Headers: \(PublicRouter.allowedHeaders)"))
     }
 
-    @Test func theIndexPageEscapesEveryUpstreamString() throws {
-        let page = IndexPage.html(Self.directory)
-        #expect(page.contains("<audio controls preload=\"none\" src=\"/jazz.opus\"></audio>"))
-        #expect(page.contains("<audio controls preload=\"none\" src=\"/news-low.opus\"></audio>"))
-        #expect(page.contains("Jazz &lt;FM&gt;"))
-        #expect(page.contains("Miles &amp; &quot;Trane&quot; &lt;script&gt;alert(1)&lt;/script&gt;"))
+    /// The station page: a section per station with one player offering its formats, the playlists, the last
+    /// titles with their UTC times, one event stream for the page; every string escaped; no external asset.
+    @Test func theStationPage() throws {
+        var directory = Self.directory
+        var mp3 = PublicDirectory.Mount(path: "/jazz.mp3", eventsPath: "/jazz.mp3/events", station: "jazz")
+        mp3.format = .mp3
+        directory.mounts.insert(mp3, at: 1)
+        directory.mounts[0].hls = HLSStream(settings: HLSSegmenter.Settings())
+        var history = SongHistory()
+        history.record("So <What>", at: 1_796_400_000, input: "1")
+        history.record("Blue in Green", at: 1_796_400_560, input: "live")
+        directory.histories = ["jazz": history]
+        let page = IndexPage.html(directory)
+        #expect(page.components(separatedBy: "<section ").count == 3, "one section per station")
+        #expect(
+            page.contains("<h2 id=\"name-jazz\">Jazz &lt;FM&gt;</h2>")
+                && page.contains("<h2 id=\"name-news\">news</h2>"))
+        #expect(page.contains("<audio controls preload=\"none\" aria-label=\"Listen to Jazz &lt;FM&gt;\">"))
+        #expect(
+            page.contains(
+                "<source src=\"/jazz.opus\" type=\"audio/ogg; codecs=opus\">\n<source src=\"/jazz.mp3\" type=\"audio/mpeg\">\n<source src=\"/jazz/live.m3u8\" type=\"application/vnd.apple.mpegurl\">"
+            ))
+        #expect(
+            page.contains("<a href=\"/jazz.opus.m3u\">.m3u</a>")
+                && page.contains("<a href=\"/jazz.mp3.xspf\">.xspf</a>"))
+        #expect(
+            page.contains("Opus low <a href=\"/news-low.opus.m3u\">.m3u</a> <a href=\"/news-low.opus.pls\">.pls</a>"))
+        #expect(
+            page.contains(
+                "<strong id=\"title-jazz\" aria-live=\"polite\">Miles &amp; &quot;Trane&quot; &lt;script&gt;alert(1)&lt;/script&gt;</strong>"
+            ))
         #expect(!page.contains("<script>alert"))
-        #expect(page.contains("news (low)"))
-        #expect(page.contains("raw TCP [::]:8002"))
-        #expect(page.contains("32 kb/s · mono"))
+        #expect(
+            page.contains(
+                "<li><time datetime=\"2026-12-04T16:09:20.000Z\">16:09</time><span>Blue in Green</span></li>\n<li><time datetime=\"2026-12-04T16:00:00.000Z\">16:00</time><span>So &lt;What&gt;</span></li>"
+            ))
+        #expect(
+            page.contains("jazz · 0 listening now")
+                && page.contains("<a href=\"https://jazz.example.org/\" rel=\"noopener\">"))
+        #expect(
+            page.contains("new EventSource(\"/events\")") && page.components(separatedBy: "EventSource(").count == 2)
+        for external in ["src=\"http", "href=\"//", "<link ", "@import", "src=\"//"] {
+            #expect(!page.contains(external), "no external asset: \(external)")
+        }
+        #expect(
+            IndexPage.titles(directory)
+                == "{\"jazz\":\"Miles & \\\"Trane\\\" <script>alert(1)</script>\",\"news\":\"\"}")
+        guard
+            case .pageEvents = PublicRouter.route(
+                HTTPRequestHead.parse(Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8), limit: 8192),
+                directory: directory)
+        else {
+            Issue.record("/events is not the page's event stream")
+            return
+        }
     }
 
     @Test func eventStreamSendsTheTitleAtOnceThenChangesAndKeepAlives() {

@@ -68,6 +68,7 @@ extension HTTPFrontLoop {
             let (directory, _) = front.directory()
             var titles: [String: String?] = [:]
             for mount in directory.mounts { titles[mount.path] = .some(mount.title) }
+            if !directory.mounts.isEmpty { titles[IndexPage.eventsPath] = .some(IndexPage.titles(directory)) }
             for (path, table) in eventConnections {
                 guard let title = titles[path] else {
                     for connection in table.values { http.close(connection) }

@@ -118,6 +118,12 @@ package final class HTTPFrontLoop {
                 request: request)
         case .events(let mount, let responseHead):
             subscribe(connection, to: directory.mounts[mount], broadcaster: broadcasters[mount], head: responseHead)
+        case .pageEvents(let responseHead):
+            // Every station's titles as one stream, counted and limited as a subscription of the first station's.
+            let page = PublicDirectory.Mount(
+                path: IndexPage.eventsPath, eventsPath: IndexPage.eventsPath, station: "",
+                title: IndexPage.titles(directory))
+            subscribe(connection, to: page, broadcaster: broadcasters[0], head: responseHead)
         }
     }
 

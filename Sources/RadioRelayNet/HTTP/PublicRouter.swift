@@ -14,6 +14,7 @@ import RadioRelaySystem
 /// | `GET /NAME.opus` | 200 `audio/ogg` head, then the stream (the station's network loop sends both) |
 /// | `HEAD /NAME.opus` | the same head, no body |
 /// | `GET /NAME/events` | 200 `text/event-stream`: the title now, then each change, keep-alives every 15 s |
+/// | `GET /events` | the same for every station at once: `title` events of `{"STATION":"TITLE",…}` (the page's) |
 /// | `GET /NAME/live.m3u8`, `master.m3u8`, segments | HLS (`PublicRouter+HLS`), the connection kept for more |
 /// | `GET /NAME/history.json` | the station's last 20 titles, newest first, with UTC start and input (`SongHistory`) |
 /// | `GET /NAME.opus.m3u`, `.pls`, `.xspf` (any mount and a suffix) | a playlist of the mount (`Playlists`) |
@@ -37,6 +38,8 @@ package enum PublicRouter {
         case stream(mount: Int, head: [UInt8], request: ListenerRequest)
         /// Keep the connection for mount `mount`'s title events, after `head`.
         case events(mount: Int, head: [UInt8])
+        /// Keep the connection for every station's titles (the station page's one stream), after `head`.
+        case pageEvents(head: [UInt8])
     }
 
     package static let allowedMethods = "GET, HEAD, OPTIONS"
@@ -88,6 +91,10 @@ package enum PublicRouter {
             let head = streamHead(mount, metaInterval: interval)
             guard !isHead else { return .respond(HTTPResponse(rawHead: head)) }
             return .stream(mount: index, head: head, request: listenerRequest(request, metaInterval: interval))
+        }
+        if request.path == IndexPage.eventsPath && !directory.mounts.isEmpty {
+            let head = eventsHead()
+            return isHead ? .respond(HTTPResponse(rawHead: head)) : .pageEvents(head: head)
         }
         if let index = directory.events(at: request.path) {
             let head = eventsHead()
