@@ -41,7 +41,7 @@ extension PeerTests {
 
         @Test func realClientsTakeOverAndHandBack() throws {
             let relay = try taggedToneFile(440, seconds: 60, artist: "Relay", title: "Programme")
-            let ezFile = try taggedToneFile(550, seconds: 4, artist: "Ez", title: "Three")
+            let ezFile = try taggedToneFile(550, seconds: 3, artist: "Ez", title: "Three")
             let lqMP3 = try taggedToneFile(770, seconds: 60, artist: "Lq", title: "Four")
             let lqOpus = try taggedToneFile(990, seconds: 60, artist: "Lq", title: "Five")
             defer { for file in [relay, ezFile, lqMP3, lqOpus] { try? FileManager.default.removeItem(atPath: file) } }
@@ -83,17 +83,18 @@ extension PeerTests {
                     source?["address"] as? String != nil && source?["user_agent"] as? String != nil,
                     "\(String(describing: live))")
                 // Ends by itself (ffmpeg, ezstream) or is stopped after a few seconds live (Liquidsoap loops).
-                if !client.waitForExit(4) { client.stop() }
+                if !client.waitForExit(3) { client.stop() }
                 try #require(waitUntil(10) { playing() == "1" }, "\(name): no hand-back: \(station.server.log)")
                 #expect(waitUntil(5) { opusListener.seconds > 0 } && opusListener.seconds > 0)
-                _ = waitUntil(1) { false }  // the relay plays a moment between two sources
+                // The relay plays a moment between two sources (with a crossfade on each side).
+                _ = waitUntil(1.5) { false }
             }
             let port = station.http
             try phase(
                 "ffmpeg MP3", expectedTitle: "Live One",
                 {
                     try SourceClient.ffmpeg(
-                        port: port, password: Self.password, mount: "/test", frequency: 880, seconds: 4, opus: false,
+                        port: port, password: Self.password, mount: "/test", frequency: 880, seconds: 3, opus: false,
                         name: "DJ Set")
                 },
                 during: {
@@ -108,7 +109,7 @@ extension PeerTests {
                 })
             try phase("ffmpeg Ogg Opus", expectedTitle: "FF - Opus Two") {
                 try SourceClient.ffmpeg(
-                    port: port, password: Self.password, mount: "/test.opus", frequency: 660, seconds: 4, opus: true,
+                    port: port, password: Self.password, mount: "/test.opus", frequency: 660, seconds: 3, opus: true,
                     artist: "FF", title: "Opus Two")
             }
             try phase("ezstream", expectedTitle: "Ez - Three") {

@@ -3,8 +3,9 @@ import Glibc
 import RadioRelayTestSupport
 import Testing
 
-/// In the `PeerTests` lane: one real peer at a time.
-extension PeerTests {
+/// In the `ServerProcessTests` lane (mpv and a VLC for a few seconds each: light peers), which keeps the two lanes
+/// about as long as each other.
+extension ServerProcessTests {
     /// Each playlist fetched and played by a real player, the right tones decoded (the fixture: 440 Hz left, 1 kHz
     /// right): mpv opens `.m3u` and `.pls`, VLC (`cvlc`, run as `nobody`: it refuses root) opens `.xspf`; the URLs
     /// inside with and without `public_url`.
@@ -65,7 +66,7 @@ extension PeerTests {
                 "[server]\nstatus = off\nhttp = 127.0.0.1:\(http)\npublic_url = https://radio.example.org\n[station main]\nbind = 127.0.0.1\nport = \(port)\nupstream = \(Fixture.path("stereo-44k-128k.mp3"))\n"
                 .write(toFile: config, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(atPath: config) }
-            let server = try ServerProcessTests.ServerProcess(arguments: ["serve", "--config", config])
+            let server = try ServerProcess(arguments: ["serve", "--config", config])
             defer { server.stop() }
             let pls = try httpGet(http, "/main.opus.pls")
             print("GET /main.opus.pls with public_url:\n\(pls.text)")
