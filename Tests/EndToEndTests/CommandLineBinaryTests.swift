@@ -3,8 +3,8 @@ import Glibc
 import RadioRelayTestSupport
 import Testing
 
-/// In the `PeerTests` lane: one test at a time next to the other lane.
-extension PeerTests {
+/// In the `ServerProcessTests` lane (light: the binary alone), which keeps the two lanes about as long as each other.
+extension ServerProcessTests {
     /// The real binary: what a shell or systemd sees.
     @Suite(.timeLimit(.minutes(1))) struct CommandLineBinaryTests {
         /// A good transcode writes the file and one summary line; each failure prints one line and its sysexits status:

@@ -2,8 +2,8 @@ import Foundation
 import RadioRelayTestSupport
 import Testing
 
-/// In the `PeerTests` lane: one test at a time next to the other lane.
-extension PeerTests {
+/// In the `ServerProcessTests` lane (light: the binary alone), which keeps the two lanes about as long as each other.
+extension ServerProcessTests {
     /// The real binary with config files.
     @Suite(.timeLimit(.minutes(1))) struct ConfigFileBinaryTests {
         static func write(_ text: String) throws -> String {
