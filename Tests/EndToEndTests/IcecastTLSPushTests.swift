@@ -3,8 +3,9 @@ import Glibc
 import RadioRelayTestSupport
 import Testing
 
-/// In the `PeerTests` lane: one real peer at a time.
-extension PeerTests {
+/// In the `ServerProcessTests` lane (Icecast and HAProxy with one push: light peers), which keeps the two lanes about
+/// as long as each other.
+extension ServerProcessTests {
     /// `icecasts://`: a station pushing over TLS to a real Icecast (Debian's `icecast2`) behind HAProxy, which
     /// terminates TLS with a certificate from a test CA (`mode tcp`: Icecast's source `PUT` has neither a length nor
     /// chunks, which HAProxy's HTTP mode would not pass). With that CA as `--push-ca` the push is accepted and Icecast's
@@ -16,15 +17,15 @@ extension PeerTests {
             if: ["icecast2", "haproxy", "openssl"].allSatisfy { tool($0) != nil },
             "needs icecast2, haproxy and openssl (.ci/deps --test)"))
     struct IcecastTLSPushTests {
-        typealias Icecast = ServerProcessTests.IcecastPushTests.IcecastServer
+        typealias Icecast = IcecastPushTests.IcecastServer
 
         /// HAProxy terminating TLS with `certificates` on 127.0.0.1:`port` and 127.0.0.2:`port`, passing the bytes
         /// to `icecast`'s plain port; and on `plainPort` an HTTP front without TLS, which answers a TLS handshake at
         /// once with a 400.
         static func tlsFront(_ certificates: TestCertificates, port: UInt16, plainPort: UInt16, to icecast: Icecast)
-            throws -> HAProxyTests.HAProxy
+            throws -> PeerTests.HAProxyTests.HAProxy
         {
-            let haproxy = try HAProxyTests.HAProxy(
+            let haproxy = try PeerTests.HAProxyTests.HAProxy(
                 config: """
                     global
                         stats socket STATS mode 600 level admin
