@@ -135,9 +135,11 @@ import Testing
         let source = LiveSource(
             socket: try connectedSocket(), peer: try #require(SocketAddress(host: "127.0.0.1", port: 1)),
             request: .init(method: "PUT", path: "/main"), early: [], stallTimeout: 10)
-        let live = SourceDesk.Live(peer: "127.0.0.1:1", method: "PUT", since: 0)
-        #expect(desk.deliver(Handoff(value: source), live: live))
-        #expect(!desk.deliver(Handoff(value: source), live: live), "one source at a time")
+        var info = StationInfo()
+        info.displayName = "DJ Set"
+        #expect(desk.deliver(Handoff(value: source), info: info))
+        #expect(!desk.deliver(Handoff(value: source), info: StationInfo()), "one source at a time")
+        #expect(desk.liveInfo?.displayName == "DJ Set")
         let answer = SourceRules.admin(metadata, desk: desk)
         #expect(answer.status == 200 && answer.textBody.contains("<return>1</return>"))
         #expect(desk.takeTitle() == "Hello Wörld" && desk.takeTitle() == nil)
@@ -161,7 +163,7 @@ import Testing
         #expect(kill.status == 200 && kill.textBody.contains("Source Removed") && desk.kills == kills + 1)
         #expect(desk.takeArrival() != nil && desk.takeArrival() == nil)
         desk.release()
-        #expect(!desk.isOccupied && desk.live == nil)
+        #expect(!desk.isOccupied && desk.liveInfo == nil)
         #expect(SourceRules.admin(try Self.request("GET", "/admin/killsource?mount=/main"), desk: desk).status == 400)
     }
 

@@ -12,7 +12,7 @@ extension Station: HTTPMounts {
     /// What listeners are told: the station's settings, and a live source's `ice-*` where the station sets none.
     var shownInfo: StationInfo {
         var info = configuration.info
-        guard let live = desk.live?.info else { return info }
+        guard let live = desk.liveInfo else { return info }
         info.displayName = info.displayName ?? live.displayName
         info.description = info.description ?? live.description
         info.genre = info.genre ?? live.genre

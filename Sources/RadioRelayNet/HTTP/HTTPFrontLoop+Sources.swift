@@ -88,11 +88,8 @@ extension HTTPFrontLoop {
         sendBestEffort(SourceRules.acceptance(request, continues: expects), on: socket.rawValue)
         let source = LiveSource(
             socket: socket, peer: connection.peer, request: described, early: early, stallTimeout: desk.timeout)
-        let live = SourceDesk.Live(
-            peer: "\(connection.peer)", userAgent: described.userAgent, method: request.method, since: source.since,
-            info: described.info)
         // The station's pipeline logs the connection when it takes it (one line per connect).
-        if !desk.deliver(Handoff(value: source), live: live) { source.close() }
+        if !desk.deliver(Handoff(value: source), info: described.info) { source.close() }
     }
 
     private func answer(_ connection: HTTPConnection, _ response: HTTPResponse) {

@@ -8,27 +8,6 @@ import RadioRelaySystem
 /// `/admin/killsource`) leave their requests here for the pipeline. Shared between the front end's thread, the
 /// pipeline's and status readers, under one lock.
 package final class SourceDesk: Sendable {
-    /// What status shows of the source on the air.
-    package struct Live: Sendable, Equatable {
-        package var peer: String
-        package var userAgent: String?
-        /// `PUT` or `SOURCE`.
-        package var method: String
-        /// Wall-clock seconds.
-        package var since: Double
-        package var info = StationInfo()
-
-        package init(
-            peer: String, userAgent: String? = nil, method: String, since: Double, info: StationInfo = StationInfo()
-        ) {
-            self.peer = peer
-            self.userAgent = userAgent
-            self.method = method
-            self.since = since
-            self.info = info
-        }
-    }
-
     private struct State {
         var password: SourcePassword?
         var paths: [String] = []
@@ -36,7 +15,8 @@ package final class SourceDesk: Sendable {
         var arrival: Handoff<LiveSource>?
         var kills = 0
         var title: String?
-        var live: Live?
+        /// The source on the air's `ice-*` fields (status shows the rest from the pipeline's `LiveSource`).
+        var info: StationInfo?
         var timeout = 10
     }
 
@@ -64,17 +44,18 @@ package final class SourceDesk: Sendable {
     /// Seconds without a byte before a source counts as gone (`source_timeout`).
     package var timeout: Int { state.withLock { $0.timeout } }
     package var isOccupied: Bool { state.withLock { $0.occupied } }
-    package var live: Live? { state.withLock { $0.live } }
+    /// What the source on the air says of itself (`ice-name`, …): shown where the station sets nothing.
+    package var liveInfo: StationInfo? { state.withLock { $0.info } }
 
     /// Hands an accepted source to the station; false (and the source is not taken) when one is there already.
-    package func deliver(_ source: Handoff<LiveSource>, live: Live) -> Bool {
+    package func deliver(_ source: Handoff<LiveSource>, info: StationInfo) -> Bool {
         state.withLock {
             guard !$0.occupied else { return false }
             $0.occupied = true
             $0.arrival = source
             $0.kills = 0
             $0.title = nil
-            $0.live = live
+            $0.info = info
             return true
         }
     }
@@ -94,7 +75,7 @@ package final class SourceDesk: Sendable {
         state.withLock {
             $0.occupied = false
             $0.arrival = nil
-            $0.live = nil
+            $0.info = nil
             $0.title = nil
         }
     }

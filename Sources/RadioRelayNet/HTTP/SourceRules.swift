@@ -53,7 +53,6 @@ package enum SourceRules {
             return text.isEmpty ? nil : text
         }
         described.userAgent = shown("user-agent")
-        described.contentType = shown("content-type")
         described.info.displayName = shown("ice-name")
         described.info.description = shown("ice-description")
         described.info.genre = shown("ice-genre")

@@ -14,7 +14,6 @@ package final class LiveSource {
         package var method: String
         package var path: String
         package var userAgent: String?
-        package var contentType: String?
         /// Its `ice-name`, `ice-description`, `ice-genre`, `ice-url`: shown where the station sets none.
         package var info = StationInfo()
         /// After `Expect: 100-continue` (answered `100 Continue`), a final answer may still be sent: a refusal.
