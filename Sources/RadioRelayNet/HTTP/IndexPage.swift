@@ -149,7 +149,7 @@ package enum IndexPage {
         return html
     }
 
-    /// Text for HTML element content and double-quoted attribute values.
+    /// Text for HTML and XML element content and double-quoted attribute values (the page, the XSPF playlists).
     package static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)

@@ -85,18 +85,18 @@ package enum Playlists {
                 annotation += "\nStream Genre: \(Sanitized.text(genre, limit: Sanitized.headerLimit))"
             }
             let info = mount.info.url.map {
-                "      <info>\(xml(Sanitized.text($0, limit: Sanitized.headerLimit)))</info>\n"
+                "      <info>\(IndexPage.escape(Sanitized.text($0, limit: Sanitized.headerLimit)))</info>\n"
             }
             body = """
                 <?xml version="1.0" encoding="UTF-8"?>
                 <playlist xmlns="http://xspf.org/ns/0/" version="1">
-                  <title>\(xml(name))</title>
+                  <title>\(IndexPage.escape(name))</title>
                   <creator>radio-relay</creator>
                   <trackList>
                     <track>
-                      <location>\(xml(url))</location>
-                      <title>\(xml(name))</title>
-                      <annotation>\(xml(annotation))</annotation>
+                      <location>\(IndexPage.escape(url))</location>
+                      <title>\(IndexPage.escape(name))</title>
+                      <annotation>\(IndexPage.escape(annotation))</annotation>
                 \(info ?? "")    </track>
                   </trackList>
                 </playlist>
@@ -108,20 +108,5 @@ package enum Playlists {
             headers: [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=60"), ("Vary", "Host")])
         response.omitsBody = head
         return response
-    }
-
-    static func xml(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 }
