@@ -230,49 +230,6 @@ enum MetricsReport {
         return out
     }
 
-    /// Which input plays (1 for it, 0 for the others), which are up, and the switches by reason (every reason, 0
-    /// included, so a rate over them starts at once).
-    private static func inputSamples(_ out: inout String, _ snapshot: StatusSnapshot) {
-        header(&out, "input_active", .gauge, "1 for the input that plays, 0 for the station's others")
-        for station in snapshot.stations {
-            for input in station.inputs {
-                let labels = "station=\"\(labelValue(station.name))\",input=\"\(labelValue(input.name))\""
-                out += "\(prefix)input_active{\(labels)} \(input.name == station.playingInput ? 1 : 0)\n"
-            }
-        }
-        header(&out, "input_up", .gauge, "1 while the input is connected with its audio flowing")
-        for station in snapshot.stations {
-            for input in station.inputs {
-                let labels = "station=\"\(labelValue(station.name))\",input=\"\(labelValue(input.name))\""
-                let up = input.connected && input.state != "failed"
-                out += "\(prefix)input_up{\(labels)} \(up ? 1 : 0)\n"
-            }
-        }
-        let live = snapshot.stations.compactMap { station in
-            station.inputs.first { $0.kind == "live" }.map { (station.name, $0.source) }
-        }
-        header(&out, "live_source_connected", .gauge, "1 while a live source client is connected")
-        for (name, source) in live {
-            out += "\(prefix)live_source_connected{station=\"\(labelValue(name))\"} \(source == nil ? 0 : 1)\n"
-        }
-        header(
-            &out, "live_source_start_seconds", .gauge, "When the live source on the air connected (Unix time; 0: none)")
-        for (name, source) in live {
-            out += "\(prefix)live_source_start_seconds{station=\"\(labelValue(name))\"} \(number(source?.since ?? 0))\n"
-        }
-        header(&out, "live_source_bytes", .gauge, "Bytes the live source on the air sent on its connection")
-        for (name, source) in live {
-            out += "\(prefix)live_source_bytes{station=\"\(labelValue(name))\"} \(source?.bytes ?? 0)\n"
-        }
-        header(&out, "input_switches_total", .counter, "Changes of the input that plays, by reason")
-        for station in snapshot.stations {
-            for reason in InputSelector.Reason.allCases.map(\.rawValue) {
-                let labels = "station=\"\(labelValue(station.name))\",reason=\"\(labelValue(reason))\""
-                out += "\(prefix)input_switches_total{\(labels)} \(station.switchCounts[reason] ?? 0)\n"
-            }
-        }
-    }
-
     /// The lengths of the listener sessions that ended, per output, as a histogram (`ListenerStatistics`).
     private static func sessionHistogram(_ out: inout String, _ snapshot: StatusSnapshot) {
         let name = "listener_session_seconds"
@@ -292,7 +249,7 @@ enum MetricsReport {
         }
     }
 
-    private static func header(_ out: inout String, _ name: String, _ kind: Kind, _ help: String) {
+    static func header(_ out: inout String, _ name: String, _ kind: Kind, _ help: String) {
         out += "# HELP \(prefix)\(name) \(helpText(help))\n# TYPE \(prefix)\(name) \(kind.rawValue)\n"
     }
 

@@ -1,0 +1,53 @@
+import RadioRelayMedia
+import RadioRelayNet
+import RadioRelaySystem
+
+extension MetricsReport {
+    /// Which input plays (1 for it, 0 for the others), which are up, and the switches by reason (every reason, 0
+    /// included, so a rate over them starts at once).
+    static func inputSamples(_ out: inout String, _ snapshot: StatusSnapshot) {
+        header(&out, "input_active", .gauge, "1 for the input that plays, 0 for the station's others")
+        for station in snapshot.stations {
+            for input in station.inputs {
+                let labels = "station=\"\(labelValue(station.name))\",input=\"\(labelValue(input.name))\""
+                out += "\(prefix)input_active{\(labels)} \(input.name == station.playingInput ? 1 : 0)\n"
+            }
+        }
+        header(&out, "input_up", .gauge, "1 while the input is connected with its audio flowing")
+        for station in snapshot.stations {
+            for input in station.inputs {
+                let labels = "station=\"\(labelValue(station.name))\",input=\"\(labelValue(input.name))\""
+                let up = input.connected && input.state != "failed"
+                out += "\(prefix)input_up{\(labels)} \(up ? 1 : 0)\n"
+            }
+        }
+        // A station that takes live sources: whether one is on the air, since when, and what it sent.
+        let live = snapshot.stations.compactMap { station in
+            station.inputs.first { $0.kind == "live" }.map { (station.name, $0.source) }
+        }
+        let liveFamilies: [(name: String, help: String, value: (InputState.Source?) -> Double)] = [
+            ("live_source_connected", "1 while a live source client is connected", { $0 == nil ? 0 : 1 }),
+            (
+                "live_source_start_seconds", "When the live source on the air connected (Unix time; 0: none)",
+                { $0?.since ?? 0 }
+            ),
+            (
+                "live_source_bytes", "Bytes the live source on the air sent on its connection",
+                { Double($0?.bytes ?? 0) }
+            ),
+        ]
+        for family in liveFamilies {
+            header(&out, family.name, .gauge, family.help)
+            for (name, source) in live {
+                out += "\(prefix)\(family.name){station=\"\(labelValue(name))\"} \(number(family.value(source)))\n"
+            }
+        }
+        header(&out, "input_switches_total", .counter, "Changes of the input that plays, by reason")
+        for station in snapshot.stations {
+            for reason in InputSelector.Reason.allCases.map(\.rawValue) {
+                let labels = "station=\"\(labelValue(station.name))\",reason=\"\(labelValue(reason))\""
+                out += "\(prefix)input_switches_total{\(labels)} \(station.switchCounts[reason] ?? 0)\n"
+            }
+        }
+    }
+}
