@@ -86,7 +86,7 @@ enum StatusRouter {
     static func inputControl(_ path: String, query: String? = nil) -> InputControl? {
         if path == "/admin/killsource" {
             // Icecast's call, with the status token instead of the source's credentials: `mount=/NAME`.
-            let mount = SourceRules.parameters(query)["mount"].map { String(decoding: $0, as: UTF8.self) } ?? ""
+            let mount = SourceRules.mount(inQuery: query) ?? ""
             return InputControl(station: mount, input: nil, killsSource: true)
         }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)

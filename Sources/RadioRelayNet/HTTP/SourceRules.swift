@@ -70,8 +70,11 @@ package enum SourceRules {
     // MARK: Admin calls
 
     /// The mount an admin call names (`mount=/NAME`).
-    package static func mount(of request: HTTPRequestHead.Request) -> String? {
-        textParameters(request.query)["mount"].map { $0.hasPrefix("/") ? $0 : "/" + $0 }
+    package static func mount(of request: HTTPRequestHead.Request) -> String? { mount(inQuery: request.query) }
+
+    /// The `mount=` of a query (a path, `/` added when it lacks one).
+    package static func mount(inQuery query: String?) -> String? {
+        textParameters(query)["mount"].map { $0.hasPrefix("/") ? $0 : "/" + $0 }
     }
 
     /// An admin call with the source's credentials: `/admin/metadata` or `/admin/killsource`.
