@@ -35,7 +35,8 @@ import Testing
         #expect(downloader.responseHeaders["icy-name"] == "Test")
     }
 
-    /// An upstream that sends its headers and then nothing is a stall: a typed, retryable failure.
+    /// An upstream that sends its headers and then nothing is a stall: a typed, retryable failure saying so, on time
+    /// (`stall_timeout`, not libcurl's averaged low-speed rule, which took three times as long).
     @Test func detectsAStall() throws {
         let server = try HTTPTestServer { _ in .init(body: [0xFF, 0xFB], holdOpen: 30) }
         defer { server.stop() }
@@ -43,10 +44,51 @@ import Testing
         options.stallTimeout = 1
         let downloader = try Downloader(url: server.baseURL + "/slow", options: options)
         let started = Date()
+        var message = ""
         #expect { _ = try Self.drain(downloader, for: 20) } throws: { error in
-            (error as? DownloadError)?.kind == .transfer
+            message = (error as? DownloadError)?.message ?? ""
+            return (error as? DownloadError)?.kind == .transfer
         }
-        #expect(Date().timeIntervalSince(started) < 15)
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(message.contains("stalled: no data for 1 s"), "\(message)")
+        #expect(elapsed >= 1 && elapsed < 2.5, "stalled after \(elapsed) s")
+    }
+
+    /// A FIFO whose writer keeps it open and stops writing stalls like a network input.
+    @Test func detectsAStalledFIFO() throws {
+        let path = NSTemporaryDirectory() + "stall-\(UInt32.random(in: 0...UInt32.max)).fifo"
+        #expect(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        let writer = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        try #require(writer >= 0)
+        defer { close(writer) }
+        var options = Downloader.Options()
+        options.stallTimeout = 1
+        let downloader = try Downloader(url: path, options: options)
+        #expect(write(writer, "abc", 3) == 3)
+        let started = Date()
+        var message = ""
+        #expect { _ = try Self.drain(downloader, for: 10) } throws: { error in
+            message = (error as? DownloadError)?.message ?? ""
+            return true
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(message.contains("stalled: no data for 1 s"), "\(message)")
+        #expect(elapsed >= 1 && elapsed < 2.5, "stalled after \(elapsed) s")
+    }
+
+    /// The rule on virtual time: a connection's grace, bytes, a rest (a full read-ahead) that does not count.
+    @Test func stallWatchRule() {
+        var watch = StallWatch(timeout: 5, now: 100, grace: 10)
+        #expect(!watch.stalled(now: 109.9) && watch.stalled(now: 110))
+        watch.received(now: 104)
+        #expect(!watch.stalled(now: 108.9) && watch.stalled(now: 109), "after a byte, the grace is over")
+        watch.received(now: 112)
+        #expect(!watch.stalled(now: 116.9) && watch.stalled(now: 117))
+        watch.resting(now: 120)
+        #expect(!watch.stalled(now: 124.9) && watch.stalled(now: 125))
+        #expect(StallWatch(timeout: 0, now: 0).timeout == 1)
+        #expect(StallWatch(timeout: 3, now: 0).message == "stalled: no data for 3 s")
     }
 
     @Test func pathsAndFileURLs() {

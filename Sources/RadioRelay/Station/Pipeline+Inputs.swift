@@ -43,9 +43,9 @@ extension Pipeline {
             input.passEnded = false
             if input.packets == input.connection.packetsAtOpen {
                 // An empty file, or one without audio: looping it again at once would spin.
-                let audio = input.configuration.isOggOpus ? "Opus" : "MPEG"
                 fail(
-                    index, DownloadError(.file, url: input.configuration.upstream, "no \(audio) audio in the file"),
+                    index,
+                    DownloadError(.file, url: input.configuration.upstream, "no \(codecName(input)) in the file"),
                     now: now)
                 return
             }
@@ -58,7 +58,7 @@ extension Pipeline {
         input.set(.connecting)
         do {
             input.downloader = try Downloader(url: input.configuration.upstream, options: options)
-            input.connection = (now, now, input.packets, input.bytesIn, input.packets)
+            input.connection = .init(openedAt: now, lastAudioAt: now, packets: input.packets, bytes: input.bytesIn)
             // A looping file announces itself once; a network input on every (re)connection.
             input.announced = input.configuration.isFile && input.packets > 0
             input.decoder?.restart(metaInterval: nil)
@@ -128,7 +128,10 @@ extension Pipeline {
     /// arrived before it, so an iteration waits once however many inputs there are.
     func pullInputs(now: Double) {
         let ready = inputs.indices.filter { index in
-            inputs[index].downloader != nil && !(inputs[index].paced && inputs[index].backlog.isFull)
+            guard let downloader = inputs[index].downloader else { return false }
+            guard inputs[index].paced && inputs[index].backlog.isFull else { return true }
+            downloader.resting()  // not asked for more: not a stall
+            return false
         }
         var received = false
         for (position, index) in ready.enumerated() {
@@ -244,25 +247,40 @@ extension Pipeline {
     // MARK: Supervision
 
     /// An input that keeps sending bytes none of which is audio (an HTML page, AAC, a metadata trickle) is down.
+    /// Audio is what any codec yields (decoded buffers of MP3 or Opus, a root's Opus packets); an input that sent
+    /// nothing at all since its last audio has stalled (the `Downloader`'s stall rule ends it sooner when
+    /// `stall_timeout` is shorter).
     func checkAudio(_ index: Int, now: Double) {
         let input = inputs[index]
         guard let downloader = input.downloader, input.announced, !input.configuration.isFile else { return }
         if input.packets != input.connection.lastPackets {
             input.connection.lastPackets = input.packets
             input.connection.lastAudioAt = now
+            input.connection.bytesAtAudio = input.bytesIn
             return
         }
-        guard now - input.connection.lastAudioAt >= configuration.noAudioTimeout else { return }
+        let timeout = configuration.noAudioTimeout
+        guard now - input.connection.lastAudioAt >= timeout else { return }
         let received = input.bytesIn - input.connection.bytesAtOpen
-        let type = downloader.responseHeaders["content-type"].map { ", Content-Type \(Sanitized.text($0))" } ?? ""
-        let audio = input.configuration.isOggOpus ? "Opus" : "MPEG"
-        fail(
-            index,
-            DownloadError(
-                .transfer, url: input.configuration.upstream,
-                "no \(audio) audio in \(Int(configuration.noAudioTimeout)) s (\(received) bytes on this connection\(type))"
-            ),
-            now: now)
+        let reason: String
+        if input.bytesIn == input.connection.bytesAtAudio {
+            reason = "stalled: no data for \(Int(timeout)) s (\(received) bytes on this connection)"
+        } else {
+            let type = downloader.responseHeaders["content-type"].map { ", Content-Type \(Sanitized.text($0))" } ?? ""
+            reason = "no \(codecName(input)) in \(Int(timeout)) s (\(received) bytes on this connection\(type))"
+        }
+        fail(index, DownloadError(.transfer, url: input.configuration.upstream, reason), now: now)
+    }
+
+    /// What audio an input was expected to send, for its errors: `audio` while a live source's format is not yet
+    /// recognised, else its codec's (`MPEG audio`, `Opus audio`).
+    func codecName(_ input: StationInput) -> String {
+        if input.configuration.isOggOpus { return "Opus audio" }
+        switch input.decoder?.codec {
+        case .opus?: return "Opus audio"
+        case .mpeg?: return "MPEG audio"
+        case nil: return "audio"
+        }
     }
 
     /// An HTTP input whose Content-Type says the other kind of stream than the station expects fails at once, with

@@ -62,7 +62,7 @@ extension Pipeline {
         let input = inputs[index]
         input.downloader = Downloader(source: source)
         input.forgetConnection()
-        input.connection = (now, now, input.packets, input.bytesIn, input.packets)
+        input.connection = .init(openedAt: now, lastAudioAt: now, packets: input.packets, bytes: input.bytesIn)
         input.decoder?.restart(metaInterval: nil)
         input.ownTitle = nil
         input.format = nil

@@ -33,8 +33,9 @@ extension Pipeline {
         case .metadata(let fields):
             if let title = Sanitized.title(in: fields) { input.ownTitle = title }
         case .frame:
-            input.packets += 1
+            break
         case .pcm(let buffer):
+            input.packets += 1  // audio of any codec counts for the no-audio rule
             let now = monotonicNow()
             if !input.flowing {
                 input.flowing = true

@@ -34,8 +34,29 @@ final class StationInput {
     private(set) var since = wallClockNow()
     /// The current connection's first bytes were seen (and logged).
     var announced = false
-    /// When the current connection was opened, and the packet count then, for the no-audio rule.
-    var connection = (openedAt: 0.0, lastAudioAt: 0.0, lastPackets: 0, bytesAtOpen: 0, packetsAtOpen: 0)
+    /// The current connection, for the no-audio rule.
+    struct Connection {
+        var openedAt = 0.0
+        /// When `packets` last changed, what it was then, and `bytesIn` then (no byte since: a stall).
+        var lastAudioAt = 0.0
+        var lastPackets = 0
+        var bytesAtAudio = 0
+        /// `bytesIn` and `packets` when it opened.
+        var bytesAtOpen = 0
+        var packetsAtOpen = 0
+
+        init() {}
+
+        init(openedAt: Double, lastAudioAt: Double, packets: Int, bytes: Int) {
+            self.openedAt = openedAt
+            self.lastAudioAt = lastAudioAt
+            lastPackets = packets
+            packetsAtOpen = packets
+            bytesAtAudio = bytes
+            bytesAtOpen = bytes
+        }
+    }
+    var connection = Connection()
     /// Read at real time (a file, `pace = yes`, a response with a length).
     var paced = false
     var backlog = Backlog(limit: 64 * 1024)
@@ -44,7 +65,7 @@ final class StationInput {
     /// Its audio flows on this connection (the selector was told).
     var flowing = false
     var bytesIn = 0
-    /// MP3 frames or Opus packets taken from it.
+    /// Pieces of audio taken from it, whatever the codec: decoded buffers (MP3 or Opus) or a root's Opus packets.
     var packets = 0
     var reconnects = 0
     var lastError: String?

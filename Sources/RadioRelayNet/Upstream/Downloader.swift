@@ -7,7 +7,8 @@ import RadioRelaySystem
 ///
 /// `http` and `https` go through libcurl's multi interface (`CurlTransfer`); `file:` URLs and plain paths are read
 /// directly, in bounded chunks, because libcurl's file protocol reads a whole file inside one call. `poll` never
-/// waits longer than its timeout.
+/// waits longer than its timeout. Every kind follows one stall rule (`StallWatch`): nothing for `stallTimeout`
+/// seconds while asked for more is a `DownloadError` saying so.
 public final class Downloader {
     public struct Options: Sendable {
         public var connectTimeout = 10
@@ -26,12 +27,19 @@ public final class Downloader {
     package let source: LiveSource?
     private let chunkSize: Int
     private var finished = false
+    /// The stall rule, on the monotonic clock.
+    private var stall: StallWatch
+    /// What a stall's error adds (` (source_timeout)` for a live source).
+    private let stallNote: String
 
     /// Opens the input. A path without a scheme is a local file.
     public init(url: String, options: Options = Options()) throws {
         self.url = url
         self.chunkSize = options.chunkSize
         source = nil
+        stall = StallWatch(
+            timeout: Double(options.stallTimeout), now: monotonicNow(), grace: Double(options.connectTimeout))
+        stallNote = ""
         switch try UpstreamURL.classify(url) {
         case .http:
             var curl = CurlTransfer.Options()
@@ -45,8 +53,7 @@ public final class Downloader {
             transfer = nil
             file = nil
             tcp = try TCPSource(
-                url: url, connectTimeout: options.connectTimeout, stallTimeout: options.stallTimeout,
-                chunkSize: options.chunkSize)
+                url: url, connectTimeout: options.connectTimeout, chunkSize: options.chunkSize)
         case .file:
             transfer = nil
             tcp = nil
@@ -62,6 +69,8 @@ public final class Downloader {
         file = nil
         tcp = nil
         self.source = source
+        stall = StallWatch(timeout: Double(source.stallTimeout), now: monotonicNow())
+        stallNote = " (source_timeout)"
     }
 
     /// `file:///a/b`, `file:/a/b` and `/a/b` all name the file /a/b (percent-escapes decoded).
@@ -90,8 +99,26 @@ public final class Downloader {
     }
 
     /// Hands over the bytes that arrive within `timeout` ms. Returns false at the end of the input; throws a
-    /// `DownloadError` when the transfer fails.
+    /// `DownloadError` when the transfer fails or has stalled.
     public func poll(timeout: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        var received = false
+        let more = try read(timeout: timeout) { chunk in
+            received = true
+            try body(chunk)
+        }
+        let now = monotonicNow()
+        if received {
+            stall.received(now: now)
+        } else if more && stall.stalled(now: now) {
+            throw DownloadError(.transfer, url: url, stall.message + stallNote)
+        }
+        return more
+    }
+
+    /// The caller does not ask for more now (its read-ahead is full): the wait does not count as a stall.
+    public func resting() { stall.resting(now: monotonicNow()) }
+
+    private func read(timeout: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         if let transfer { return try transfer.poll(timeout: timeout, body) }
         guard !finished else { return false }
         let read: ArraySlice<UInt8>?

@@ -5,7 +5,8 @@ import RadioRelaySystem
 
 /// A live source's connection (`PUT` or `SOURCE` on the HTTP address, authenticated), handed by the HTTP front end
 /// to its station, whose pipeline reads it as it reads an upstream: a non-blocking socket read in bounded chunks,
-/// never longer than the caller's poll timeout, failed when nothing arrives for `stallTimeout` (`source_timeout`).
+/// never longer than the caller's poll timeout; its `Downloader` fails it when nothing arrives for `stallTimeout`
+/// (`source_timeout`).
 /// Moved between threads once (`Handoff`), then confined to the pipeline's.
 package final class LiveSource {
     /// What the source said about itself in its request (printable text, bounded).
@@ -34,7 +35,9 @@ package final class LiveSource {
     private var socket: FileDescriptor?
     /// What came with the request head, handed on first.
     private var early: [UInt8]
-    private let reader: StallingReader
+    private let reader: SocketChunkReader
+    /// Seconds without a byte after which the source has stalled (`source_timeout`).
+    package let stallTimeout: Int
 
     package init(
         socket: consuming FileDescriptor, peer: SocketAddress, request: Request, early: [UInt8], stallTimeout: Int,
@@ -44,8 +47,8 @@ package final class LiveSource {
         self.peer = peer
         self.request = request
         self.early = early
-        reader = StallingReader(
-            chunkSize: chunkSize, stallTimeout: Double(stallTimeout), stallNote: " (source_timeout)")
+        reader = SocketChunkReader(chunkSize: chunkSize)
+        self.stallTimeout = stallTimeout
         label = "live source \(peer)"
     }
 
@@ -53,7 +56,6 @@ package final class LiveSource {
     package func read(timeout: Int) throws(DownloadError) -> ArraySlice<UInt8>? {
         if !early.isEmpty {
             defer { early = [] }
-            reader.lastData = monotonicNow()
             return early[...]
         }
         guard let fd = socket?.rawValue else { return nil }

@@ -4,8 +4,8 @@ import RadioRelayMedia
 import RadioRelaySystem
 
 /// A raw TCP upstream (`tcp://HOST:PORT`: another relay's raw port), read with the relay's own socket code: a
-/// non-blocking socket, connected within `connectTimeout`, read in bounded chunks, and failed when nothing arrives
-/// for `stallTimeout`. It never blocks the pipeline longer than the caller's poll timeout. HOST is an IP literal or
+/// non-blocking socket, connected within `connectTimeout`, read in bounded chunks (the `Downloader` judges a
+/// stall). It never blocks the pipeline longer than the caller's poll timeout. HOST is an IP literal or
 /// a name resolved once per connection on a thread of its own (`NameResolution`), within the same `connectTimeout`:
 /// a DNS server that never answers fails the connection in time, and never stops the pipeline's heartbeat.
 package final class TCPSource {
@@ -14,7 +14,7 @@ package final class TCPSource {
     /// The socket once the address is known.
     private var descriptor: FileDescriptor?
     private var resolution: NameResolution?
-    private let reader: StallingReader
+    private let reader: SocketChunkReader
     private var connected = false
     private let connectTimeout: Double
     private let connectDeadline: Double
@@ -32,13 +32,13 @@ package final class TCPSource {
         return (String(host), port)
     }
 
-    package init(url: String, connectTimeout: Int, stallTimeout: Int, chunkSize: Int) throws(DownloadError) {
+    package init(url: String, connectTimeout: Int, chunkSize: Int) throws(DownloadError) {
         self.url = url
         guard let (host, port) = Self.endpoint(url) else {
             throw DownloadError(.badURL, url: url, "not tcp://HOST:PORT")
         }
         self.port = port
-        reader = StallingReader(chunkSize: chunkSize, stallTimeout: Double(stallTimeout))
+        reader = SocketChunkReader(chunkSize: chunkSize)
         let now = monotonicNow()
         self.connectTimeout = Double(max(1, connectTimeout))
         connectDeadline = now + self.connectTimeout
@@ -114,7 +114,6 @@ package final class TCPSource {
                 throw DownloadError(.transfer, url: url, "connect failed: \(String(cString: strerror(error)))")
             }
             connected = true
-            reader.lastData = monotonicNow()
         }
         return try reader.read(fd, timeout: timeout, url: url)
     }

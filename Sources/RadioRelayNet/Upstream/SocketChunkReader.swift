@@ -3,19 +3,12 @@ import RadioRelayMedia
 import RadioRelaySystem
 
 /// Reads a non-blocking socket in bounded chunks for an input (`TCPSource`, `LiveSource`): what is there, or a wait
-/// of at most the caller's timeout for more; a `DownloadError` once nothing came for `stallTimeout` seconds.
-package final class StallingReader {
+/// of at most the caller's timeout for more. A peer that sends nothing is the `Downloader`'s `StallWatch`'s to judge.
+package final class SocketChunkReader {
     private var buffer: [UInt8]
-    package let stallTimeout: Double
-    /// Monotonic seconds of the last byte (or of the start).
-    package var lastData = monotonicNow()
-    /// What the stall's error adds after "no data for N s".
-    private let stallNote: String
 
-    package init(chunkSize: Int, stallTimeout: Double, stallNote: String = "") {
+    package init(chunkSize: Int) {
         buffer = [UInt8](repeating: 0, count: max(1, chunkSize))
-        self.stallTimeout = max(1, stallTimeout)
-        self.stallNote = stallNote
     }
 
     /// Reads what is there, waiting up to `timeout` ms; nil when the peer closed, an empty slice when nothing came.
@@ -33,12 +26,8 @@ package final class StallingReader {
         case .done(0):
             return nil
         case .done(let n):
-            lastData = monotonicNow()
             return buffer[0..<n]
         case .wouldBlock:
-            if monotonicNow() - lastData >= stallTimeout {
-                throw DownloadError(.transfer, url: url, "no data for \(Int(stallTimeout)) s\(stallNote)")
-            }
             var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             _ = Glibc.poll(&waiting, 1, Int32(clamping: timeout))
             return []
@@ -46,4 +35,4 @@ package final class StallingReader {
     }
 }
 
-@available(*, unavailable) extension StallingReader: Sendable {}
+@available(*, unavailable) extension SocketChunkReader: Sendable {}
