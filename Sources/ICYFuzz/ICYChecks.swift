@@ -110,7 +110,7 @@ func checkFields(_ raw: [UInt8], label: String) -> [String] {
         }
         for (text, limit) in [(key, Sanitized.headerLimit), (value, Sanitized.titleLimit)] {
             let clean = Sanitized.text(text, limit: limit)
-            if clean.unicodeScalars.contains(where: isUnsafe) || clean.count > limit {
+            if clean.unicodeScalars.contains(where: isUnsafe) || clean.utf8.count > limit {
                 failures.append("\(label): sanitized \(Array(clean.unicodeScalars.map(\.value)).prefix(60))")
             }
         }

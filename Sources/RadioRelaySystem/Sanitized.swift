@@ -2,21 +2,45 @@
 ///
 /// Control characters are removed — C0 (NUL, CR, LF, ESC…), DEL and C1 — so a title cannot end a log line, forge a
 /// journal priority (`\n<0>`) or drive a terminal; so are the bidirectional overrides and isolates, which can make a
-/// line read differently from what it holds. Length is capped (in characters, never splitting one). Escaping for a
-/// particular output (JSON, HTML) is that output's job, on top of this.
+/// line read differently from what it holds. Length is capped in UTF-8 bytes (one "character" can be a letter and
+/// 31 000 combining marks, 62 KB): cut at a character boundary unless one character alone is over the cap, then at a
+/// scalar boundary. Escaping for a particular output (JSON, HTML) is that output's job, on top of this.
 package enum Sanitized {
-    /// The longest title kept, in characters: ICY metadata blocks hold at most 4 080 bytes.
+    /// The longest title kept, in UTF-8 bytes: ICY metadata blocks hold at most 4 080 bytes.
     package static let titleLimit = 1024
-    /// The longest station name, genre or similar header kept.
+    /// The longest station name, genre or similar header kept, in UTF-8 bytes.
     package static let headerLimit = 256
+    /// What marks a cut: "…", 3 bytes.
+    static let ellipsis: Unicode.Scalar = "\u{2026}"
 
-    /// `raw` without control and bidi-override characters, cut to `limit` characters (with "…" when cut).
+    /// `raw` without control and bidi-override characters, at most `limit` UTF-8 bytes (ending in "…" when cut; a
+    /// limit of 0 or less is none). Work stops at the limit, however long `raw` is.
     package static func text(_ raw: some StringProtocol, limit: Int = headerLimit) -> String {
         var scalars = String.UnicodeScalarView()
-        for scalar in raw.unicodeScalars where !isUnsafe(scalar) { scalars.append(scalar) }
-        let clean = String(scalars)
-        guard limit > 0, clean.count > limit else { return clean }
-        return String(clean.prefix(limit - 1)) + "…"
+        var bytes = 0
+        var beyond: Unicode.Scalar?  // the first scalar that did not fit
+        for scalar in raw.unicodeScalars where !isUnsafe(scalar) {
+            let size = UTF8.width(scalar)
+            if limit > 0 && bytes > limit - size {
+                beyond = scalar
+                break
+            }
+            scalars.append(scalar)
+            bytes += size
+        }
+        guard var next = beyond else { return String(scalars) }
+        let room = max(0, limit - UTF8.width(ellipsis))
+        while bytes > room, let last = scalars.popLast() {
+            bytes -= UTF8.width(last)
+            next = last
+        }
+        var kept = String(scalars)
+        // A character the cut split (its combining marks beyond the cut) goes whole, unless it is the only one.
+        var joined = scalars
+        joined.append(next)
+        if kept.count > 1 && String(joined).count == kept.count { kept.removeLast() }
+        if limit >= UTF8.width(ellipsis) { kept.unicodeScalars.append(ellipsis) }
+        return kept
     }
 
     /// The `StreamTitle` of an ICY metadata block, made safe; nil when the block has none.

@@ -50,13 +50,24 @@ import Testing
         #expect(Sanitized.text("Beyoncé – Déjà Vu 🎵") == "Beyoncé – Déjà Vu 🎵")
     }
 
-    @Test func lengthIsCappedWithoutSplittingACharacter() {
+    @Test func lengthIsCappedInBytesWithoutSplittingACharacter() {
         let long = String(repeating: "é", count: 5000)
         let capped = Sanitized.text(long, limit: Sanitized.titleLimit)
-        #expect(capped.count == Sanitized.titleLimit)
-        #expect(capped.hasSuffix("…"))
+        #expect(capped.utf8.count == 1023, "510 two-byte letters and the 3-byte ellipsis")
+        #expect(capped.hasSuffix("…") && capped.dropLast().allSatisfy { $0 == "é" })
         #expect(Sanitized.text("abc", limit: 3) == "abc")
-        #expect(Sanitized.text("abcd", limit: 3) == "ab…")
-        #expect(Sanitized.text(String(repeating: "x", count: 300)).count == Sanitized.headerLimit)
+        #expect(Sanitized.text("abcdef", limit: 5) == "ab…")
+        #expect(Sanitized.text("abcd", limit: 3) == "…")
+        #expect(Sanitized.text("abcd", limit: 2) == "")
+        #expect(Sanitized.text(String(repeating: "x", count: 300)).utf8.count == Sanitized.headerLimit)
+        // One "character" of 62 KB (a letter and 31 000 combining marks) is cut in bytes, at a scalar.
+        let heavy = "A" + String(repeating: "\u{301}", count: 31_000)
+        #expect(heavy.count == 1)
+        let cut = Sanitized.text(heavy, limit: Sanitized.titleLimit)
+        #expect(cut.utf8.count <= Sanitized.titleLimit && cut.utf8.count > 1000 && cut.unicodeScalars.first == "A")
+        // A letter whose marks the cut would split goes whole; the characters before it stay.
+        let split = Sanitized.text("abcde\u{301}\u{301}", limit: 8)
+        #expect(split == "abcd…", "\(Array(split.unicodeScalars))")
+        #expect(Sanitized.text("日本語のタイトル", limit: 12) == "日本語…")
     }
 }

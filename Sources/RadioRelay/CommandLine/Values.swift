@@ -111,9 +111,9 @@ enum Values {
         }
     }
 
-    /// One line of printable text, 1 to 256 characters (a station's name for people, its genre, its web site).
+    /// One line of printable text, 1 to 256 bytes of UTF-8 (a station's name for people, its genre, its web site).
     static func line(_ text: String) -> String? {
-        guard (1...256).contains(text.count), Sanitized.text(text, limit: 256) == text else { return nil }
+        guard (1...256).contains(text.utf8.count), Sanitized.text(text, limit: 256) == text else { return nil }
         return text
     }
 
