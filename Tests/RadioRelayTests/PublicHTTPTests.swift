@@ -24,12 +24,12 @@ import Testing
         return PublicDirectory(mounts: [jazz, news])
     }()
 
-    static func route(_ text: String) -> PublicRouter.Action {
+    static func route(_ text: String, directory: PublicDirectory = directory) -> PublicRouter.Action {
         PublicRouter.route(HTTPRequestHead.parse(Array(text.utf8), limit: 8192), directory: directory)
     }
 
-    static func response(_ text: String) -> HTTPResponse? {
-        guard case .respond(let response) = route(text) else { return nil }
+    static func response(_ text: String, directory: PublicDirectory = directory) -> HTTPResponse? {
+        guard case .respond(let response) = route(text, directory: directory) else { return nil }
         return response
     }
 
@@ -167,9 +167,27 @@ import Testing
             page.contains("jazz · 0 listening now")
                 && page.contains("<a href=\"https://jazz.example.org/\" rel=\"noopener\">"))
         #expect(
-            page.contains("new EventSource(\"/events\")") && page.components(separatedBy: "EventSource(").count == 2)
-        for external in ["src=\"http", "href=\"//", "<link ", "@import", "src=\"//"] {
-            #expect(!page.contains(external), "no external asset: \(external)")
+            IndexPage.script.contains("new EventSource(\"/events\")")
+                && IndexPage.script.components(separatedBy: "EventSource(").count == 2)
+        for external in ["src=\"http", "href=\"//", "href=\"http://", "@import", "src=\"//"] {
+            #expect(!page.contains(external) && !IndexPage.style.contains(external), "no external asset: \(external)")
+        }
+        // Nothing inline: the stylesheet and the script are the page's own files, which its policy alone allows.
+        #expect(!page.contains("<style") && !page.contains("<script>") && !page.contains(" style=\""))
+        #expect(
+            page.contains("<link rel=\"stylesheet\" href=\"/station-page.css\">")
+                && page.contains("<script src=\"/station-page.js\" defer></script>"))
+        let served = try #require(Self.response("GET / HTTP/1.1\r\nHost: x\r\n\r\n", directory: directory))
+        #expect(
+            Self.headText(served.encoded).contains(
+                "Content-Security-Policy: default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'"))
+        for (path, type, text) in [
+            ("/station-page.css", "text/css", IndexPage.style),
+            ("/station-page.js", "text/javascript", IndexPage.script),
+        ] {
+            let file = try #require(Self.response("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n", directory: directory))
+            #expect(file.status == 200 && file.body == Array(text.utf8))
+            #expect(Self.headText(file.encoded).contains("Content-Type: \(type); charset=utf-8"))
         }
         #expect(
             IndexPage.titles(directory)
@@ -182,6 +200,42 @@ import Testing
             Issue.record("/events is not the page's event stream")
             return
         }
+    }
+
+    /// One escaper, by Unicode scalars: a quote followed by a combining mark is one `Character` that no case for a
+    /// quote matches, and once left an attribute open on the page (a source's `ice-name` ran script in Chromium).
+    @Test func markupIsEscapedByScalars() throws {
+        let hostile = "X\"\u{301} autofocus tabindex=1 onfocus=document.title=location.port y=\"\u{301}"
+        #expect(hostile.filter { $0 == "\"" }.isEmpty, "the quotes hide inside graphemes")
+        let escaped = Markup.escape(hostile)
+        #expect(!escaped.unicodeScalars.contains("\""), "\(escaped)")
+        #expect(escaped == "X&quot;\u{301} autofocus tabindex=1 onfocus=document.title=location.port y=&quot;\u{301}")
+        #expect(Markup.escape("<a href='x'>&amp;</a>") == "&lt;a href=&#39;x&#39;&gt;&amp;amp;&lt;/a&gt;")
+        #expect(Markup.escape("<\u{338}>\u{20DD}&\u{301}'\u{301}") == "&lt;\u{338}&gt;\u{20DD}&amp;\u{301}&#39;\u{301}")
+        // Bidi overrides and isolates, C0 and C1 controls and XML's non-characters are left out; tab and line
+        // breaks stay (XML allows them).
+        #expect(
+            Markup.escape("a\u{202E}b\u{2066}c\u{2069}\u{0}\u{1B}[31m\u{85}\u{FFFE}\u{FFFF}\td\ne") == "abc[31m\td\ne")
+        #expect(Markup.escape("Beyoncé – Déjà Vu 🎵") == "Beyoncé – Déjà Vu 🎵")
+
+        // The page with the hostile name and link from a live source: no attribute is broken out of.
+        var info = StationInfo()
+        info.displayName = hostile
+        info.url = "https://example.org/\"\u{301} onmouseover=alert(1) x=\"\u{301}"
+        info.description = "<img src=x onerror=alert(1)>\u{301}"
+        let mount = PublicDirectory.Mount(
+            path: "/main.opus", eventsPath: "/main/events", station: "main", info: info, title: "\"\u{301}<b>",
+            bitrate: 96_000, rawAddress: "127.0.0.1:8000")
+        let page = IndexPage.html(PublicDirectory(mounts: [mount]))
+        for tag in page.split(separator: "<").dropFirst() {
+            // Inside each tag, every attribute value is quoted and no quote is left unescaped inside one.
+            let inside = tag.prefix { $0 != ">" }
+            #expect(
+                inside.unicodeScalars.filter { $0 == "\"" }.count % 2 == 0, "an attribute left open: <\(inside)>")
+        }
+        #expect(!page.contains("onfocus=document.title=location.port y=\""))
+        #expect(page.contains("aria-label=\"Listen to X&quot;\u{301} autofocus"))
+        #expect(!page.contains("<img"))
     }
 
     @Test func eventStreamSendsTheTitleAtOnceThenChangesAndKeepAlives() {

@@ -85,18 +85,18 @@ package enum Playlists {
                 annotation += "\nStream Genre: \(Sanitized.text(genre, limit: Sanitized.headerLimit))"
             }
             let info = mount.info.url.map {
-                "      <info>\(IndexPage.escape(Sanitized.text($0, limit: Sanitized.headerLimit)))</info>\n"
+                "      <info>\(Markup.escape(Sanitized.text($0, limit: Sanitized.headerLimit)))</info>\n"
             }
             body = """
                 <?xml version="1.0" encoding="UTF-8"?>
                 <playlist xmlns="http://xspf.org/ns/0/" version="1">
-                  <title>\(IndexPage.escape(name))</title>
+                  <title>\(Markup.escape(name))</title>
                   <creator>radio-relay</creator>
                   <trackList>
                     <track>
-                      <location>\(IndexPage.escape(url))</location>
-                      <title>\(IndexPage.escape(name))</title>
-                      <annotation>\(IndexPage.escape(annotation))</annotation>
+                      <location>\(Markup.escape(url))</location>
+                      <title>\(Markup.escape(name))</title>
+                      <annotation>\(Markup.escape(annotation))</annotation>
                 \(info ?? "")    </track>
                   </trackList>
                 </playlist>

@@ -125,7 +125,16 @@ package enum PublicRouter {
         if request.path == "/" || request.path == "/index.html" {
             response = HTTPResponse(
                 status: 200, contentType: "text/html; charset=utf-8", body: IndexPage.html(directory))
-            response.headers.append(("Access-Control-Allow-Origin", "*"))
+            response.headers += [
+                ("Access-Control-Allow-Origin", "*"), ("Content-Security-Policy", IndexPage.contentSecurityPolicy),
+                ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
+            ]
+        } else if request.path == IndexPage.stylePath || request.path == IndexPage.scriptPath {
+            let css = request.path == IndexPage.stylePath
+            response = HTTPResponse(
+                status: 200, contentType: css ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8",
+                bytes: Array((css ? IndexPage.style : IndexPage.script).utf8),
+                headers: [("Cache-Control", "public, max-age=300"), ("X-Content-Type-Options", "nosniff")])
         } else {
             let known = directory.mounts.map(\.path).joined(separator: ", ")
             response = text(404, "no mount \(Sanitized.text(request.path, limit: 128)); mounts: \(known)\n")

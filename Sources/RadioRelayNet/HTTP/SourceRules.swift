@@ -124,8 +124,8 @@ package enum SourceRules {
     /// Icecast's XML answer to an admin call.
     package static func adminAnswer(_ status: Int, _ message: String) -> HTTPResponse {
         let body =
-            "<?xml version=\"1.0\"?>\n<iceresponse><message>\(message)</message><return>\(status == 200 ? 1 : 0)"
-            + "</return></iceresponse>\n"
+            "<?xml version=\"1.0\"?>\n<iceresponse><message>\(Markup.escape(message))</message>"
+            + "<return>\(status == 200 ? 1 : 0)</return></iceresponse>\n"
         var response = HTTPResponse(status: status, contentType: "text/xml; charset=utf-8", body: body)
         response.headers.append(("Access-Control-Allow-Origin", "*"))
         return response
