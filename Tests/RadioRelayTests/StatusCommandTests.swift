@@ -1,7 +1,9 @@
 import Foundation
+import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelaySystem
 
 /// `radio-relay status`: its command line, and its verdict and table as a pure function of `/status.json` — a
 /// Nagios plugin's exit statuses (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN).
@@ -78,6 +80,56 @@ import Testing
                 #expect(error.topic == .status, "a usage error of status exits 3")
             }
         }
-        if case .help(let topic) = try Command.parse(["status", "--help"]) { #expect(topic == .status) }
+        guard case .help(let topic) = try Command.parse(["status", "--help"]) else {
+            Issue.record("status --help is not help")
+            return
+        }
+        #expect(topic == .status)
+    }
+
+    /// A hostile or broken server: numbers that overflow or are negative, strings with terminal escapes and a forged
+    /// second line of plugin output, an input an operator forced (OK, with a note).
+    @Test func hostileFixtures() {
+        var huge = Self.station("a", listeners: Int.max, http: Int.max)
+        huge["outputs"] = [["hls": ["players": Int.max]], ["hls": ["players": -5]]]
+        let (verdict, text) = Self.verdict([huge, Self.station("b", listeners: Int.max, http: -1)])
+        #expect(verdict == .ok)
+        #expect(text.hasPrefix("radio-relay OK: 2 stations, \(Int.max) listeners"), "\(text)")
+        #expect(text.contains("0/\(Int.max)/\(Int.max)") && text.contains("\(Int.max)/0/4"), "\(text)")
+        var negative = Self.station("c", listeners: -3, http: 7)
+        negative["uptime_seconds"] = 1e300
+        negative["opus_bitrate"] = "x"
+        #expect(Self.verdict([negative]).1.contains("0/0/4"))
+
+        var forged = Self.station("evil\u{1B}]0;pwned\u{07}\nradio-relay OK | load=0;;;", playing: "\u{1B}[2J2")
+        forged["title"] = "\u{9B}31mred\r\ntitle|x=1"
+        forged["upstream_state"] = "retrying"
+        forged["upstream_reason"] = "refused\n\u{1B}[1Aup"
+        let (_, shown) = Self.verdict([forged])
+        #expect(shown.split(separator: "\n").count == 3, "the summary, the header and one row: \(shown)")
+        #expect(!shown.unicodeScalars.contains { $0 != "\n" && Sanitized.isUnsafe($0) }, "\(shown.debugDescription)")
+        #expect(!shown.contains("|"), "no performance data of the server's making: \(shown)")
+        #expect(shown.hasPrefix("radio-relay WARNING: 1 station, 7 listeners; evil]0;pwnedradio-relay OK ¦ load=0;;;"))
+        #expect(StatusTable.printable("{\"a\":\"\u{1B}[2J\"}\n\tb\u{9B}", keepingLines: true) == "{\"a\":\"[2J\"}\n\tb")
+
+        // Forcing a lower input is an operator's act: OK with a note, not a page for the on-call.
+        var forced = Self.station("main", playing: "2")
+        forced["input_forced"] = "2"
+        let (forcedVerdict, forcedText) = Self.verdict([forced])
+        #expect(forcedVerdict == .ok && forcedText.contains("note: main plays input 2, forced by an operator"))
+        #expect(Self.verdict([Self.station("main", playing: "2")]).0 == .degraded, "not forced: degraded")
+    }
+
+    /// A server that drips a byte a second never finishes an answer: the command gives up at its one overall
+    /// deadline, not after a timeout per read.
+    @Test(.timeLimit(.minutes(1))) func aDripServerMeetsTheDeadline() throws {
+        let server = try HTTPTestServer { _ in .init(body: Array(repeating: UInt8(ascii: "{"), count: 60), pace: 1) }
+        defer { server.stop() }
+        let started = monotonicNow()
+        #expect {
+            _ = try StatusFetch.get(host: "127.0.0.1", port: Int(server.port), path: "/", token: nil, timeout: 2)
+        } throws: { "\($0)" == "no complete answer within 2 s" }
+        let elapsed = monotonicNow() - started
+        #expect(elapsed >= 1.9 && elapsed < 3, "gave up after \(elapsed) s")
     }
 }

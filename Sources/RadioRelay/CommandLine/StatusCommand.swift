@@ -57,7 +57,10 @@ package struct StatusCommand: Sendable, Equatable {
         do {
             answer = try StatusFetch.get(host: endpoint.host, port: endpoint.port, path: "/status.json", token: token)
         } catch {
-            print("radio-relay CRITICAL: cannot read \(place)/status.json: \(error)")
+            // Nothing named the address: say how to name one.
+            let guessed = url == nil && config == nil && access(Self.defaultConfig, R_OK) != 0
+            let hint = guessed ? " (the default address: name the server's with --url HOST:PORT or --config FILE)" : ""
+            print("radio-relay CRITICAL: cannot read \(place)/status.json: \(error)\(hint)")
             return Verdict.down.rawValue
         }
         guard answer.status == 200 else {
@@ -71,7 +74,9 @@ package struct StatusCommand: Sendable, Equatable {
         }
         let report = StatusTable.report(object)
         if json {
-            print(String(decoding: answer.body, as: UTF8.self), terminator: "")
+            // As it came, less what a terminal would take as a command (valid JSON holds no raw control character).
+            print(
+                StatusTable.printable(String(decoding: answer.body, as: UTF8.self), keepingLines: true), terminator: "")
         } else {
             print(report.text)
         }
@@ -129,25 +134,28 @@ package enum StatusTable {
         let stations = object["stations"] as? [[String: Any]] ?? []
         var verdict = StatusCommand.Verdict.ok
         var problems: [String] = []
+        var notes: [String] = []
         var rows = [["STATION", "STATE", "INPUT", "LISTENERS raw/http/hls", "TITLE", "BITRATE", "UPTIME"]]
         var listeners = 0
         for station in stations {
-            let name = station["name"] as? String ?? "?"
+            let name = text(station["name"], limit: 64) ?? "?"
             let (state, why) = judge(station)
             if state > verdict { verdict = state }
-            if let why { problems.append("\(name) \(why)") }
-            let total = station["listeners"] as? Int ?? 0
-            let http = station["listeners_http"] as? Int ?? 0
-            let hls = (station["outputs"] as? [[String: Any]] ?? []).reduce(0) {
-                $0 + (($1["hls"] as? [String: Any])?["players"] as? Int ?? 0)
+            if let why {
+                if state == .ok { notes.append("\(name) \(why)") } else { problems.append("\(name) \(why)") }
             }
-            listeners += total + hls
+            let total = count(station["listeners"])
+            let http = min(total, count(station["listeners_http"]))
+            let hls = (station["outputs"] as? [[String: Any]] ?? []).reduce(0) {
+                adding($0, count(($1["hls"] as? [String: Any])?["players"]))
+            }
+            listeners = adding(listeners, adding(total, hls))
             let bitrate = (station["opus_bitrate"] as? Int).map { "\($0 / 1000)k" } ?? "-"
             let uptime = (station["uptime_seconds"] as? Double).map(duration) ?? "-"
-            let title = Sanitized.text(station["title"] as? String ?? "", limit: 40)
+            let title = text(station["title"], limit: 40) ?? ""
             rows.append([
                 name, state == .ok ? "ok" : state == .degraded ? "degraded" : "down",
-                station["input_playing"] as? String ?? "-", "\(total - http)/\(http)/\(hls)",
+                text(station["input_playing"], limit: 32) ?? "-", "\(total - http)/\(http)/\(hls)",
                 title.isEmpty ? "-" : title,
                 bitrate, uptime,
             ])
@@ -160,21 +168,56 @@ package enum StatusTable {
             "radio-relay \(verdict.word): \(stations.count) station\(stations.count == 1 ? "" : "s"), "
             + "\(listeners) listener\(listeners == 1 ? "" : "s")"
             + (problems.isEmpty ? "" : "; " + problems.joined(separator: "; "))
+            + (notes.isEmpty ? "" : "; note: " + notes.joined(separator: "; "))
         return (verdict, summary + "\n" + table(rows))
     }
 
-    /// A station's state and why it is not OK.
+    /// A count from the JSON: a whole number from 0 up, else 0 (a hostile server's `-1` or `1e300` is nothing).
+    static func count(_ value: Any?) -> Int {
+        guard let number = value as? Int, number > 0 else { return 0 }
+        return number
+    }
+
+    /// `a + b` saturating at `Int.max` (the JSON's numbers are a server's to choose).
+    static func adding(_ a: Int, _ b: Int) -> Int {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? Int.max : sum
+    }
+
+    /// A string from the JSON made safe to print: no control or bidi characters (no terminal escape, no forged
+    /// second line of plugin output), no `|` (plugin performance data), at most `limit` bytes; nil when it is not a
+    /// string.
+    static func text(_ value: Any?, limit: Int) -> String? {
+        // `|` would start a plugin's performance data.
+        (value as? String).map { Sanitized.text($0, limit: limit).replacingOccurrences(of: "|", with: "\u{A6}") }
+    }
+
+    /// Text to print as it came, less the control characters a terminal acts on (and bidi controls); line breaks
+    /// and tabs stay when `keepingLines`.
+    static func printable(_ raw: String, keepingLines: Bool) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in raw.unicodeScalars {
+            if keepingLines && (scalar == "\n" || scalar == "\t") || !Sanitized.isUnsafe(scalar) { out.append(scalar) }
+        }
+        return String(out)
+    }
+
+    /// A station's state and why it is not OK (or, for an OK station, a note: an input an operator forced).
     static func judge(_ station: [String: Any]) -> (StatusCommand.Verdict, String?) {
         if station["alive"] as? Bool == false { return (.down, "is down (its threads stalled)") }
         let inputs = (station["inputs"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String != "live" }
-        let playing = station["input_playing"] as? String
+        let playing = text(station["input_playing"], limit: 32)
         if playing == "live" { return (.ok, nil) }
         if inputs.isEmpty { return (.ok, nil) }  // live-only, waiting for its source
         if station["upstream_state"] as? String == "retrying" {
-            let reason = station["upstream_reason"] as? String
-            return (.degraded, "is retrying its input" + (reason.map { " (\(Sanitized.text($0, limit: 120)))" } ?? ""))
+            let reason = text(station["upstream_reason"], limit: 120)
+            return (.degraded, "is retrying its input" + (reason.map { " (\($0))" } ?? ""))
         }
-        if let first = inputs.first?["name"] as? String, let playing, playing != first {
+        if let first = text(inputs.first?["name"], limit: 32), let playing, playing != first {
+            // Forcing is an operator's act, not a fault: OK, with a note.
+            if text(station["input_forced"], limit: 32) == playing {
+                return (.ok, "plays input \(playing), forced by an operator")
+            }
             return (.degraded, "plays input \(playing), not its first (\(first))")
         }
         return (.ok, nil)
@@ -198,16 +241,31 @@ package enum StatusTable {
     }
 }
 
-/// One `GET` to a status endpoint, blocking with timeouts (a command-line tool, not the server): connected within
-/// `timeout` seconds, the answer read within as long again, at most 16 MiB.
+/// One `GET` to a status endpoint, blocking (a command-line tool, not the server), within one overall deadline of
+/// `timeout` seconds from the name's resolution to the answer's last byte (a server that drips a byte every few
+/// seconds cannot keep the command running), at most 16 MiB.
 enum StatusFetch {
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
 
-    static func get(host: String, port: Int, path: String, token: String?, timeout: Int = 5) throws(Failure) -> (
-        status: Int, body: [UInt8]
-    ) {
+    /// The whole exchange's deadline, in seconds.
+    static let timeout = 5.0
+
+    static func get(host: String, port: Int, path: String, token: String?, timeout: Double = timeout) throws(Failure)
+        -> (status: Int, body: [UInt8])
+    {
+        let deadline = monotonicNow() + timeout
+        let late = Failure(description: "no complete answer within \(Int(timeout)) s")
+        /// Each blocking call waits at most what is left of the deadline.
+        func limit(_ fd: Int32) throws(Failure) {
+            let left = deadline - monotonicNow()
+            guard left > 0 else { throw late }
+            let seconds = left.rounded(.down)
+            var value = timeval(tv_sec: Int(seconds), tv_usec: Int((left - seconds) * 1_000_000))
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        }
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
@@ -218,10 +276,9 @@ enum StatusFetch {
         let fd = socket(first.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        var limit = timeval(tv_sec: timeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        try limit(fd)
         guard connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            if errno == EINPROGRESS || errno == EAGAIN { throw late }
             throw Failure(description: "connect: \(String(cString: strerror(errno)))")
         }
         let hostField = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
@@ -229,18 +286,20 @@ enum StatusFetch {
         if let token { request += "Authorization: Bearer \(token)\r\n" }
         request += "User-Agent: radio-relay-status/\(RadioRelayVersion.string)\r\n\r\n"
         let bytes = Array(request.utf8)
+        try limit(fd)
         guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
             throw Failure(description: "send: \(String(cString: strerror(errno)))")
         }
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while answer.count < 16 << 20 {
+            try limit(fd)
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n == 0 { break }
             guard n > 0 else {
                 if errno == EINTR { continue }
-                throw Failure(
-                    description: errno == EAGAIN ? "no answer within \(timeout) s" : String(cString: strerror(errno)))
+                if errno == EAGAIN { throw late }
+                throw Failure(description: String(cString: strerror(errno)))
             }
             answer += buffer[0..<n]
         }
