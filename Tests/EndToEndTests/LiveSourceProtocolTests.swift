@@ -120,8 +120,8 @@ extension ServerProcessTests {
                 port: http, password: Self.studioPassword, mount: "/studio", frequency: 1000, seconds: 3, opus: false)
             defer { studioSource.stop() }
 
-            // Wrong passwords from 127.0.0.9: 401 ten times, then 429, the right password included; 127.0.0.1 is
-            // not touched.
+            // Wrong passwords for main from 127.0.0.9: 401 ten times, then 429, the right password included;
+            // 127.0.0.1 is not touched, nor is another station from 127.0.0.9.
             var statuses: [Int] = []
             for _ in 0..<11 {
                 statuses.append(
@@ -130,6 +130,11 @@ extension ServerProcessTests {
             #expect(statuses == Array(repeating: 401, count: 10) + [429], "\(statuses)")
             let locked = try RawSource(port: http, path: "/main", password: Self.password, from: "127.0.0.9")
             #expect(locked.status == 429 && locked.answer.contains("Retry-After:"), "\(locked.answer)")
+            // The lockout is the station's: the studio's DJ behind the same address is not locked out (its mount is
+            // busy with its own source now: 403, not 429).
+            let studioFromThere = try RawSource(
+                port: http, path: "/studio", password: Self.studioPassword, from: "127.0.0.9")
+            #expect(studioFromThere.status == 403, "\(studioFromThere.answer)")
 
             // Garbage, 100 KB a second, to the studio once its source is gone: never plays (the studio stays silent); the
             // source is dropped once 10 s brought no audio (the rule an upstream has). It runs while the main station

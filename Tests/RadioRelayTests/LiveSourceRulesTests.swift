@@ -51,12 +51,14 @@ import Testing
         }
     }
 
-    /// Ten wrong logins within a minute lock the address out until the oldest is a minute old; a request without
-    /// credentials is no failure; other addresses are not touched; the table stays bounded.
-    @Test func wrongCredentialsLockAnAddressOutForAMinute() throws {
+    /// Ten wrong logins for a station within a minute lock that station out for the address until the oldest is a
+    /// minute old, the right password included; a request without credentials is no failure; other addresses, and
+    /// other stations from the same address, are not touched; the table stays bounded.
+    @Test func wrongCredentialsLockAStationOutForAnAddressForAMinute() throws {
         var lockout = SourceLockout()
-        let guesser = HostKey(ipv4: 0x7F00_0002)
-        let other = HostKey(ipv4: 0x7F00_0003)
+        let guesser = SourceLockout.Key.source("main", HostKey(ipv4: 0x7F00_0002))
+        let other = SourceLockout.Key.source("main", HostKey(ipv4: 0x7F00_0003))
+        let otherStation = SourceLockout.Key.source("studio", HostKey(ipv4: 0x7F00_0002))
         for second in 0..<10 {
             #expect(lockout.lockedOut(guesser, now: Double(second)) == nil)
             lockout.failed(guesser, now: Double(second))
@@ -64,6 +66,8 @@ import Testing
         let wait = try #require(lockout.lockedOut(guesser, now: 10))
         #expect(abs(wait - 50) < 1e-9, "until the first failure is a minute old")
         #expect(lockout.lockedOut(other, now: 10) == nil)
+        #expect(lockout.lockedOut(otherStation, now: 10) == nil, "another station's DJ behind the same address")
+        #expect(lockout.count(otherStation, now: 10) == 0)
         #expect(lockout.lockedOut(guesser, now: 59.9) != nil)
         #expect(lockout.lockedOut(guesser, now: 60) == nil, "the first failure left the window")
         lockout.failed(guesser, now: 60)
@@ -78,7 +82,7 @@ import Testing
         // Bounded: a spray of addresses keeps at most `maxAddresses`.
         var spray = SourceLockout()
         for address in 0..<(SourceLockout.maxAddresses + 500) {
-            spray.failed(HostKey(ipv4: UInt32(address)), now: Double(address) / 1000)
+            spray.failed(.source("main", HostKey(ipv4: UInt32(address))), now: Double(address) / 1000)
         }
         #expect(spray.addresses <= SourceLockout.maxAddresses)
     }

@@ -20,14 +20,6 @@ extension HTTPFrontLoop {
 
     func handleSourceProtocol(_ connection: HTTPConnection, _ request: HTTPRequestHead.Request) {
         let now = monotonicNow()
-        let host = connection.hostKey
-        if let wait = lockout.lockedOut(host, now: now) {
-            var response = PublicRouter.text(429, "too many failed logins from this address: try again later\n")
-            response.headers.append(("Retry-After", "\(Int(wait.rounded(.up)))"))
-            http.logLimited(
-                .source, now: now, "http: \(connection.peer) refused 429: too many failed source logins")
-            return answer(connection, response)
-        }
         let isSource = request.method == "PUT" || request.method == "SOURCE"
         let mount = isSource ? request.path : SourceRules.mount(of: request)
         guard let desk = mount.flatMap({ front.sourceDesk(at: $0) }), let password = desk.password else {
@@ -38,12 +30,22 @@ extension HTTPFrontLoop {
                     ? PublicRouter.text(404, "no station takes a live source at \(what)\n")
                     : SourceRules.adminAnswer(404, "Source does not exist"))
         }
+        // Failures count against this station from this address only.
+        let key = SourceLockout.Key.source(desk.station, connection.hostKey)
+        if let wait = lockout.lockedOut(key, now: now) {
+            var response = PublicRouter.text(429, "too many failed logins from this address: try again later\n")
+            response.headers.append(("Retry-After", "\(Int(wait.rounded(.up)))"))
+            http.logLimited(
+                .source, now: now,
+                "http: \(connection.peer) refused 429: too many failed source logins for station \(desk.station)")
+            return answer(connection, response)
+        }
         switch password.check(request.field("authorization")) {
         case .accepted: break
         case .missing:
             return answer(connection, SourceRules.unauthorized())
         case .wrong:
-            let count = lockout.failed(host, now: now)
+            let count = lockout.failed(key, now: now)
             http.logLimited(
                 .source, now: now,
                 "http: \(connection.peer) refused 401: wrong source credentials for station \(desk.station) "
