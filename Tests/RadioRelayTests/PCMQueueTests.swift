@@ -357,3 +357,59 @@ extension SwitchFadeTests {
         #expect(!ahead.takesOutgoing && ahead.readyCount == ahead.frameCount)
     }
 }
+
+extension SwitchFadeTests {
+    /// A paced input (a DJ) hands back with its audio all but released (the station runs at its lead): its fade-out
+    /// has nothing to fade, so a stop steps from the tone to silence in one sample. Continued from what was released
+    /// (read backwards from the last sample), it fades over 50 ms with no step larger than the tone's own, and the
+    /// next input fades in over it.
+    @Test func aHandBackWithNothingWaitingFadesTheContinuedAudio() {
+        let natural: Float = 0.5 * 2 * Float.pi * 550 / Float(Self.rate)
+        // 0.5 s of 550 Hz ending near its peak (the worst place to stop), all of it released.
+        let played = Self.tone(550, seconds: 0.5, phase: Double.pi / 2 - 2 * Double.pi * 550 * 0.5)
+        var queue = PCMQueue(sampleRate: Self.rate)
+        queue.append(played)
+        let released = Self.drain(&queue)
+        #expect(abs(released.last ?? 0) > 0.45, "it stops near its peak")
+        #expect(Self.largestStep(released + [0]) > 10 * natural, "a plain stop steps: the test can fail")
+        #expect(queue.fadeOutTail(frames: 2400) == 2400, "continued to the whole fade")
+        queue.beginSwitch(crossfade: Self.rate / 2, minimum: 2400)
+        queue.append(Self.tone(440, seconds: 0.5, phase: 2.1))
+        let after = Self.drain(&queue)
+        let steps = Self.largestStep(released + after)
+        #expect(steps < 1.5 * natural, "largest step \(steps) against the tone's own \(natural)")
+        // The continued audio is the tone read backwards: its first sample continues from the last released one.
+        #expect(abs(after[0] - released[released.count - 2]) < 1e-3)
+        #expect(after.count == Self.rate / 2, "the next input is mixed into the 50 ms fade, not after it")
+    }
+
+    /// An input that hangs: the audio runs out with nothing waiting and the clock fills silence. Its audio is
+    /// continued and faded out over the silence's first frames, once; the next audio fades in from silence.
+    @Test func anInputThatRunsOutFadesIntoSilenceAndBackIn() throws {
+        let natural: Float = 0.5 * 2 * Float.pi * 550 / Float(Self.rate)
+        var queue = PCMQueue(sampleRate: Self.rate)
+        #expect(queue.takeUnderrunTail(frames: 960, fadeIn: 240) == nil, "no audio yet: nothing to fade")
+        queue.append(Self.tone(550, seconds: 0.3, phase: 0.4))
+        #expect(queue.takeUnderrunTail(frames: 960, fadeIn: 240) == nil, "audio waits: no underrun")
+        let released = Self.drain(&queue)
+        let taken = queue.takeUnderrunTail(frames: 960, fadeIn: 240)
+        let tail = try #require(taken)
+        #expect(tail.frameCount == 960 && abs(tail.left.last ?? 1) < 0.01)
+        #expect(queue.takeUnderrunTail(frames: 960, fadeIn: 240) == nil, "once: then silence")
+        let silence = [Float](repeating: 0, count: 4800)
+        queue.append(Self.tone(550, seconds: 0.2, phase: 1.9))
+        let resumed = Self.drain(&queue)
+        #expect(abs(resumed[0]) < 0.01, "it fades in from silence")
+        let steps = Self.largestStep(released + tail.left + silence + resumed)
+        #expect(steps < 1.5 * natural, "largest step \(steps) against the tone's own \(natural)")
+        // Without the tail and the fade-in, the same run steps.
+        #expect(Self.largestStep(released + silence + Self.tone(550, seconds: 0.2, phase: 1.9).left) > 5 * natural)
+        // A tail that was faded out already (an input that stopped) is not continued again.
+        var stopped = PCMQueue(sampleRate: Self.rate)
+        stopped.append(Self.tone(550, seconds: 0.1))
+        stopped.fadeOutTail(frames: 2400)
+        _ = Self.drain(&stopped)
+        #expect(stopped.takeUnderrunTail(frames: 960, fadeIn: 240) == nil)
+        #expect(stopped.fadeOutTail(frames: 2400) == 0, "nothing left to fade")
+    }
+}

@@ -2,19 +2,87 @@
 /// — into the old input's waiting tail when it ended (`SwitchFade`), or with its next audio while it still delivers
 /// (`CrossMix`: both placed by position, released only as far as both have come).
 extension PCMQueue {
-    /// Fades the last `frames` waiting (at most all) out to silence along the equal-power curve: the end of an input
-    /// that stopped, so that what follows (silence, or another input fading in) starts without a step.
-    package mutating func fadeOutTail(frames: Int) {
+    /// Fades the last `frames` waiting out to silence along the equal-power curve (returns how many it faded): the
+    /// end of an input that stopped, so that what follows (silence, or another input fading in) starts without a
+    /// step. When fewer wait
+    /// (the station runs at its lead, so a paced input's last audio is mostly released already), the input's audio
+    /// is continued (`continuation`) to `frames` first: a fade over a few samples is a click.
+    @discardableResult
+    package mutating func fadeOutTail(frames: Int) -> Int {
         // The input that plays stopped: a crossfade into it is over, what waits is all there is.
         mix = nil
-        let n = min(max(0, frames), frameCount)
-        guard n > 0 else { return }
+        let wanted = max(0, frames)
+        if endsAudible && frameCount < wanted, let more = continuation(wanted - frameCount) {
+            left.append(contentsOf: more.left)
+            right.append(contentsOf: more.right)
+            appended += Int64(more.left.count)
+        }
+        endsAudible = false
+        let n = min(wanted, frameCount)
+        guard n > 0 else { return 0 }
         let first = left.count - n
         for i in 0..<n {
             let gain = Crossfade.outgoing(i, of: n)
             left[first + i] *= gain
             right[first + i] *= gain
         }
+        return n
+    }
+
+    /// The audio ran out while an input's audio was the last released (it hangs, or is late beyond the lead): its
+    /// `frames` more, continued from what was released and faded out, to go before the silence; the next audio to
+    /// come fades in (over `fadeIn` frames). Nil when nothing waits to be continued (no audio yet, or it ended in a
+    /// fade already) or audio still waits.
+    package mutating func takeUnderrunTail(frames: Int, fadeIn: Int) -> PCMBuffer? {
+        guard endsAudible, frameCount == 0, frames > 0, var more = continuation(frames) else { return nil }
+        endsAudible = false
+        let n = more.left.count
+        for i in 0..<n {
+            let gain = Crossfade.outgoing(i, of: n)
+            more.left[i] *= gain
+            more.right[i] *= gain
+        }
+        recentLeft.removeAll(keepingCapacity: true)
+        recentRight.removeAll(keepingCapacity: true)
+        if fade == nil && mix == nil && fadeIn > 0 {
+            fade = SwitchFade(regionEnd: appended, minimum: fadeIn, mixAt: appended)
+        }
+        return PCMBuffer(left: more.left, right: more.right, sampleRate: sampleRate)
+    }
+
+    /// The newest frames released, kept for `continuation` (a tenth of a second).
+    var historyFrames: Int { max(2, sampleRate / 10) }
+
+    mutating func remember(_ newLeft: [Float], _ newRight: [Float]) {
+        recentLeft.append(contentsOf: newLeft)
+        recentRight.append(contentsOf: newRight)
+        if recentLeft.count > 2 * historyFrames {
+            recentLeft.removeFirst(recentLeft.count - historyFrames)
+            recentRight.removeFirst(recentRight.count - historyFrames)
+        }
+    }
+
+    /// `count` frames that go on from the newest audio (what waits, after the newest released): that audio read
+    /// backwards from its last sample, and forwards again when it is shorter, so the first frame continues from
+    /// the last one without a step and no step is larger than the audio's own. Nil with fewer than two frames.
+    func continuation(_ count: Int) -> (left: [Float], right: [Float])? {
+        let sourceLeft = recentLeft.suffix(historyFrames) + left[start...]
+        let sourceRight = recentRight.suffix(historyFrames) + right[start...]
+        let m = min(sourceLeft.count, sourceRight.count)
+        guard m >= 2, count > 0 else { return nil }
+        let period = 2 * (m - 1)
+        var outLeft: [Float] = []
+        var outRight: [Float] = []
+        outLeft.reserveCapacity(count)
+        outRight.reserveCapacity(count)
+        for k in 0..<count {
+            // Back from the last frame, bouncing between the first and the last.
+            let folded = ((m - 2 - k) % period + period) % period
+            let index = folded < m ? folded : period - folded
+            outLeft.append(sourceLeft[sourceLeft.startIndex + index])
+            outRight.append(sourceRight[sourceRight.startIndex + index])
+        }
+        return (outLeft, outRight)
     }
 
     /// A change of input (see `Crossfade`): the last `crossfade` frames waiting (at most all) fade out now, and the
@@ -49,8 +117,9 @@ extension PCMQueue {
             mix = made
             return
         }
-        fadeOutTail(frames: n)
-        fade = SwitchFade(regionEnd: appended, minimum: max(1, minimum), mixAt: appended - Int64(n))
+        // An old input whose audio is all but released is continued to the shortest fade first (no click).
+        let faded = fadeOutTail(frames: endsAudible ? max(n, minimum) : n)
+        fade = SwitchFade(regionEnd: appended, minimum: max(1, minimum), mixAt: appended - Int64(faded))
     }
 
     /// Whether a switch's fade is still under way.

@@ -35,6 +35,13 @@ package struct PCMQueue {
     /// its lead): the start of the dropped audio — what would have followed the last sample released — still to be
     /// crossfaded into the audio appended next.
     private var splice: Splice?
+    /// The newest frames released (at most `historyFrames`, oldest first): what the audio of an input that stopped
+    /// with little or nothing waiting is continued from, so that its fade-out has audio to fade (`continuation`).
+    var recentLeft: [Float] = []
+    var recentRight: [Float] = []
+    /// Whether the newest audio (waiting, or released last) is an input's, not yet faded out: only then is there
+    /// anything to continue, and a fade-out to make (a faded tail mirrored would swell again).
+    var endsAudible = false
 
     private struct Splice {
         /// The dropped samples still to fade out, and how many of them have been used.
@@ -56,6 +63,7 @@ package struct PCMQueue {
 
     package mutating func append(_ buffer: PCMBuffer) {
         guard !buffer.isEmpty else { return }
+        endsAudible = true
         if mix != nil {
             appendIncoming(buffer)
             return
@@ -91,6 +99,7 @@ package struct PCMQueue {
         consumed += Int64(frameCount)
         start = left.count
         splice = nil
+        endsAudible = false
         compact()
     }
 
@@ -183,6 +192,7 @@ package struct PCMQueue {
         start += n
         consumed += Int64(n)
         compact()
+        remember(outLeft, outRight)
         return PCMBuffer(left: outLeft, right: outRight, sampleRate: sampleRate)
     }
 

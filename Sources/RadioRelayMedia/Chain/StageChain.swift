@@ -202,13 +202,22 @@ public final class StageChain {
         queue.fadeOutTail(frames: frames)
     }
 
+    /// The longest fade-out of an input whose audio ran out, in seconds.
+    public static let underrunFade = 0.05
+
     /// Encodes `frames` samples of silence at the common rate (an outage, live).
     public func encodeSilence(frames: Int) throws {
         guard frames > 0 else { return }
         passThrough?.silence(seconds: Double(frames) / Double(configuration.commonRate))
-        // A cut whose crossfade had nothing to go into ends in its own fade-out, part of the silence.
+        // A cut whose crossfade had nothing to go into ends in its own fade-out, part of the silence; so does an
+        // input whose audio ran out (it hangs, or is late): continued and faded out over the silence's first frames
+        // (5 ms at least), the next audio fading in.
         var silent = frames
-        if let tail = queue.takeSpliceTail(), !tail.isEmpty {
+        let fade = PCMBuffer.frames(Self.underrunFade, rate: configuration.commonRate)
+        if let tail = queue.takeSpliceTail()
+            ?? queue.takeUnderrunTail(frames: min(max(frames, PCMQueue.crossfade), fade), fadeIn: PCMQueue.crossfade),
+            !tail.isEmpty
+        {
             try encode(tail)
             silent -= tail.frameCount
         }
