@@ -64,8 +64,19 @@ import Testing
         #expect(options.secretsOnCommandLine == ["upstream", "push"])
         let warning = try #require(options.secretsWarning)
         #expect(warning.contains("@credential:NAME") && !warning.contains("S3cretPW"))
-        guard case .serve(let plain) = try Command.parse(["serve", "--upstream", "http://h/x.mp3"]) else { return }
+        guard case .serve(let plain) = try Command.parse(["serve", "--upstream", "http://h/x.mp3"]) else {
+            throw UsageError("not serve", topic: .serve)
+        }
         #expect(plain.secretsWarning == nil)
+        // A DJ's password is a secret of its own: warned about, never quoted; from a credential it is not.
+        guard
+            case .serve(let dj) = try Command.parse([
+                "serve", "--upstream", "http://h/x.mp3", "--http", "8001", "--source-password", "Dj-S3cret-1",
+            ])
+        else { throw UsageError("not serve", topic: .serve) }
+        #expect(dj.secretsOnCommandLine == ["source-password"])
+        #expect(dj.secretsWarning?.contains("--source-password") == true)
+        #expect(dj.secretsWarning?.contains("Dj-S3cret-1") == false)
     }
 
     @Test func aBadUpstreamOptionIsQuotedRedacted() {

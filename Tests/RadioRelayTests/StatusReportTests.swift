@@ -162,7 +162,7 @@ import Testing
             lines.contains(
                 "radio_relay_push_connected{station=\"a\",target=\"icecast://***@[::1]:8001/b.opus\"} 0"))
         #expect(lines.filter { $0.hasPrefix("radio_relay_push_connected{") }.count == 2)
-        guard let promtool = tool("promtool") else { return }
+        let promtool = try #require(tool("promtool"), "promtool checks the text (.ci/deps --test installs it)")
         let path = temporaryPath("push-metrics.txt")
         try text.write(toFile: path, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
