@@ -130,11 +130,12 @@ extension ServerProcessTests {
             #expect(statuses == Array(repeating: 401, count: 10) + [429], "\(statuses)")
             let locked = try RawSource(port: http, path: "/main", password: Self.password, from: "127.0.0.9")
             #expect(locked.status == 429 && locked.answer.contains("Retry-After:"), "\(locked.answer)")
-            // The lockout is the station's: the studio's DJ behind the same address is not locked out (its mount is
-            // busy with its own source now: 403, not 429).
+            // The lockout is the station's: the studio's DJ behind the same address is not locked out (its
+            // credentials pass, then the AAC it announces is refused: 415, not 429).
             let studioFromThere = try RawSource(
-                port: http, path: "/studio", password: Self.studioPassword, from: "127.0.0.9")
-            #expect(studioFromThere.status == 403, "\(studioFromThere.answer)")
+                port: http, path: "/studio", password: Self.studioPassword, from: "127.0.0.9",
+                fields: ["Content-Type: audio/aac"])
+            #expect(studioFromThere.status == 415, "\(studioFromThere.answer)")
 
             // Garbage, 100 KB a second, to the studio once its source is gone: never plays (the studio stays silent); the
             // source is dropped once 10 s brought no audio (the rule an upstream has). It runs while the main station

@@ -166,6 +166,24 @@ import Testing
         #expect(reason.contains("no MPEG audio in 1 s") && reason.contains("Content-Type text/html"), "\(reason)")
     }
 
+    /// A cold fallback whose file cannot be read shows as failed, with why, while the station plays its first
+    /// input: seen before the emergency, not in it; it recovers when the file appears.
+    @Test func aFallbackThatCannotBeReadShowsAsFailed() throws {
+        let missing = temporaryPath("fallback.mp3")
+        let station = try StationTests.station(upstream: Fixture.path("stereo-44k-128k.mp3")) {
+            $0.upstreams.append(missing)
+        }
+        try station.start()
+        defer { station.stop() }
+        func fallback() -> InputState? { station.state.inputs.first { $0.name == "2" } }
+        #expect(waitUntil(3) { fallback()?.state == "failed" }, "\(String(describing: fallback()))")
+        #expect(fallback()?.reason == "cannot read \(missing): No such file or directory")
+        #expect(station.state.playingInput == "1")
+        try FileManager.default.copyItem(atPath: Fixture.path("mono-48k.mp3"), toPath: missing)
+        defer { try? FileManager.default.removeItem(atPath: missing) }
+        #expect(waitUntil(Pipeline.fileCheckInterval + 3) { fallback()?.state == "standby" })
+    }
+
     @Test func aFileWithoutAudioIsRetriedWithBackoffNotLoopedAtOnce() throws {
         let path = temporaryPath("not-audio.mp3")
         try Data(String(repeating: "not an mp3 file\n", count: 400).utf8).write(to: URL(fileURLWithPath: path))

@@ -118,6 +118,18 @@ import Testing
         let (forcedVerdict, forcedText) = Self.verdict([forced])
         #expect(forcedVerdict == .ok && forcedText.contains("note: main plays input 2, forced by an operator"))
         #expect(Self.verdict([Self.station("main", playing: "2")]).0 == .degraded, "not forced: degraded")
+        // A standby that cannot work: degraded, with why.
+        var broken = Self.station("main")
+        broken["inputs"] = [
+            ["name": "1", "kind": "http", "state": "playing"],
+            ["name": "fallback", "kind": "file", "state": "failed", "reason": "cannot read /srv/id.mp3\u{1B}[2J"],
+        ]
+        let (brokenVerdict, brokenText) = Self.verdict([broken])
+        #expect(brokenVerdict == .degraded)
+        #expect(
+            brokenText.hasPrefix(
+                "radio-relay WARNING: 1 station, 7 listeners; main has input fallback failed (cannot read /srv/id.mp3[2J)"
+            ), "\(brokenText)")
     }
 
     /// A server that drips a byte a second never finishes an answer: the command gives up at its one overall

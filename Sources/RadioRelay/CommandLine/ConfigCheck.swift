@@ -6,8 +6,8 @@ import RadioRelaySystem
 package struct ConfigCheck: Sendable, Equatable {
     /// 0, or 78 (EX_CONFIG) when the file has any problem.
     package let status: ExitCode
-    /// For standard output: "FILE: OK, 3 stations (jazz, news, talk)", then a line per note ("note: …", what start-up
-    /// would log once as a notice), or empty.
+    /// For standard output: "FILE: OK, 3 stations (jazz, news, talk)", then a line per warning and note
+    /// ("warning: …", "note: …": what start-up would log once), or empty.
     package let report: String
     /// For standard error: every problem, one a line, each naming FILE:LINE.
     package let problems: [String]
@@ -18,11 +18,9 @@ package struct ConfigCheck: Sendable, Equatable {
             let count = file.stations.count
             let names = file.stations.map(\.name).joined(separator: ", ")
             status = .ok
-            let notes = TrustedProxies.notes(
-                stations: file.stations, httpProxyProtocol: file.server.http != nil && file.server.httpProxyProtocol,
-                httpProxyFrom: file.server.httpProxyFrom)
             report =
-                (["\(path): OK, \(count) station\(count == 1 ? "" : "s") (\(names))"] + notes.map { "note: \($0)" })
+                (["\(path): OK, \(count) station\(count == 1 ? "" : "s") (\(names))"]
+                + file.warnings.map { "warning: \($0)" } + file.notes.map { "note: \($0)" })
                 .joined(separator: "\n")
             problems = []
         } catch {

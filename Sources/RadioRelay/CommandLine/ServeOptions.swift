@@ -101,8 +101,11 @@ package struct ServeOptions: Sendable, Equatable {
             throw scanner.error("\(error)")
         }
         self.station = station
-        secretsOnCommandLine = ["upstream", "push"].filter { name in
-            (scanner.allValues[name] ?? []).contains { !$0.hasPrefix("@credential:") && Redaction.text($0) != $0 }
+        // A URL with a password or token in it, and a password itself (`--source-password`).
+        secretsOnCommandLine = ["upstream", "push", "source-password"].filter { name in
+            (scanner.allValues[name] ?? []).contains { value in
+                !value.hasPrefix("@credential:") && (name == "source-password" || Redaction.text(value) != value)
+            }
         }
         try readServerFlags(scanner)
     }

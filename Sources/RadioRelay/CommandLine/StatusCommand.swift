@@ -213,6 +213,12 @@ package enum StatusTable {
             let reason = text(station["upstream_reason"], limit: 120)
             return (.degraded, "is retrying its input" + (reason.map { " (\($0))" } ?? ""))
         }
+        // A standby that cannot work (its file cannot be read, dead air) fails the station when it is needed.
+        if let broken = inputs.first(where: { $0["state"] as? String == "failed" }) {
+            let name = text(broken["name"], limit: 32) ?? "?"
+            let reason = text(broken["reason"], limit: 120).map { " (\($0))" } ?? ""
+            return (.degraded, "has input \(name) failed\(reason)")
+        }
         if let first = text(inputs.first?["name"], limit: 32), let playing, playing != first {
             // Forcing is an operator's act, not a fault: OK, with a note.
             if text(station["input_forced"], limit: 32) == playing {

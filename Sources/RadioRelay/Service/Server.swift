@@ -122,12 +122,8 @@ package final class Server {
         Log.notice(
             "network loops: \(pool.members.count) (\(settings.networkThreads == nil ? "auto: the CPUs this process may use" : "network_threads")), shared by every station"
         )
-        for note in TrustedProxies.notes(
-            stations: configuration.stations, httpProxyProtocol: settings.http != nil && settings.httpProxyProtocol,
-            httpProxyFrom: settings.httpProxyFrom)
-        {
-            Log.notice(note)
-        }
+        for warning in configuration.warnings { Log.warning(warning) }
+        for note in configuration.notes { Log.notice(note) }
         for station in stations { Self.announce(station) }
         try group?.start()
         group = nil

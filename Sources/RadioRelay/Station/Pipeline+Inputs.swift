@@ -283,6 +283,28 @@ extension Pipeline {
         }
     }
 
+    /// How often a file input that waits unconnected has its file checked, in seconds.
+    static let fileCheckInterval = 5.0
+
+    /// A file input that waits unconnected (a cold fallback) has its file checked every `fileCheckInterval`: one
+    /// that cannot be read shows as failed, with why, in status, metrics and `radio-relay status`, long before the
+    /// station needs it; logged once when it is found and once when it is back.
+    func checkFiles(now: Double) {
+        for input in inputs where input.configuration.isFile && input.downloader == nil {
+            guard now - input.fileCheckedAt >= Self.fileCheckInterval else { continue }
+            input.fileCheckedAt = now
+            let problem = input.fileProblem
+            guard problem != input.unreadable else { continue }
+            input.unreadable = problem
+            if let problem {
+                input.lastError = problem
+                Log.warning("\(configuration.name): \(describe(input)) \(problem): it cannot play when it is needed")
+            } else {
+                Log.notice("\(configuration.name): \(describe(input)) can be read again")
+            }
+        }
+    }
+
     /// An HTTP input whose Content-Type says the other kind of stream than the station expects fails at once, with
     /// what to change: an edge relays Ogg Opus as it is, a transcoding station decodes MP3.
     func checkFormat(_ input: StationInput, _ contentType: String?) throws {

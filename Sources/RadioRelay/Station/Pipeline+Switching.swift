@@ -136,6 +136,10 @@ extension Pipeline {
                 shown = "waiting"
                 reason = why.map { "no live source connected (the last one \($0))" } ?? "no live source connected"
             }
+            if let problem = input.unreadable, input.downloader == nil {
+                shown = "failed"
+                reason = problem
+            }
             if dead {
                 shown = index == selector.playing ? "playing" : "failed"
                 reason =

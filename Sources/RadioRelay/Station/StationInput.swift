@@ -84,6 +84,10 @@ final class StationInput {
     var tags: (serial: UInt32, comments: [String])?
     /// The dead-air reason last told, so that the log says it once.
     var quietLogged = false
+    /// A file input's file cannot be read now (why), found while it waits unconnected (`Pipeline.checkFiles`):
+    /// shown as failed, so the fallback's absence is seen before the emergency.
+    var unreadable: String?
+    var fileCheckedAt = -Double.infinity
     /// The live source's kill requests carried out (`SourceDesk.kills`).
     var liveKills = 0
     /// The live source closed its connection: what it sent is played out, then the station hands back (why).
@@ -138,6 +142,14 @@ final class StationInput {
         passEnded = false
         flowing = false
         announced = false
+    }
+
+    /// Why this file input's file cannot be read (nil: it can, or it is no file input).
+    var fileProblem: String? {
+        guard configuration.isFile else { return nil }
+        let path = Downloader.path(of: configuration.upstream)
+        guard access(path, R_OK) != 0 else { return nil }
+        return "cannot read \(path): \(String(cString: strerror(errno)))"
     }
 
     /// A file's ID3 title, read once from its first bytes (a local file: a bounded read on the pipeline thread).
