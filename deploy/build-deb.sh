@@ -51,7 +51,7 @@ umask 022
 export LC_ALL=C.UTF-8
 
 die() { echo "build-deb: $*" >&2; exit 1; }
-for c in dpkg-deb dpkg-shlibdeps dpkg strip gzip sed awk md5sum; do
+for c in dpkg-deb dpkg-shlibdeps dpkg strip readelf gzip sed awk md5sum; do
     command -v "$c" >/dev/null || die "$c not found (apt-get install dpkg-dev binutils gzip)"
 done
 
@@ -72,6 +72,12 @@ binary=$release/radio-relay
 resources=$release/radio-relay_RadioRelay.resources
 [[ -f $binary && -x $binary ]] || die "no executable radio-relay in $release"
 [[ -f $resources/demo.mp3 ]] || die "no radio-relay_RadioRelay.resources/demo.mp3 in $release"
+# A server has no Swift toolchain: a binary that needs the toolchain's libraries (built without
+# --static-swift-stdlib) cannot start there (libswiftCore.so missing, status 127), and is refused here.
+command -v readelf >/dev/null || die "readelf not found (apt-get install binutils)"
+toolchain=$(readelf -d "$binary" | grep -oE 'Shared library: \[(libswift[^]]*|libFoundation[^]]*|libdispatch[^]]*|libBlocksRuntime[^]]*)\]' \
+    | sed -E 's/.*\[(.*)\]/\1/' | sort -u | tr '\n' ' ')
+[[ -z $toolchain ]] || die "$binary needs the Swift toolchain's libraries (${toolchain% }): build it with swift build -c release --static-swift-stdlib"
 
 version_line=$("$binary" --version) || die "$binary --version failed"
 version=$(awk 'NR == 1 && $1 == "radio-relay" { print $2 }' <<<"$version_line")
