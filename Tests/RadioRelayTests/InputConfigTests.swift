@@ -53,6 +53,41 @@ import Testing
         #expect(station.inputsShown.hasPrefix("input 1 http://primary.example:8000/live.mp3, then input 2"))
     }
 
+    /// One rule for what shows while an input plays: a file's own `title` (its section's) over its ID3 title, a
+    /// station's `title` only where the input says none; a live source without metadata shows the station's title,
+    /// else its ice-name, else nothing (never the relayed input's last title).
+    @Test func whichTitleShows() throws {
+        let file = try Self.parse(
+            """
+            [server]
+            http = 127.0.0.1:8001
+            [station main]
+            upstream = /srv/a.mp3
+            title = Station Title
+            source_password = dj-pass-123
+            [input main/id]
+            upstream = /srv/id.mp3
+            title = Station ID
+            """)
+        let station = try #require(file.stations.first)
+        #expect(station.inputs.map(\.titleIsOwn) == [false, false, true])
+        let made = station.inputs.map { StationInput($0, station: station) }
+        let (live, upstream, id) = (made[0], made[1], made[2])
+        #expect(upstream.title == "Station Title" && id.title == "Station ID" && live.title == "Station Title")
+        upstream.ownTitle = "ID3 Title"
+        id.ownTitle = "ID3 Title"
+        #expect(upstream.title == "ID3 Title", "the station's title is for an input that says none")
+        #expect(id.title == "Station ID", "a file's own title is the operator's choice over its ID3 title")
+        live.ownTitle = "DJ's Song"
+        #expect(live.title == "DJ's Song")
+        var plain = station
+        plain.title = nil
+        let quiet = StationInput(plain.inputs[0], station: plain)
+        #expect(quiet.title == "", "a DJ without metadata: no title, not the relayed one's")
+        quiet.liveName = "Bob's Show"
+        #expect(quiet.title == "Bob's Show")
+    }
+
     @Test func aStationMayHaveOnlyInputSections() throws {
         let file = try Self.parse(
             "[station a]\n[input a/live]\nupstream = http://live.example/a.mp3\n[input a/loop]\nupstream = /a.mp3\n")

@@ -49,6 +49,7 @@ extension ConfigFileReader {
             }
             var input = InputConfiguration(name: name, upstream: url)
             input.title = settings.title
+            input.titleIsOwn = seen["title"] != nil
             input.paced = settings.paced
             input.connectTimeout = settings.connectTimeout
             input.stallTimeout = settings.stallTimeout

@@ -11,8 +11,12 @@ public struct InputConfiguration: Sendable, Equatable {
     public var name: String
     /// An http(s) URL (ICY or not), `tcp://` (another relay's Ogg Opus), a file: URL or a path.
     public var upstream: String
-    /// The title shown while it plays when it gives none of its own (no ICY title, a file without an ID3 title).
+    /// The title shown while it plays when it gives none of its own (no ICY title, a file without an ID3 title, a
+    /// live source that sends none).
     public var title: String?
+    /// `title` was set in its own `[input]` section: for a file it is shown instead of the file's ID3 title (a
+    /// station ID named by the operator); a station's `title` is only what a file without an ID3 title shows.
+    public var titleIsOwn = false
     /// Read at real time, held back at the lead (see `StationConfiguration.paced`); nil: files and responses with a
     /// length.
     public var paced: Bool?
@@ -25,8 +29,9 @@ public struct InputConfiguration: Sendable, Equatable {
     }
 
     /// The live source's input (`source_password`): fed by the source client that connects, never connected to.
-    public static func live(timeout: Int) -> InputConfiguration {
+    public static func live(timeout: Int, title: String? = nil) -> InputConfiguration {
         var input = InputConfiguration(name: liveName, upstream: liveUpstream)
+        input.title = title
         input.stallTimeout = timeout
         input.connectTimeout = timeout
         input.paced = true

@@ -68,6 +68,7 @@ extension Pipeline {
         input.format = nil
         input.liveKills = station.desk.kills
         input.liveLabel = source.label
+        input.liveName = source.request.info.displayName.flatMap { $0.isEmpty ? nil : $0 }
         input.paced = true
         input.pace = (now, 0)
         input.set(.connecting)

@@ -92,7 +92,7 @@ public struct StationConfiguration: Sendable, Equatable {
     /// Every input in priority order: the `upstream` values (named `1`, `2`, …, with the station's title, pace and
     /// timeouts), then the `[input]` sections' (read over the station's settings).
     public var inputs: [InputConfiguration] {
-        (sourcePassword == nil ? [] : [InputConfiguration.live(timeout: sourceTimeout)])
+        (sourcePassword == nil ? [] : [InputConfiguration.live(timeout: sourceTimeout, title: title)])
             + upstreams.enumerated().map { index, url in
                 var input = InputConfiguration(name: "\(index + 1)", upstream: url)
                 input.title = title

@@ -94,6 +94,8 @@ final class StationInput {
     var liveEnding: String?
     /// How logs name the live source connected last (`live source ADDR:PORT`).
     var liveLabel = "live source"
+    /// The `ice-name` of the live source connected last (a title when it sends none).
+    var liveName: String?
 
     init(_ configuration: InputConfiguration, station: StationConfiguration) {
         self.configuration = configuration
@@ -116,7 +118,16 @@ final class StationInput {
     }
 
     var name: String { configuration.name }
-    var title: String? { ownTitle ?? configuration.title }
+
+    /// What shows while it plays, by one rule: a file's own `title` (its `[input]` section's) over its ID3 title;
+    /// otherwise what the input says (an ICY or Ogg title, a file's ID3 title, a live source's metadata), else the
+    /// `title` it has from its section or the station, else a live source's `ice-name`; else nothing (`""` for a
+    /// live source, so that the relayed input's last title does not stay on a DJ's set).
+    var title: String? {
+        if configuration.isFile && configuration.titleIsOwn, let own = configuration.title { return own }
+        guard configuration.isLive else { return ownTitle ?? configuration.title }
+        return ownTitle ?? configuration.title ?? liveName ?? ""
+    }
 
     func set(_ activity: Activity) {
         guard activity != self.activity else { return }
