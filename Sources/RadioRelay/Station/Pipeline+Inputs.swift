@@ -41,6 +41,12 @@ extension Pipeline {
         let input = inputs[index]
         if input.passEnded {
             input.passEnded = false
+            // The pass's last frame and the Reader's tail, before the next pass's first (no hole at the seam).
+            do {
+                try input.decoder?.endPass { try route(index, $0) }
+            } catch {
+                logLimited(.stageError, .error, "\(configuration.name): \(describe(input)): end of a pass: \(error)")
+            }
             if input.packets == input.connection.packetsAtOpen {
                 // An empty file, or one without audio: looping it again at once would spin.
                 fail(

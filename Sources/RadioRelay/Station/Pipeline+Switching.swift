@@ -176,8 +176,8 @@ extension Pipeline {
             if let decoder = input.decoder {
                 packets += decoder.parser.statistics.packets
                 skipped += decoder.parser.statistics.bytesSkipped
-                decoded += decoder.reader?.statistics.packets ?? 0
-                errors += decoder.reader?.statistics.decodeErrors ?? 0
+                decoded += decoder.decoded.packets
+                errors += decoder.decoded.errors
                 readers += decoder.readersMade
             } else {
                 skipped += input.demuxer.statistics.bytesSkipped
@@ -198,8 +198,8 @@ extension Pipeline {
         if let decoder = input.decoder {
             retired.packets += decoder.parser.statistics.packets
             retired.skipped += decoder.parser.statistics.bytesSkipped
-            retired.decoded += decoder.reader?.statistics.packets ?? 0
-            retired.errors += decoder.reader?.statistics.decodeErrors ?? 0
+            retired.decoded += decoder.decoded.packets
+            retired.errors += decoder.decoded.errors
         } else {
             retired.skipped += input.demuxer.statistics.bytesSkipped
             retired.errors += input.demuxer.statistics.badPages + input.demuxer.statistics.droppedPackets

@@ -105,9 +105,9 @@ final class StationInput {
             var decoding = InputDecoder.Configuration()
             decoding.commonRate = station.commonRate
             // Live: a frame goes on as soon as it is complete, and a live stream's LAME tag says nothing about
-            // where the station's stream ends.
+            // where the station's stream ends; a file's says where each pass of its loop starts and ends.
             decoding.confirmsFrames = false
-            decoding.gapless = false
+            decoding.gapless = configuration.isFile
             decoding.maxTagLength = Parser.liveTagLimit
             decoding.recognisesFormat = configuration.isLive
             decoder = InputDecoder(decoding)

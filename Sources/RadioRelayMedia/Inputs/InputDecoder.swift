@@ -41,8 +41,20 @@ public final class InputDecoder {
     public let configuration: Configuration
     public let parser: Parser
     public private(set) var reader: Reader?
-    /// Readers made over the decoder's life: 1 once audio flowed.
+    /// Readers made over the decoder's life: 1 once audio flowed (the passes of a looping file count once).
     public private(set) var readersMade = 0
+    /// The next Reader is a looping file's next pass (`endPass`), not another decoding.
+    private var nextPass = false
+    /// The packets decoded and decode errors of the Readers of earlier passes.
+    private var earlierPasses = (packets: 0, errors: 0)
+
+    /// MP3 packets decoded and decode errors, every pass's Reader counted.
+    public var decoded: (packets: Int, errors: Int) {
+        (
+            earlierPasses.packets + (reader?.statistics.packets ?? 0),
+            earlierPasses.errors + (reader?.statistics.decodeErrors ?? 0)
+        )
+    }
     private var icy: ICYDemuxer?
     /// What the connection's bytes are, once its first ones were seen (`recognisesFormat`); nil: not yet.
     public private(set) var codec: DataFormat.Codec?
@@ -133,8 +145,24 @@ public final class InputDecoder {
         let made = try Reader(
             commonRate: configuration.commonRate, gapless: configuration.gapless ? parser.gapless : nil)
         reader = made
-        readersMade += 1
+        if !nextPass { readersMade += 1 }
+        nextPass = false
         return made
+    }
+
+    /// A looping file's pass ended (its last byte was fed): the Parser's last frame and the Reader's tail —
+    /// the padding its LAME tag announced trimmed when `gapless` — are handed on, and the next pass is decoded by a
+    /// Reader of its own, whose start is trimmed of the encoder delay again: the seam has no hole.
+    public func endPass(_ sink: (Output) throws -> Void) throws {
+        guard codec == .mpeg else { return }
+        try parser.finish { try handle($0, sink) }
+        guard let reader else { return }
+        let tail = try reader.finish()
+        earlierPasses.packets += reader.statistics.packets
+        earlierPasses.errors += reader.statistics.decodeErrors
+        self.reader = nil
+        nextPass = true
+        if !tail.isEmpty { try sink(.pcm(tail)) }
     }
 }
 
