@@ -15,6 +15,10 @@ Modes (bench/seams.sh runs them; every process is started here and stopped by it
       (looped, 4 400 whole cycles) for 30 s: the file-loop seams. For each seam: the largest step between two
       neighbouring samples within 0.3 s of it, beside the largest step of the steady tone around it (the
       programme's own), and the quietest 10 ms there (a hole).
+  djset [--minutes M]
+      Ogg Opus DJs on the air for M minutes (default 10) at once: ffmpeg (libopus, 660 Hz) over a relayed 440 Hz
+      station, Liquidsoap (%opus, a 990 Hz file looped) on a live-only station; a 48 kHz decoding listener each.
+      Prints how long each DJ was heard, in how many pieces, and any live source the relay ended early.
 
 Python 3.9+, standard library; bench/benchlib.py and bench/failover.py for the processes.
 """
@@ -248,15 +252,92 @@ def mode_hang(args):
             icecast.stop()
 
 
+def mode_djset(args):
+    """Ogg Opus DJs on the air for `minutes`: ffmpeg (-c:a libopus, 660 Hz) over a relayed 440 Hz station, and
+    Liquidsoap (%opus, a 990 Hz file looped) on a live-only station, at once, each heard by a decoding listener."""
+    work = tempfile.mkdtemp(prefix="seams-djset-")
+    os.chmod(work, 0o755)
+    seconds = int(args.minutes * 60)
+    relay_file = failover.tone_file(work, 440, seconds + 120, "Relay")
+    dj_file = failover.tone_file(work, 990, 600, "Studio DJ")
+    http, status, main_port, studio_port = (benchlib.free_port() for _ in range(4))
+    config = os.path.join(work, "relay.conf")
+    with open(config, "w") as f:
+        f.write(f"[server]\nhttp = {HOST}:{http}\nstatus = {HOST}:{status}\n\n"
+                f"[station main]\nbind = {HOST}\nport = {main_port}\nupstream = {relay_file}\n"
+                f"source_password = main-dj-pass-1\n\n"
+                f"[station studio]\nbind = {HOST}\nport = {studio_port}\nsource_password = studio-dj-pass-1\n")
+    script = os.path.join(work, "dj.liq")
+    with open(script, "w") as f:
+        f.write(f"""settings.init.allow_root.set(true)
+settings.log.stdout.set(false)
+settings.log.file.set(false)
+s = mksafe(single("{dj_file}"))
+output.icecast(%opus(samplerate=48000), host="{HOST}", port={http}, password="studio-dj-pass-1", mount="studio", s)
+""")
+    things, djs = [], []
+    try:
+        relay = Relay(work, config=config, ports=(main_port, http, status))
+        things.append(relay)
+        main_listener = Listener48(work, main_port, "main")
+        studio_listener = Listener48(work, studio_port, "studio")
+        things += [main_listener, studio_listener]
+        benchlib.wait_until(lambda: main_listener.seconds() > 3, 15)
+        djs.append(subprocess.Popen(
+            ["ffmpeg", "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i",
+             f"sine=frequency=660:sample_rate=48000:duration={seconds}", "-ac", "2", "-c:a", "libopus", "-b:a", "96k",
+             "-content_type", "audio/ogg", "-f", "ogg", f"icecast://source:main-dj-pass-1@{HOST}:{http}/main.opus"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        djs.append(subprocess.Popen(["liquidsoap", script], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL))
+        started = time.monotonic()
+        main_from, studio_from = main_listener.seconds(), studio_listener.seconds()
+        deadline = started + seconds
+        while time.monotonic() < deadline and all(dj.poll() is None for dj in djs):
+            time.sleep(1)
+        alive = [dj.poll() is None for dj in djs]
+        for dj_proc in djs:
+            benchlib.stop_process(dj_proc)
+        time.sleep(3)
+        for listener in (main_listener, studio_listener):
+            listener.stop()
+        relay.stop()
+        things = []
+        log_text = open(relay.log_path).read()
+        print(f"Ogg Opus DJs for {seconds} s (after {time.monotonic() - started:.0f} s: ffmpeg running {alive[0]}, "
+              f"Liquidsoap running {alive[1]} until the end)")
+        for name, listener, tone, since in (("main (ffmpeg libopus, 660 Hz)", main_listener, 660.0, main_from),
+                                             ("studio (Liquidsoap %opus, 990 Hz)", studio_listener, 990.0, studio_from)):
+            samples = listener.samples()
+            tl = segments(samples[int(since * RATE):], [440.0, tone], window=0.05)
+            pieces = [(s, e) for t, s, e in tl if t == tone]
+            heard = [e - s for s, e in pieces]
+            first, last = (pieces[0][0], pieces[-1][1]) if pieces else (0, 0)
+            gaps = [e - s for t, s, e in tl if t != tone and s >= first and e <= last]
+            print(f"  {name}: the DJ heard {sum(heard):.1f} s in {len(heard)} pieces (longest {max(heard, default=0):.1f} s);"
+                  f" longest stretch of anything else between its first and last {max(gaps, default=0):.2f} s")
+        # A source the relay ended itself (no audio, a stall), not the end of a DJ this bench stopped.
+        ends = [line for line in log_text.splitlines()
+                if "live source" in line and (" audio in " in line or "stalled" in line or "no data" in line)]
+        print(f"  live sources the relay ended: {len(ends)}" + (f" (first: {ends[0].split(': ', 1)[1]})" if ends else ""))
+    finally:
+        for dj_proc in djs:
+            benchlib.stop_process(dj_proc)
+        for thing in things:
+            thing.stop()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="mode", required=True)
     hang = sub.add_parser("hang")
     hang.add_argument("--stall", type=int, default=5)
     sub.add_parser("dj")
+    djset = sub.add_parser("djset")
+    djset.add_argument("--minutes", type=float, default=10)
     args = parser.parse_args()
     print(f"relay: {failover.relay_binary()}")
-    {"hang": mode_hang, "dj": mode_dj}[args.mode](args)
+    {"hang": mode_hang, "dj": mode_dj, "djset": mode_djset}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 #   bench/seams.sh            # both modes (about 2 minutes)
 #   bench/seams.sh hang [S]   # a SIGSTOPped studio Icecast with a hot backup, stall_timeout S (default 5)
 #   bench/seams.sh dj         # hand-back, killsource, a hung DJ, and a file loop's seams
+#   bench/seams.sh djset [M]  # Ogg Opus DJs (ffmpeg, Liquidsoap) on the air for M minutes (default 10)
 #
 # Environment: RADIO_RELAY (the build; default the static release build), PYTHON. What each mode does and prints:
 # bench/seams.py's header.
@@ -26,8 +27,9 @@ all)
     ;;
 hang) "$PYTHON" "$BENCH_DIR/seams.py" hang --stall "${2:-5}" ;;
 dj) "$PYTHON" "$BENCH_DIR/seams.py" dj ;;
+djset) "$PYTHON" "$BENCH_DIR/seams.py" djset --minutes "${2:-10}" ;;
 *)
-    echo "usage: $0 [all | hang [S] | dj]" >&2
+    echo "usage: $0 [all | hang [S] | dj | djset [M]]" >&2
     exit 2
     ;;
 esac
