@@ -9,7 +9,8 @@ Modes (bench/seams.sh runs them; every process is started here and stopped by it
       server: its socket stays established and sends nothing); prints the silence heard, the time from the SIGSTOP
       to the switch the relay logs, and the switch's reason; then SIGCONT.
   dj
-      The relay relays a 440 Hz file with a DJ password; ffmpeg DJs (MP3) take over and leave three ways: a DJ whose
+      The relay relays a 440 Hz file with a DJ password; ffmpeg DJs (MP3, at 0.31 of full scale, as loud as a
+      programme) take over and leave three ways: a DJ whose
       6 s end (hand-back: 880 Hz), one killed by /admin/killsource (990 Hz), one stopped with SIGSTOP until
       source_timeout (3 s) ends it (hang: 770 Hz). Then a station whose only input is an 8 s file of 550 Hz
       (looped, 4 400 whole cycles) for 30 s: the file-loop seams. For each seam: the largest step between two
@@ -108,7 +109,8 @@ def status_post(relay, path):
 def dj(port, password, frequency, seconds):
     return subprocess.Popen(
         ["ffmpeg", "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i",
-         f"sine=frequency={frequency}:sample_rate=44100:duration={seconds}", "-ac", "2", "-c:a", "libmp3lame",
+         f"sine=frequency={frequency}:sample_rate=44100:duration={seconds}", "-af", "volume=2.5", "-ac", "2",
+         "-c:a", "libmp3lame",
          "-b:a", "128k", "-content_type", "audio/mpeg", "-f", "mp3",
          f"icecast://source:{password}@{HOST}:{port}/main"],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
