@@ -35,14 +35,15 @@ extension Server {
             stations.first { $0.name == name }?.stop(timeout: 5)
             stations.removeAll { $0.name == name }
         }
+        var failed: [String] = []
         for station in plan.update {
             do {
                 try stations.first { $0.name == station.name }?.update(station)
             } catch {
-                Log.error("reload: station \(station.name): \(error)")
+                Log.error("reload: station \(station.name): \(error); it goes on as it was")
+                failed.append(station.name)
             }
         }
-        var failed: [String] = []
         for station in plan.restart where !restartStation(station) { failed.append(station.name) }
         for station in plan.start where !startStation(station) { failed.append(station.name) }
         configuration.stations = stations.map(\.configuration)
@@ -121,6 +122,7 @@ extension Server {
             Log.error("reload: station \(configuration.name) cannot restart: \(error); it goes on as it was")
             return false
         }
+        let closed = old.listeners
         old.stop(timeout: 5)
         stations[index] = successor
         do {
@@ -132,7 +134,9 @@ extension Server {
             Log.error("reload: station \(configuration.name) stopped: its successor cannot start: \(error)")
             return false
         }
-        Log.notice("reload: restarted \(configuration.name) on its listening sockets")
+        Log.notice(
+            "reload: restarted \(configuration.name) on its listening sockets: its \(closed) listener"
+                + "\(closed == 1 ? "" : "s") closed (an output's stream or address changed)")
         logRelays(successor)
         return true
     }

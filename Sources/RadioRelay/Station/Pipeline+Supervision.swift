@@ -15,6 +15,8 @@ extension Pipeline {
         settingsVersion = version
         let old = configuration
         configuration = station.configuration
+        let current = station.outputs
+        if current.map(\.label) != outputs.map(\.label) { reshapeOutputs(current) }
         var clockSettings = clock.settings
         clockSettings.jitter = configuration.silenceAfter
         clockSettings.maxLead = configuration.maxLead
@@ -36,6 +38,34 @@ extension Pipeline {
             reconfigureInputs(was: old)
         }
         for input in inputs { input.reconnect.update(delays: configuration.reconnectDelay) }
+    }
+
+    /// The station's outputs changed (a reload added or removed a rendition): the Encoders of the outputs kept go on
+    /// as they were, a new rendition's Encoder (made by the station, its header pages in its ring) joins, a removed
+    /// one's is dropped.
+    func reshapeOutputs(_ current: [StationOutput]) {
+        guard let transcoder else {
+            outputs = current
+            return
+        }
+        let arriving = station.takeArrivingEncoders()
+        let previous = outputs.filter { $0.format == .oggOpus }.map(\.label)
+        var encoders: [Encoder] = []
+        var from: [Int?] = []
+        for output in current where output.format == .oggOpus {
+            if let index = previous.firstIndex(of: output.label), transcoder.encoders.indices.contains(index) {
+                encoders.append(transcoder.encoders[index])
+                from.append(index)
+            } else if let made = arriving[output.label] {
+                encoders.append(made)
+                from.append(nil)
+            } else {
+                Log.error("\(configuration.name): output \(output.label) has no encoder: its listeners get no audio")
+                return
+            }
+        }
+        transcoder.replaceEncoders(encoders, from: from)
+        outputs = current
     }
 
     /// A new list of inputs (a reload): an input whose URL is still listed keeps its connection, its reading and

@@ -18,8 +18,9 @@ final class Pipeline {
     let station: Station
     /// The station's settings version `configuration` was taken at.
     var settingsVersion = 0
-    /// The station's outputs: each one's Broadcaster, and its HLS stream if it has one.
-    let outputs: [StationOutput]
+    /// The station's outputs: each one's Broadcaster, and its HLS stream if it has one (a reload may add or remove
+    /// a rendition: `reshapeOutputs`).
+    var outputs: [StationOutput]
     let shared: LockedBox<StationState>
     var local = StationState()
     /// New titles at most once a second, the newest winning.

@@ -15,8 +15,15 @@ public final class Station: Service {
     private let settings: LockedBox<StationConfiguration>
     let settingsVersion = Atomic<Int>(0)
     public var configuration: StationConfiguration { settings.snapshot }
-    /// The main output first, then the renditions in the order of the configuration.
-    package let outputs: [StationOutput]
+    /// The main output first, then the renditions in the order of the configuration. A reload may add or remove a
+    /// rendition (`update`): the others, and their listeners, go on.
+    package var outputs: [StationOutput] { outputList.snapshot }
+    private let outputList: LockedBox<[StationOutput]>
+    /// The Encoders of renditions a reload added, made (their header pages already in their rings) for the pipeline
+    /// to take by label (`takeArrivingEncoders`).
+    private let arrivingEncoders = LockedBox<[String: Handoff<Encoder>]>([:])
+    /// What new outputs run with: the server's loops, listener places and access log.
+    private let services: ListenerServices
     /// When it was made (wall clock): the stream's start in Icecast's status.
     package let createdAt = wallClockNow()
     /// The main output's Broadcaster.
@@ -70,29 +77,36 @@ public final class Station: Service {
         try configuration.validate()
         self.settings = LockedBox(configuration)
         self.onUnexpectedExit = onUnexpectedExit
+        self.services = services
         self.history = LockedBox(history)
         desk = SourceDesk(
             station: configuration.name, password: configuration.sourcePassword, paths: configuration.sourcePaths,
             timeout: configuration.sourceTimeout)
         var outputs: [StationOutput] = []
         for output in configuration.outputSettings {
-            let ring = PageRing(
-                capacity: max(16, Self.ringPages(output)), maxBytes: Self.ringBytes(output.broadcaster))
-            let label = output.name.map { "\(configuration.name)/\($0)" } ?? configuration.name
             let socket = output.name == nil ? adoptedSocket : output.name.flatMap { renditionSockets[$0] }
             if let socket { unowned.remove(socket) }
-            let broadcaster = try Broadcaster(
-                name: label, configuration: output.broadcaster, ring: ring, adoptedSocket: socket,
-                onUnexpectedExit: onUnexpectedExit, services: services)
             outputs.append(
-                StationOutput(
-                    name: output.name, mount: output.mount, format: output.format,
-                    encoderSettings: LockedBox(output.encoder), broadcaster: broadcaster,
-                    hls: configuration.hls && output.format == .oggOpus
-                        ? HLSStream(settings: configuration.hlsSettings) : nil)
-            )
+                try Self.makeOutput(
+                    output, of: configuration, socket: socket, services: services, onUnexpectedExit: onUnexpectedExit))
         }
-        self.outputs = outputs
+        outputList = LockedBox(outputs)
+    }
+
+    /// One output: its page ring, its Broadcaster (bound now, or adopting `socket`) and its HLS stream.
+    private static func makeOutput(
+        _ output: StationConfiguration.OutputSettings, of configuration: StationConfiguration, socket: Int32?,
+        services: ListenerServices, onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void
+    ) throws -> StationOutput {
+        let ring = PageRing(capacity: max(16, Self.ringPages(output)), maxBytes: Self.ringBytes(output.broadcaster))
+        let label = output.name.map { "\(configuration.name)/\($0)" } ?? configuration.name
+        let broadcaster = try Broadcaster(
+            name: label, configuration: output.broadcaster, ring: ring, adoptedSocket: socket,
+            onUnexpectedExit: onUnexpectedExit, services: services)
+        return StationOutput(
+            name: output.name, mount: output.mount, format: output.format, encoderSettings: LockedBox(output.encoder),
+            broadcaster: broadcaster,
+            hls: configuration.hls && output.format == .oggOpus ? HLSStream(settings: configuration.hlsSettings) : nil)
     }
 
     /// Its listening sockets that `successor` keeps at the same address (the main output's, and each rendition's by
@@ -140,42 +154,95 @@ public final class Station: Service {
         return Int((keep / pageSeconds).rounded(.up))
     }
 
-    /// Whether `new` can replace this station's settings while it runs: everything but the encoding of any output
-    /// (channels, page duration, rates — its Ogg stream would change; bitrate, complexity and constrained VBR change
-    /// in place, `Encoder.retune`), the set of renditions,
-    /// their names, mounts and listening addresses, and a lag or burst an output's page ring was not sized for.
+    /// Whether `new` can replace this station's settings while it runs: everything but the encoding of an output it
+    /// keeps (channels, page duration, rates — its Ogg stream would change; bitrate, complexity and constrained VBR
+    /// change in place, `Encoder.retune`), the main output's and the MP3 output's mounts and listening addresses, a
+    /// kept rendition's mount and address, and a lag or burst an output's page ring was not sized for. Renditions may
+    /// come and go (a transcoding station's): the other outputs' listeners stay.
     package func canUpdate(to new: StationConfiguration) -> Bool {
         let old = configuration
-        let before = old.outputSettings
+        let current = outputs
         let after = new.outputSettings
-        guard new.name == old.name, new.commonRate == old.commonRate, before.count == after.count,
-            new.mp3 == old.mp3,
-            new.relaysOggOpus == old.relaysOggOpus, new.hls == old.hls, new.hlsSettings == old.hlsSettings
+        guard new.name == old.name, new.commonRate == old.commonRate, new.mp3 == old.mp3,
+            new.relaysOggOpus == old.relaysOggOpus, new.hls == old.hls, new.hlsSettings == old.hlsSettings,
+            after.first?.name == nil, current.first?.name == nil
         else { return false }
-        for (index, (was, now)) in zip(before, after).enumerated() {
-            guard was.name == now.name, was.mount == now.mount, was.encoder.sameStream(as: now.encoder),
+        let renditionsChange = Set(current.compactMap(\.name)) != Set(after.compactMap(\.name))
+        if renditionsChange && new.relaysOggOpus { return false }
+        for now in after {
+            guard let index = current.firstIndex(where: { $0.name == now.name }) else { continue }  // a new rendition
+            let was = old.outputSettings.first { $0.name == now.name }
+            guard let was, was.mount == now.mount, was.format == now.format, was.encoder.sameStream(as: now.encoder),
                 was.broadcaster.bind == now.broadcaster.bind, was.broadcaster.port == now.broadcaster.port,
-                Self.ringPages(now) <= outputs[index].broadcaster.ring.capacity
+                Self.ringPages(now) <= current[index].broadcaster.ring.capacity
             else { return false }
         }
         return true
     }
 
-    /// Applies `new` to the running station (see `canUpdate`): listeners, pipeline and Ogg stream go on; a new
-    /// upstream is connected to at once.
+    /// Applies `new` to the running station (see `canUpdate`): listeners, pipeline and Ogg streams go on; a new
+    /// upstream is connected to at once; a rendition added is made (its Encoder's header pages in its ring before
+    /// its port takes a listener) and started, one removed is stopped (its listeners, counted in the log, closed).
     package func update(_ new: StationConfiguration) throws {
         guard canUpdate(to: new) else {
             throw ConfigurationError("station \(name): this change needs a restart of the station")
         }
         try new.validate()
-        for (output, wanted) in zip(outputs, new.outputSettings) {
+        let current = outputs
+        var made: [StationOutput] = []
+        var encoders: [String: Handoff<Encoder>] = [:]
+        do {
+            for wanted in new.outputSettings where !current.contains(where: { $0.name == wanted.name }) {
+                let output = try Self.makeOutput(
+                    wanted, of: new, socket: nil, services: services, onUnexpectedExit: onUnexpectedExit)
+                var settings = wanted.encoder
+                settings.inputRate = new.commonRate
+                let encoder = try Encoder(settings)
+                output.broadcaster.ring.setHeaders(encoder.headerPages)
+                output.hls?.setHeaders(encoder.headerPages)
+                if pipeline.snapshot != nil { try output.broadcaster.start() }
+                made.append(output)
+                encoders[output.label] = Handoff(value: encoder)
+            }
+        } catch {
+            for output in made { _ = output.broadcaster.stop(timeout: 5) }
+            throw error
+        }
+        for (output, wanted) in zip(
+            current, current.map { output in new.outputSettings.first { $0.name == output.name } })
+        {
+            guard let wanted else { continue }
             try output.broadcaster.update(wanted.broadcaster)
             output.encoderSettings.withLock { $0 = wanted.encoder }
         }
+        let outputs = new.outputSettings.compactMap { wanted in
+            current.first { $0.name == wanted.name } ?? made.first { $0.name == wanted.name }
+        }
+        let removed = current.filter { output in !outputs.contains { $0.name == output.name } }
+        arrivingEncoders.withLock { $0.merge(encoders) { $1 } }
+        outputList.withLock { $0 = outputs }
         settings.withLock { $0 = new }
         desk.update(password: new.sourcePassword, paths: new.sourcePaths, timeout: new.sourceTimeout)
         settingsVersion.add(1, ordering: .releasing)
+        for output in made {
+            Log.notice("\(name): rendition \(output.label) added on \(output.broadcaster.address)")
+        }
+        for output in removed {
+            let listeners = output.broadcaster.counters.listeners.load(ordering: .relaxed)
+            _ = output.broadcaster.stop(timeout: 5)
+            Log.notice(
+                "\(name): rendition \(output.label) removed: its \(listeners) listener\(listeners == 1 ? "" : "s") "
+                    + "closed; the station's other outputs go on")
+        }
         if pipeline.snapshot != nil { try updatePushes(to: new) }
+    }
+
+    /// The Encoders of renditions a reload added, by label (the pipeline's, once).
+    func takeArrivingEncoders() -> [String: Encoder] {
+        arrivingEncoders.withLock { arriving in
+            defer { arriving.removeAll() }
+            return arriving.mapValues(\.value)
+        }
     }
 
     /// Forces input `input` to play until released or until it fails (nil: releases the force); the pipeline

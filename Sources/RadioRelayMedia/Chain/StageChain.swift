@@ -236,6 +236,16 @@ public final class StageChain {
     /// The first output's pages completed so far, handed over once (offline there is only one output).
     public func takePages() -> [OggPage] { take(output: 0) }
 
+    /// The outputs changed (a reload added or removed one): `encoders` in their new order, `from[i]` the index the
+    /// i-th had before (nil: a new one, whose stream starts with the next audio); pages not yet handed over stay
+    /// with their output.
+    public func replaceEncoders(_ encoders: [Encoder], from: [Int?]) {
+        guard !encoders.isEmpty, encoders.count == from.count else { return }
+        let before = pages
+        pages = from.map { index in index.flatMap { before.indices.contains($0) ? before[$0] : nil } ?? [] }
+        self.encoders = encoders
+    }
+
     /// Every output's pages completed so far, in the order of `encoders`, handed over once.
     public func takePagesPerOutput() -> [[OggPage]] { pages.indices.map(take(output:)) }
 
