@@ -261,7 +261,7 @@ def mode_djset(args):
     os.chmod(work, 0o755)
     seconds = int(args.minutes * 60)
     relay_file = failover.tone_file(work, 440, seconds + 120, "Relay")
-    dj_file = failover.tone_file(work, 990, 600, "Studio DJ")
+    dj_file = failover.tone_file(work, 990, seconds + 60, "Studio DJ")  # no track change within the set
     http, status, main_port, studio_port = (benchlib.free_port() for _ in range(4))
     config = os.path.join(work, "relay.conf")
     with open(config, "w") as f:

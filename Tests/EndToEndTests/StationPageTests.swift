@@ -120,5 +120,43 @@ extension PeerTests {
                 played["src"] as? String == "http://127.0.0.1:\(front)/test.opus" && played["paused"] as? Bool == false)
             #expect(played["label"] as? String == "Listen to Test Radio")
         }
+
+        /// A DJ's headers reach the page (a station that sets no name or link shows the source's): a quote followed
+        /// by a combining mark once broke out of `aria-label` and `href`, and Chromium ran the injected handler. The
+        /// page is escaped by scalars and sent with a Content-Security-Policy; Chromium's title stays the page's.
+        @Test func aSourcesHeadersCannotRunScriptOnThePage() throws {
+            let station = try ServedStation(["--source-password", "hostile-dj-1"])
+            defer { station.stop() }
+            let hostile = "X\"\u{301} autofocus tabindex=1 onfocus=document.title=location.port y=\"\u{301}"
+            let link = "https://x.example/\"\u{301} autofocus tabindex=2 onfocus=document.title=location.port y=\"\u{301}"
+            let source = try ServerProcessTests.LiveSourceProtocolTests.RawSource(
+                port: station.http, path: "/test", password: "hostile-dj-1",
+                fields: [
+                    "Content-Type: audio/mpeg", "Expect: 100-continue", "ice-name: \(hostile)", "ice-url: \(link)",
+                ])
+            defer { source.client.close() }
+            #expect(source.answer.hasPrefix("HTTP/1.1 100 Continue"), "\(source.answer)")
+            source.send(try ServerProcessTests.LiveSourceProtocolTests.mp3(880, seconds: 8))
+            try #require(waitUntil(8) { (try? station.station())?["input_playing"] as? String == "live" })
+
+            let page = try httpGet(station.http, "/")
+            #expect(page.status == 200)
+            #expect(page.head.contains("Content-Security-Policy: default-src 'self'"), "\(page.head)")
+            #expect(page.text.contains("aria-label=\"Listen to X&quot;\u{301} autofocus tabindex=1"), "\(page.text)")
+            #expect(!page.text.contains("onfocus=document.title=location.port y=\""), "\(page.text)")
+            let profile = temporaryPath("chromium-dom")
+            try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: profile) }
+            let dom = try run(
+                try #require(tool("chromium")),
+                [
+                    "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=\(profile)",
+                    "--timeout=4000", "--dump-dom", "http://127.0.0.1:\(station.http)/",
+                ])
+            let title = dom.stdout.components(separatedBy: "<title>").dropFirst().first?
+                .components(separatedBy: "</title>").first
+            print("Chromium's title of the page with a hostile ice-name: \(title ?? "(none)")")
+            #expect(dom.status == 0 && title == "radio-relay", "\(dom.stderr.suffix(2000))")
+        }
     }
 }
