@@ -128,7 +128,8 @@ extension PeerTests {
             let station = try ServedStation(["--source-password", "hostile-dj-1"])
             defer { station.stop() }
             let hostile = "X\"\u{301} autofocus tabindex=1 onfocus=document.title=location.port y=\"\u{301}"
-            let link = "https://x.example/\"\u{301} autofocus tabindex=2 onfocus=document.title=location.port y=\"\u{301}"
+            let link =
+                "https://x.example/\"\u{301} autofocus tabindex=2 onfocus=document.title=location.port y=\"\u{301}"
             let source = try ServerProcessTests.LiveSourceProtocolTests.RawSource(
                 port: station.http, path: "/test", password: "hostile-dj-1",
                 fields: [

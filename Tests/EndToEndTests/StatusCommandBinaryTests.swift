@@ -3,6 +3,8 @@ import Glibc
 import RadioRelayTestSupport
 import Testing
 
+@testable import RadioRelaySystem
+
 extension ServerProcessTests {
     /// `radio-relay status` against running relays, as a monitoring system runs it: the table and exit 0 for a
     /// healthy one, 1 for one whose upstream is retrying, 2 for an endpoint nobody answers, 3 for a usage error; the
@@ -39,6 +41,44 @@ extension ServerProcessTests {
             #expect(json.status == 0)
             let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
             #expect((object?["stations"] as? [[String: Any]])?.first?["name"] as? String == "test")
+        }
+
+        /// The binary against a hostile server (a test server answering what a broken or malicious status endpoint
+        /// could): an overflowing count, terminal escapes and a forged plugin line in its strings, a byte a second.
+        @Test func aHostileServer() throws {
+            let forged =
+                #"{"stations":[{"name":"evil\u001b]0;owned\u0007\nradio-relay OK | load=0","alive":true,"#
+                + #""input_playing":"1","listeners":9223372036854775807,"listeners_http":-1,"#
+                + #""title":"\u009b2J","inputs":[{"name":"1","kind":"http"}]},"#
+                + #"{"name":"b","alive":true,"input_playing":"1","listeners":9223372036854775807,"#
+                + #""inputs":[{"name":"1","kind":"http"}]}]}"#
+            let hostile = try HTTPTestServer { _ in
+                .init(headers: ["Content-Type": "application/json"], body: Array(forged.utf8))
+            }
+            defer { hostile.stop() }
+            let dripping = try HTTPTestServer { _ in
+                .init(body: Array(repeating: UInt8(ascii: " "), count: 100), pace: 1)
+            }
+            defer { dripping.stop() }
+            let started = monotonicNow()
+            let answer = try Self.status(["--url", "127.0.0.1:\(hostile.port)"])
+            print(
+                "$ radio-relay status (hostile JSON) → \(answer.status) in \(monotonicNow() - started) s\n\(answer.stdout)"
+            )
+            #expect(answer.status == 0, "no trap on the overflow: \(answer)")
+            #expect(answer.stdout.hasPrefix("radio-relay OK: 2 stations, 9223372036854775807 listeners"), "\(answer)")
+            #expect(
+                !answer.stdout.unicodeScalars.contains {
+                    $0.value < 0x20 && $0 != "\n" || (0x7F...0x9F).contains($0.value)
+                })
+            #expect(answer.stdout.split(separator: "\n").count == 4 && !answer.stdout.contains("|"), "\(answer.stdout)")
+            // The drip: one overall deadline.
+            let dripStarted = monotonicNow()
+            let drip = try Self.status(["--url", "http://127.0.0.1:\(dripping.port)"])
+            let took = monotonicNow() - dripStarted
+            print("$ radio-relay status (a byte a second) → \(drip.status) in \(took) s: \(drip.stdout)")
+            #expect(drip.status == 2 && drip.stdout.contains("no complete answer within 5 s"), "\(drip)")
+            #expect(took < 7, "\(took) s")
         }
 
         @Test func aTokenFromAFile() throws {
