@@ -75,8 +75,9 @@ resources=$release/radio-relay_RadioRelay.resources
 # A server has no Swift toolchain: a binary that needs the toolchain's libraries (built without
 # --static-swift-stdlib) cannot start there (libswiftCore.so missing, status 127), and is refused here.
 command -v readelf >/dev/null || die "readelf not found (apt-get install binutils)"
-toolchain=$(readelf -d "$binary" | grep -oE 'Shared library: \[(libswift[^]]*|libFoundation[^]]*|libdispatch[^]]*|libBlocksRuntime[^]]*)\]' \
-    | sed -E 's/.*\[(.*)\]/\1/' | sort -u | tr '\n' ' ')
+needed=$(readelf -d "$binary") || die "readelf cannot read $binary"
+toolchain=$(grep -oE 'Shared library: \[(libswift[^]]*|libFoundation[^]]*|libdispatch[^]]*|libBlocksRuntime[^]]*)\]' \
+    <<<"$needed" | sed -E 's/.*\[(.*)\]/\1/' | sort -u | tr '\n' ' ' || true)
 [[ -z $toolchain ]] || die "$binary needs the Swift toolchain's libraries (${toolchain% }): build it with swift build -c release --static-swift-stdlib"
 
 version_line=$("$binary" --version) || die "$binary --version failed"

@@ -19,7 +19,13 @@ extension ServerProcessTests {
             defer { try? FileManager.default.removeItem(atPath: good) }
             let ok = try run(executable, ["check-config", good])
             #expect(ok.status == 0 && ok.stderr.isEmpty)
-            #expect(ok.stdout == "\(good): OK, 2 stations (a, b)\n")
+            // Valid, with what would fail later said: neither file exists.
+            let unreadable = { (station: String, path: String) in
+                "warning: station \(station): upstream \(path) cannot be read (No such file or directory): it fails "
+                    + "when the station needs it\n"
+            }
+            #expect(
+                ok.stdout == "\(good): OK, 2 stations (a, b)\n" + unreadable("a", "/a.mp3") + unreadable("b", "/b.mp3"))
 
             let bad = try Self.write("[station a]\nport = 0\n[station a]\nupstream = /b.mp3\n")
             defer { try? FileManager.default.removeItem(atPath: bad) }

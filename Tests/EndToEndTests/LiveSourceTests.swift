@@ -126,7 +126,8 @@ extension PeerTests {
             let end = opusListener.seconds
             #expect(waitUntil(5) { opusListener.seconds > end + 2 })
 
-            // The song history: each source's title, newest first, from the live input, the relay's between.
+            // The song history: each source's title, newest first, from the live input, the relay's between; the
+            // first DJ's ice-name until its first title.
             let history = try httpGet(station.http, "/test/history.json")
             let entries =
                 ((try? JSONSerialization.jsonObject(with: Data(history.body))) as? [String: Any])?["history"]
@@ -134,7 +135,8 @@ extension PeerTests {
             print("history: " + entries.map { "\($0["title"] ?? "") (\($0["input"] ?? ""))" }.joined(separator: ", "))
             #expect(
                 entries.filter { $0["input"] == "live" }.map { $0["title"] }
-                    == ["Lq - Five", "Lq - Four", "Ez - Three", "FF - Opus Two", "Live One"], "\(history.text)")
+                    == ["Lq - Five", "Lq - Four", "Ez - Three", "FF - Opus Two", "Live One", "DJ Set"],
+                "\(history.text)")
             #expect(entries.first?["title"] == "Programme" && entries.first?["input"] == "1")
             let stationStatus = try station.station()
             let switches = (stationStatus["switches"] as? [[String: Any]]) ?? []

@@ -222,7 +222,7 @@ extension RealTimeTests {
 
 /// What a running station with renditions takes in place, and what needs a restart.
 @Suite struct RenditionUpdateTests {
-    @Test func limitsApplyInPlaceAndTheRenditionSetNeedsARestart() throws {
+    @Test func limitsAndTheRenditionSetApplyInPlace() throws {
         let station = try RealTimeTests.RenditionStationTests.station()
         let original = station.configuration
         var limits = original
@@ -236,17 +236,29 @@ extension RealTimeTests {
         var mount = original
         mount.renditions[0].mount = "other.opus"
         var added = original
-        added.renditions.append(RenditionConfiguration(name: "more"))
+        var more = RenditionConfiguration(name: "more")
+        more.broadcaster.bind = "127.0.0.1"
+        more.broadcaster.port = 0
+        added.renditions.append(more)
         var removed = original
         removed.renditions = []
         var lag = original
         lag.renditions[0].broadcaster.maxLag = 600
+        var mp3 = original
+        mp3.mp3 = true
         #expect(station.canUpdate(to: bitrate), "a bitrate changes in place")
-        for change in [stereo, mount, added, removed, lag] { #expect(!station.canUpdate(to: change)) }
+        #expect(station.canUpdate(to: added) && station.canUpdate(to: removed), "renditions come and go in place")
+        for change in [stereo, mount, lag, mp3] { #expect(!station.canUpdate(to: change)) }
         try station.update(limits)
         #expect(station.outputs[1].broadcaster.configuration.maxListeners == 3)
         #expect(station.outputs[0].broadcaster.configuration.maxListeners == original.broadcaster.maxListeners)
-        #expect(throws: ConfigurationError.self) { try station.update(added) }
+        var both = limits
+        both.renditions.append(more)
+        try station.update(both)
+        #expect(station.outputs.map(\.label) == ["main", "low", "more"])
+        #expect(station.outputs[1].broadcaster.configuration.maxListeners == 3, "the kept rendition is the same output")
+        #expect(throws: ConfigurationError.self) { try station.update(stereo) }
+        #expect(station.outputs.map(\.label) == ["main", "low", "more"])
     }
 
     /// Mono: OpusHead says one channel, and libopus decodes the downmix.
