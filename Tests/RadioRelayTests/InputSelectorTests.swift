@@ -36,6 +36,34 @@ import Testing
         #expect(selector.playing == 0)
     }
 
+    /// A late input (connected, its audio stopped: a hang) gives way at once to a flowing standby, without a
+    /// failure: it stays connected, and takes over again once it has flowed for `recover`. With no flowing input
+    /// below, the station stays where it is; the input's own return needs no switch.
+    @Test func aLateInputGivesWayToAFlowingStandby() {
+        var hot = InputSelector.Settings()
+        hot.hotStandby = true
+        var selector = InputSelector(inputs: 2, settings: hot)
+        selector.flowing(0, now: 0)
+        selector.flowing(1, now: 0)
+        selector.late(0, now: 5)
+        #expect(selector.decide(now: 5) == .init(from: 0, to: 1, reason: .late, at: 5))
+        #expect(selector.inputs[0].failure == nil && selector.shouldConnect(0, now: 5), "still connected")
+        selector.flowing(0, now: 6)
+        #expect(selector.decide(now: 15.9) == nil)
+        #expect(selector.decide(now: 16) == .init(from: 1, to: 0, reason: .recovered, at: 16))
+
+        var alone = InputSelector(inputs: 2)
+        alone.flowing(0, now: 0)
+        alone.late(0, now: 5)
+        #expect(alone.decide(now: 5) == nil && alone.playing == 0, "no standby flows: nothing to switch to")
+        alone.flowing(0, now: 5.5)
+        #expect(!alone.inputs[0].isLate && alone.decide(now: 5.5) == nil)
+        // A late input that then stalls fails as any other.
+        alone.late(0, now: 7)
+        alone.failed(0, reason: "stalled: no data for 5 s", now: 12)
+        #expect(!alone.inputs[0].isLate && alone.inputs[0].failure != nil)
+    }
+
     /// A primary that comes and goes every 3 s (recover 10 s) never takes over again; the station stays on the
     /// backup, switching once in a minute.
     @Test func aFlappingInputNeverMakesTheStationSwitchFasterThanRecover() {

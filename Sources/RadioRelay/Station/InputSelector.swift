@@ -48,6 +48,9 @@ struct InputSelector: Equatable, Sendable {
         case live = "live"
         /// The live source ended: the station went back to its inputs.
         case handBack = "hand-back"
+        /// The input that played stopped delivering (a hang, a dead path) while a flowing standby could take over
+        /// before the lead ran out; its connection is given up only by the stall rule.
+        case late = "late"
     }
 
     struct Switch: Equatable, Sendable {
@@ -69,6 +72,8 @@ struct InputSelector: Equatable, Sendable {
         var soundSince: Double?
         /// Silent for `deadAir` or longer now (it stays so until it sounds again).
         var isDead = false
+        /// Connected but its audio stopped coming while it played (`late`): not healthy until it flows again.
+        var isLate = false
     }
 
     var settings: Settings
@@ -108,6 +113,16 @@ struct InputSelector: Equatable, Sendable {
         guard inputs.indices.contains(index), inputs[index].flowingSince == nil else { return }
         inputs[index].flowingSince = now
         inputs[index].failure = nil
+        inputs[index].isLate = false
+    }
+
+    /// Input `index` is connected but its audio stopped coming (the pipeline's `lateAfter` with little left to
+    /// play): it is not healthy, so a flowing input below takes over now, long before the stall rule gives its
+    /// connection up; once it flows again it is healthy from then (`recover` counts from there).
+    mutating func late(_ index: Int, now: Double) {
+        guard inputs.indices.contains(index) else { return }
+        inputs[index].flowingSince = nil
+        inputs[index].isLate = true
     }
 
     /// Input `index` failed (refused, ended, stalled, nothing decodable): down until it flows again.
@@ -117,6 +132,7 @@ struct InputSelector: Equatable, Sendable {
         inputs[index].failure = reason
         inputs[index].quietSince = nil
         inputs[index].isDead = false
+        inputs[index].isLate = false
         inputs[index].soundSince = nil
     }
 
@@ -183,11 +199,13 @@ struct InputSelector: Equatable, Sendable {
         }
         // The input that plays is left once it failed or went silent; one still connecting the first time (a
         // station starting, a reload) is waited for: its failure, within its connect timeout, moves the station on.
-        if inputs[playing].failure != nil || inputs[playing].isDead {
+        if inputs[playing].failure != nil || inputs[playing].isDead || inputs[playing].isLate {
             // The best healthy input takes over at once; with none, the station goes on with what it has.
             guard let next = inputs.indices.first(where: { isHealthy($0, now: now) }) else { return nil }
             let reason: Reason =
-                inputs[playing].isDead ? .deadAir : settings.live && playing == 0 ? .handBack : .failed
+                inputs[playing].isDead
+                ? .deadAir
+                : inputs[playing].failure == nil ? .late : settings.live && playing == 0 ? .handBack : .failed
             return switchTo(next, reason, now: now)
         }
         // The highest healthy input above takes over once it has been healthy for `recover` without a break; a

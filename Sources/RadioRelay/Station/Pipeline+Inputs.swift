@@ -278,6 +278,28 @@ extension Pipeline {
         fail(index, DownloadError(.transfer, url: input.configuration.upstream, reason), now: now)
     }
 
+    /// An input that plays is late when it has sent no audio for `lateAfter` seconds while less than `lateQueue`
+    /// of its audio is left to play: a hung peer or a blackholed path, which the stall rule ends only after
+    /// `stall_timeout`. The selector then lets a flowing standby take over before the lead runs out (no silence
+    /// heard); the input stays connected, and plays again once it has flowed for `recover`.
+    static let lateAfter = 0.5
+    static let lateQueue = 0.25
+
+    func checkLate(now: Double) {
+        let index = selector.playing
+        let input = inputs[index]
+        guard input.downloader != nil, input.flowing, input.announced, !input.configuration.isFile,
+            selector.inputs[index].failure == nil, now - input.connection.lastAudioAt >= Self.lateAfter,
+            chain.queuedSeconds < Self.lateQueue
+        else { return }
+        // Its next audio is a return: the selector hears of it, and it fades in.
+        input.flowing = false
+        selector.late(index, now: now)
+        Log.info(
+            "\(configuration.name): \(describe(input)) sent no audio for "
+                + "\(String(format: "%.1f", now - input.connection.lastAudioAt)) s: late")
+    }
+
     /// What audio an input was expected to send, for its errors: `audio` while a live source's format is not yet
     /// recognised, else its codec's (`MPEG audio`, `Opus audio`).
     func codecName(_ input: StationInput) -> String {

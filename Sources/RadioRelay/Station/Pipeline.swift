@@ -100,6 +100,7 @@ final class Pipeline {
             drainBacklogs()
             let now = monotonicNow()
             for index in inputs.indices { checkAudio(index, now: now) }
+            checkLate(now: now)
             checkFiles(now: now)
             decide(now: now)
             let paced = playing.paced
