@@ -64,6 +64,17 @@ import Testing
         #expect(!alone.inputs[0].isLate && alone.inputs[0].failure != nil)
     }
 
+    /// When the pipeline calls an input late: no audio for 0.5 s, or 1.5 times its longest wait between arrivals (an
+    /// Ogg source whose pages hold a second arrives a second apart, and is not late between two), with less than
+    /// 0.25 s of it left to play.
+    @Test func whenAnInputIsLate() {
+        #expect(Pipeline.isLate(sinceAudio: 0.5, longestGap: 0.12, queued: 0.1))
+        #expect(!Pipeline.isLate(sinceAudio: 0.49, longestGap: 0.12, queued: 0.1))
+        #expect(!Pipeline.isLate(sinceAudio: 2, longestGap: 0.12, queued: 0.3), "a quarter second still to play")
+        #expect(!Pipeline.isLate(sinceAudio: 1.0, longestGap: 1.0, queued: 0.05), "one-second pages: not between two")
+        #expect(Pipeline.isLate(sinceAudio: 1.5, longestGap: 1.0, queued: 0.05))
+    }
+
     /// A primary that comes and goes every 3 s (recover 10 s) never takes over again; the station stays on the
     /// backup, switching once in a minute.
     @Test func aFlappingInputNeverMakesTheStationSwitchFasterThanRecover() {

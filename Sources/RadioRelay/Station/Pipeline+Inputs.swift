@@ -261,6 +261,7 @@ extension Pipeline {
         guard let downloader = input.downloader, input.announced, !input.configuration.isFile else { return }
         if input.packets != input.connection.lastPackets {
             input.connection.lastPackets = input.packets
+            input.connection.longestGap = max(input.connection.longestGap, now - input.connection.lastAudioAt)
             input.connection.lastAudioAt = now
             input.connection.bytesAtAudio = input.bytesIn
             return
@@ -278,19 +279,27 @@ extension Pipeline {
         fail(index, DownloadError(.transfer, url: input.configuration.upstream, reason), now: now)
     }
 
-    /// An input that plays is late when it has sent no audio for `lateAfter` seconds while less than `lateQueue`
-    /// of its audio is left to play: a hung peer or a blackholed path, which the stall rule ends only after
-    /// `stall_timeout`. The selector then lets a flowing standby take over before the lead runs out (no silence
-    /// heard); the input stays connected, and plays again once it has flowed for `recover`.
+    /// An input that plays is late when it has sent no audio for `lateAfter` seconds — or one and a half times the
+    /// longest wait between its arrivals on this connection, when that is longer (an Ogg source's pages of a
+    /// second) — while less than `lateQueue` of its audio is left to play: a hung peer or a blackholed path, which
+    /// the stall rule ends only after `stall_timeout`. The selector then lets a flowing standby take over before the
+    /// lead runs out (no silence heard); the input stays connected, and plays again once it has flowed for
+    /// `recover`.
     static let lateAfter = 0.5
     static let lateQueue = 0.25
+
+    static func isLate(sinceAudio: Double, longestGap: Double, queued: Double) -> Bool {
+        sinceAudio >= max(lateAfter, 1.5 * longestGap) && queued < lateQueue
+    }
 
     func checkLate(now: Double) {
         let index = selector.playing
         let input = inputs[index]
         guard input.downloader != nil, input.flowing, input.announced, !input.configuration.isFile,
-            selector.inputs[index].failure == nil, now - input.connection.lastAudioAt >= Self.lateAfter,
-            chain.queuedSeconds < Self.lateQueue
+            selector.inputs[index].failure == nil,
+            Self.isLate(
+                sinceAudio: now - input.connection.lastAudioAt, longestGap: input.connection.longestGap,
+                queued: chain.queuedSeconds)
         else { return }
         // Its next audio is a return: the selector hears of it, and it fades in.
         input.flowing = false

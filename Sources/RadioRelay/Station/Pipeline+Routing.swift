@@ -40,8 +40,9 @@ extension Pipeline {
             if !input.flowing {
                 input.flowing = true
                 selector.flowing(index, now: now)
-                // The input that plays is back after an outage (its silence filled in): it fades in.
-                if plays {
+                // The input that plays is back after an outage (its silence filled in): it fades in. Back before
+                // its audio ran out (a late input with a little left), it goes on where it was.
+                if plays, transcoder?.heldSeconds == 0 {
                     transcoder?.beginSwitch(
                         crossfade: 0, minimum: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate))
                 }

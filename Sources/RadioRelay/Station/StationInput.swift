@@ -41,6 +41,9 @@ final class StationInput {
         var lastAudioAt = 0.0
         var lastPackets = 0
         var bytesAtAudio = 0
+        /// The longest wait between two arrivals of audio on this connection: how the input delivers (an Ogg
+        /// source's one-second pages arrive a second apart), so that lateness is judged against it.
+        var longestGap = 0.0
         /// `bytesIn` and `packets` when it opened.
         var bytesAtOpen = 0
         var packetsAtOpen = 0
