@@ -256,14 +256,15 @@ def stop_all(things, icecast, loads):
             benchlib.stop_process(load.proc)
 
 
-def timeline(samples, rate, window=0.05, threshold=0.03):
-    """[(tone or None, start s, end s)]: each window labelled with the loudest test tone above `threshold`."""
+def timeline(samples, rate, window=0.05, threshold=0.03, tones=None):
+    """[(tone or None, start s, end s)]: each window labelled with the loudest of `tones` (default the scenario's)
+    above `threshold`."""
     size = int(window * rate)
     segments = []
     for start in range(0, len(samples) - size, size):
         chunk = samples[start:start + size]
         best, amplitude = None, threshold
-        for frequency in TONES:
+        for frequency in (TONES if tones is None else tones):
             a = 2 * math.sqrt(max(benchlib.goertzel(chunk, frequency, rate), 0)) / size
             if a >= amplitude:
                 best, amplitude = frequency, a

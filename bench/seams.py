@@ -58,22 +58,8 @@ class Listener48(failover.DecodingListener):
 
 
 def segments(samples, tones, window=0.02, threshold=0.03):
-    """[(tone or None, start, end)] over `window` s windows (Goertzel)."""
-    size = int(window * RATE)
-    out = []
-    for start in range(0, len(samples) - size, size):
-        chunk = samples[start:start + size]
-        best, amplitude = None, threshold
-        for frequency in tones:
-            a = 2 * math.sqrt(max(benchlib.goertzel(chunk, frequency, RATE), 0)) / size
-            if a >= amplitude:
-                best, amplitude = frequency, a
-        at = start / RATE
-        if out and out[-1][0] == best:
-            out[-1][2] = at + window
-        else:
-            out.append([best, at, at + window])
-    return out
+    """[(tone or None, start, end)] over `window` s windows (Goertzel), at the 48 kHz of these listeners."""
+    return failover.timeline(samples, RATE, window, threshold, tones)
 
 
 def steps(samples, lo, hi):
@@ -145,7 +131,7 @@ def mode_dj(args):
         wait_playing(relay, "1", 10)
         benchlib.stop_process(source)
         time.sleep(3)
-        # Hang: the DJ stopped (SIGSTOP) until source_timeout ends it.
+        # Hang: the DJ stopped (SIGSTOP): the relay takes over once it is late, source_timeout ends it.
         source = dj(relay.http, password, 770, 60)
         wait_playing(relay, "live", 10)
         time.sleep(4)
