@@ -10,9 +10,9 @@ Modes (bench/seams.sh runs them; every process is started here and stopped by it
       to the switch the relay logs, and the switch's reason; then SIGCONT.
   dj
       The relay relays a 440 Hz file with a DJ password; ffmpeg DJs (MP3, at 0.31 of full scale, as loud as a
-      programme) take over and leave three ways: a DJ whose
-      6 s end (hand-back: 880 Hz), one killed by /admin/killsource (990 Hz), one stopped with SIGSTOP until
-      source_timeout (3 s) ends it (hang: 770 Hz). Then a station whose only input is an 8 s file of 550 Hz
+      programme) take over and leave three ways: a DJ whose 6 s end (hand-back: 880 Hz), one killed by
+      /admin/killsource (990 Hz), one stopped with SIGSTOP (hang: 770 Hz; the relay takes over once it is late,
+      source_timeout, 3 s, ends it). Then a station whose only input is an 8 s file of 550 Hz
       (looped, 4 400 whole cycles) for 30 s: the file-loop seams. For each seam: the largest step between two
       neighbouring samples within 0.3 s of it, beside the largest step of the steady tone around it (the
       programme's own), and the quietest 10 ms there (a hole).
