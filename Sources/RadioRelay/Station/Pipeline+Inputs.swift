@@ -281,7 +281,7 @@ extension Pipeline {
 
     /// An input that plays is late when it has sent no audio for `lateAfter` seconds — or one and a half times the
     /// longest wait between its arrivals on this connection, when that is longer (an Ogg source's pages of a
-    /// second) — while less than `lateQueue` of its audio is left to play: a hung peer or a blackholed path, which
+    /// second) — while less than `lateQueue` of audio is held to play and none of its bytes wait unread: a hung peer or a blackholed path, which
     /// the stall rule ends only after `stall_timeout`. The selector then lets a flowing standby take over before the
     /// lead runs out (no silence heard); the input stays connected, and plays again once it has flowed for
     /// `recover`.
@@ -295,11 +295,13 @@ extension Pipeline {
     func checkLate(now: Double) {
         let index = selector.playing
         let input = inputs[index]
+        // A paced input whose read-ahead still holds bytes is not late: it is held back (a crossfade into it holds
+        // its audio until the old input's has come), and all of it is audio held for the listeners.
         guard input.downloader != nil, input.flowing, input.announced, !input.configuration.isFile,
-            selector.inputs[index].failure == nil,
+            input.backlog.isEmpty, selector.inputs[index].failure == nil,
             Self.isLate(
                 sinceAudio: now - input.connection.lastAudioAt, longestGap: input.connection.longestGap,
-                queued: chain.queuedSeconds)
+                queued: chain.heldSeconds)
         else { return }
         // Its next audio is a return: the selector hears of it, and it fades in.
         input.flowing = false
