@@ -12,24 +12,24 @@ import Synchronization
 public final class Station: Service {
     /// The settings in force; `update` replaces them (a reload), the pipeline reads them when `settingsVersion`
     /// moves.
-    private let settings: LockedBox<StationConfiguration>
+    let settings: LockedBox<StationConfiguration>
     let settingsVersion = Atomic<Int>(0)
     public var configuration: StationConfiguration { settings.snapshot }
     /// The main output first, then the renditions in the order of the configuration. A reload may add or remove a
     /// rendition (`update`): the others, and their listeners, go on.
     package var outputs: [StationOutput] { outputList.snapshot }
-    private let outputList: LockedBox<[StationOutput]>
+    let outputList: LockedBox<[StationOutput]>
     /// The Encoders of renditions a reload added, made (their header pages already in their rings) for the pipeline
     /// to take by label (`takeArrivingEncoders`).
-    private let arrivingEncoders = LockedBox<[String: Handoff<Encoder>]>([:])
+    let arrivingEncoders = LockedBox<[String: Handoff<Encoder>]>([:])
     /// What new outputs run with: the server's loops, listener places and access log.
-    private let services: ListenerServices
+    let services: ListenerServices
     /// When it was made (wall clock): the stream's start in Icecast's status.
     package let createdAt = wallClockNow()
     /// The main output's Broadcaster.
     package var broadcaster: Broadcaster { outputs[0].broadcaster }
     private let shared = LockedBox(StationState())
-    private let pipeline: LockedBox<ServiceThread?> = LockedBox(nil)
+    let pipeline: LockedBox<ServiceThread?> = LockedBox(nil)
     /// The running pushes to Icecast (`Station+Pushes.swift`), and the service that starts and stops them in its
     /// server's group, after the station.
     let pushes = LockedBox<[IcecastPush]>([])
@@ -94,7 +94,7 @@ public final class Station: Service {
     }
 
     /// One output: its page ring, its Broadcaster (bound now, or adopting `socket`) and its HLS stream.
-    private static func makeOutput(
+    static func makeOutput(
         _ output: StationConfiguration.OutputSettings, of configuration: StationConfiguration, socket: Int32?,
         services: ListenerServices, onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void
     ) throws -> StationOutput {
@@ -148,101 +148,10 @@ public final class Station: Service {
 
     /// An MP3 output's ring holds a run of frames per publication: at most one per frame, and the shortest frame
     /// is 8 ms (Layer I at 48 kHz).
-    private static func ringPages(_ output: StationConfiguration.OutputSettings) -> Int {
+    static func ringPages(_ output: StationConfiguration.OutputSettings) -> Int {
         let pageSeconds = output.format == .mp3 ? 0.008 : Double(output.encoder.pageDuration) / 1000
         let keep = output.broadcaster.maxLag * 2 + output.broadcaster.burst + 2
         return Int((keep / pageSeconds).rounded(.up))
-    }
-
-    /// Whether `new` can replace this station's settings while it runs: everything but the encoding of an output it
-    /// keeps (channels, page duration, rates — its Ogg stream would change; bitrate, complexity and constrained VBR
-    /// change in place, `Encoder.retune`), the main output's and the MP3 output's mounts and listening addresses, a
-    /// kept rendition's mount and address, and a lag or burst an output's page ring was not sized for. Renditions may
-    /// come and go (a transcoding station's): the other outputs' listeners stay.
-    package func canUpdate(to new: StationConfiguration) -> Bool {
-        let old = configuration
-        let current = outputs
-        let after = new.outputSettings
-        guard new.name == old.name, new.commonRate == old.commonRate, new.mp3 == old.mp3,
-            new.relaysOggOpus == old.relaysOggOpus, new.hls == old.hls, new.hlsSettings == old.hlsSettings,
-            after.first?.name == nil, current.first?.name == nil
-        else { return false }
-        let renditionsChange = Set(current.compactMap(\.name)) != Set(after.compactMap(\.name))
-        if renditionsChange && new.relaysOggOpus { return false }
-        for now in after {
-            guard let index = current.firstIndex(where: { $0.name == now.name }) else { continue }  // a new rendition
-            let was = old.outputSettings.first { $0.name == now.name }
-            guard let was, was.mount == now.mount, was.format == now.format, was.encoder.sameStream(as: now.encoder),
-                was.broadcaster.bind == now.broadcaster.bind, was.broadcaster.port == now.broadcaster.port,
-                Self.ringPages(now) <= current[index].broadcaster.ring.capacity
-            else { return false }
-        }
-        return true
-    }
-
-    /// Applies `new` to the running station (see `canUpdate`): listeners, pipeline and Ogg streams go on; a new
-    /// upstream is connected to at once; a rendition added is made (its Encoder's header pages in its ring before
-    /// its port takes a listener) and started, one removed is stopped (its listeners, counted in the log, closed).
-    package func update(_ new: StationConfiguration) throws {
-        guard canUpdate(to: new) else {
-            throw ConfigurationError("station \(name): this change needs a restart of the station")
-        }
-        try new.validate()
-        let current = outputs
-        var made: [StationOutput] = []
-        var encoders: [String: Handoff<Encoder>] = [:]
-        do {
-            for wanted in new.outputSettings where !current.contains(where: { $0.name == wanted.name }) {
-                let output = try Self.makeOutput(
-                    wanted, of: new, socket: nil, services: services, onUnexpectedExit: onUnexpectedExit)
-                var settings = wanted.encoder
-                settings.inputRate = new.commonRate
-                let encoder = try Encoder(settings)
-                output.broadcaster.ring.setHeaders(encoder.headerPages)
-                output.hls?.setHeaders(encoder.headerPages)
-                if pipeline.snapshot != nil { try output.broadcaster.start() }
-                made.append(output)
-                encoders[output.label] = Handoff(value: encoder)
-            }
-        } catch {
-            for output in made { _ = output.broadcaster.stop(timeout: 5) }
-            throw error
-        }
-        for (output, wanted) in zip(
-            current, current.map { output in new.outputSettings.first { $0.name == output.name } })
-        {
-            guard let wanted else { continue }
-            try output.broadcaster.update(wanted.broadcaster)
-            output.encoderSettings.withLock { $0 = wanted.encoder }
-        }
-        let outputs = new.outputSettings.compactMap { wanted in
-            current.first { $0.name == wanted.name } ?? made.first { $0.name == wanted.name }
-        }
-        let removed = current.filter { output in !outputs.contains { $0.name == output.name } }
-        arrivingEncoders.withLock { $0.merge(encoders) { $1 } }
-        outputList.withLock { $0 = outputs }
-        settings.withLock { $0 = new }
-        desk.update(password: new.sourcePassword, paths: new.sourcePaths, timeout: new.sourceTimeout)
-        settingsVersion.add(1, ordering: .releasing)
-        for output in made {
-            Log.notice("\(name): rendition \(output.label) added on \(output.broadcaster.address)")
-        }
-        for output in removed {
-            let listeners = output.broadcaster.counters.listeners.load(ordering: .relaxed)
-            _ = output.broadcaster.stop(timeout: 5)
-            Log.notice(
-                "\(name): rendition \(output.label) removed: its \(listeners) listener\(listeners == 1 ? "" : "s") "
-                    + "closed; the station's other outputs go on")
-        }
-        if pipeline.snapshot != nil { try updatePushes(to: new) }
-    }
-
-    /// The Encoders of renditions a reload added, by label (the pipeline's, once).
-    func takeArrivingEncoders() -> [String: Encoder] {
-        arrivingEncoders.withLock { arriving in
-            defer { arriving.removeAll() }
-            return arriving.mapValues(\.value)
-        }
     }
 
     /// Forces input `input` to play until released or until it fails (nil: releases the force); the pipeline

@@ -1,0 +1,121 @@
+import Foundation
+import Glibc
+import RadioRelayMedia
+import RadioRelayNet
+import RadioRelaySystem
+
+/// The checks on what each input sends: audio of any codec within the no-audio timeout, the input that plays not
+/// late, a waiting file input's file readable, the Content-Type of what an HTTP input answered.
+extension Pipeline {
+
+    /// An input that keeps sending bytes none of which is audio (an HTML page, AAC, a metadata trickle) is down.
+    /// Audio is what any codec yields (decoded buffers of MP3 or Opus, a root's Opus packets); an input that sent
+    /// nothing at all since its last audio has stalled (the `Downloader`'s stall rule ends it sooner when
+    /// `stall_timeout` is shorter).
+    func checkAudio(_ index: Int, now: Double) {
+        let input = inputs[index]
+        guard let downloader = input.downloader, input.announced, !input.configuration.isFile else { return }
+        if input.packets != input.connection.lastPackets {
+            input.connection.lastPackets = input.packets
+            input.connection.longestGap = max(input.connection.longestGap, now - input.connection.lastAudioAt)
+            input.connection.lastAudioAt = now
+            input.connection.bytesAtAudio = input.bytesIn
+            return
+        }
+        let timeout = configuration.noAudioTimeout
+        guard now - input.connection.lastAudioAt >= timeout else { return }
+        let received = input.bytesIn - input.connection.bytesAtOpen
+        let reason: String
+        if input.bytesIn == input.connection.bytesAtAudio {
+            reason = "stalled: no data for \(Int(timeout)) s (\(received) bytes on this connection)"
+        } else {
+            let type = downloader.responseHeaders["content-type"].map { ", Content-Type \(Sanitized.text($0))" } ?? ""
+            reason = "no \(codecName(input)) in \(Int(timeout)) s (\(received) bytes on this connection\(type))"
+        }
+        fail(index, DownloadError(.transfer, url: input.configuration.upstream, reason), now: now)
+    }
+
+    /// An input that plays is late when it has sent no audio for `lateAfter` seconds — or one and a half times the
+    /// longest wait between its arrivals on this connection, when that is longer (an Ogg source's pages of a
+    /// second) — while less than `lateQueue` of audio is held to play and none of its bytes wait unread: a hung peer or a blackholed path, which
+    /// the stall rule ends only after `stall_timeout`. The selector then lets a flowing standby take over before the
+    /// lead runs out (no silence heard); the input stays connected, and plays again once it has flowed for
+    /// `recover`.
+    static let lateAfter = 0.5
+    static let lateQueue = 0.25
+
+    static func isLate(sinceAudio: Double, longestGap: Double, queued: Double) -> Bool {
+        sinceAudio >= max(lateAfter, 1.5 * longestGap) && queued < lateQueue
+    }
+
+    func checkLate(now: Double) {
+        let index = selector.playing
+        let input = inputs[index]
+        // A paced input whose read-ahead still holds bytes is not late: it is held back (a crossfade into it holds
+        // its audio until the old input's has come), and all of it is audio held for the listeners.
+        guard input.downloader != nil, input.flowing, input.announced, !input.configuration.isFile,
+            input.backlog.isEmpty, selector.inputs[index].failure == nil,
+            Self.isLate(
+                sinceAudio: now - input.connection.lastAudioAt, longestGap: input.connection.longestGap,
+                queued: chain.heldSeconds)
+        else { return }
+        // Its next audio is a return: the selector hears of it, and it fades in.
+        input.flowing = false
+        selector.late(index, now: now)
+        Log.info(
+            "\(configuration.name): \(describe(input)) sent no audio for "
+                + "\(String(format: "%.1f", now - input.connection.lastAudioAt)) s: late")
+    }
+
+    /// What audio an input was expected to send, for its errors: `audio` while a live source's format is not yet
+    /// recognised, else its codec's (`MPEG audio`, `Opus audio`).
+    func codecName(_ input: StationInput) -> String {
+        if input.configuration.isOggOpus { return "Opus audio" }
+        switch input.decoder?.codec {
+        case .opus?: return "Opus audio"
+        case .mpeg?: return "MPEG audio"
+        case nil: return "audio"
+        }
+    }
+
+    /// How often a file input that waits unconnected has its file checked, in seconds.
+    static let fileCheckInterval = 5.0
+
+    /// A file input that waits unconnected (a cold fallback) has its file checked every `fileCheckInterval`: one
+    /// that cannot be read shows as failed, with why, in status, metrics and `radio-relay status`, long before the
+    /// station needs it; logged once when it is found and once when it is back.
+    func checkFiles(now: Double) {
+        for input in inputs where input.configuration.isFile && input.downloader == nil {
+            guard now - input.fileCheckedAt >= Self.fileCheckInterval else { continue }
+            input.fileCheckedAt = now
+            let problem = input.fileProblem
+            guard problem != input.unreadable else { continue }
+            input.unreadable = problem
+            if let problem {
+                input.lastError = problem
+                Log.warning("\(configuration.name): \(describe(input)) \(problem): it cannot play when it is needed")
+            } else {
+                Log.notice("\(configuration.name): \(describe(input)) can be read again")
+            }
+        }
+    }
+
+    /// An HTTP input whose Content-Type says the other kind of stream than the station expects fails at once, with
+    /// what to change: an edge relays Ogg Opus as it is, a transcoding station decodes MP3.
+    func checkFormat(_ input: StationInput, _ contentType: String?) throws {
+        guard let contentType = contentType?.lowercased() else { return }
+        let ogg = contentType.contains("ogg") || contentType.contains("opus")
+        if input.configuration.isOggOpus && !ogg {
+            throw DownloadError(
+                .transfer, url: input.configuration.upstream,
+                "answered Content-Type \(Sanitized.text(contentType)), not audio/ogg: an upstream URL ending in "
+                    + ".opus, .ogg or .oga, or tcp://, is relayed as Ogg Opus")
+        }
+        if !input.configuration.isOggOpus && ogg {
+            throw DownloadError(
+                .transfer, url: input.configuration.upstream,
+                "answered Content-Type \(Sanitized.text(contentType)): an Ogg stream is relayed as it is when the "
+                    + "upstream URL ends in .opus, .ogg or .oga (or is tcp://)")
+        }
+    }
+}
