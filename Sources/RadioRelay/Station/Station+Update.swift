@@ -61,10 +61,8 @@ extension Station {
             for output in made { _ = output.broadcaster.stop(timeout: 5) }
             throw error
         }
-        for (output, wanted) in zip(
-            current, current.map { output in new.outputSettings.first { $0.name == output.name } })
-        {
-            guard let wanted else { continue }
+        for output in current {
+            guard let wanted = new.outputSettings.first(where: { $0.name == output.name }) else { continue }
             try output.broadcaster.update(wanted.broadcaster)
             output.encoderSettings.withLock { $0 = wanted.encoder }
         }

@@ -4,9 +4,9 @@
 extension PCMQueue {
     /// Fades the last `frames` waiting out to silence along the equal-power curve (returns how many it faded): the
     /// end of an input that stopped, so that what follows (silence, or another input fading in) starts without a
-    /// step. When fewer wait
-    /// (the station runs at its lead, so a paced input's last audio is mostly released already), the input's audio
-    /// is continued (`continuation`) to `frames` first: a fade over a few samples is a click.
+    /// step. When fewer wait (the station runs at its lead, so a paced input's last audio is mostly released
+    /// already), the input's audio is continued (`continuation`) to `frames` first: a fade over a few samples is a
+    /// click.
     @discardableResult
     package mutating func fadeOutTail(frames: Int) -> Int {
         // The input that plays stopped: a crossfade into it is over, what waits is all there is.
@@ -20,13 +20,18 @@ extension PCMQueue {
         endsAudible = false
         let n = min(wanted, frameCount)
         guard n > 0 else { return 0 }
+        Self.fadeOut(&left, &right, last: n)
+        return n
+    }
+
+    /// Fades the last `n` samples of both channels out along the equal-power curve.
+    static func fadeOut(_ left: inout [Float], _ right: inout [Float], last n: Int) {
         let first = left.count - n
         for i in 0..<n {
             let gain = Crossfade.outgoing(i, of: n)
             left[first + i] *= gain
             right[first + i] *= gain
         }
-        return n
     }
 
     /// The audio ran out while an input's audio was the last released (it hangs, or is late beyond the lead): its
@@ -36,12 +41,7 @@ extension PCMQueue {
     package mutating func takeUnderrunTail(frames: Int, fadeIn: Int) -> PCMBuffer? {
         guard endsAudible, frameCount == 0, frames > 0, var more = continuation(frames) else { return nil }
         endsAudible = false
-        let n = more.left.count
-        for i in 0..<n {
-            let gain = Crossfade.outgoing(i, of: n)
-            more.left[i] *= gain
-            more.right[i] *= gain
-        }
+        Self.fadeOut(&more.left, &more.right, last: more.left.count)
         recentLeft.removeAll(keepingCapacity: true)
         recentRight.removeAll(keepingCapacity: true)
         if fade == nil && mix == nil && fadeIn > 0 {
