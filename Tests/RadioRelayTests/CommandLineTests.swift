@@ -80,7 +80,7 @@ import Testing
             ("push", "icecast://source:hackme@icecast.example:8000/jazz.opus"), ("push-ca", caFile),
             ("connect-timeout", "3"), ("stall-timeout", "4"), ("standby", "hot"), ("dead-air", "5"),
             ("dead-air-level", "-40"), ("recover", "20"), ("crossfade", "1.5"), ("title", "Station ID"),
-            ("source-password", "hackme-live-1"), ("source-timeout", "7"),
+            ("source-password", "hackme-live-1"), ("source-timeout", "7"), ("peer-timeout", "45"),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
         let flags = Set(OptionSpecification.serve.map(\.name)).subtracting(["config"])
@@ -119,6 +119,7 @@ import Testing
         failover.crossfade = 1.5
         #expect(station.failover == failover)
         #expect(station.sourcePassword == SourcePassword("hackme-live-1") && station.sourceTimeout == 7)
+        #expect(station.peerTimeout == 45 && station.outputSettings.allSatisfy { $0.broadcaster.peerTimeout == 45 })
         #expect(station.inputs.first?.isLive == true && station.inputs.first?.name == "live")
         #expect(serve.logLevel == .debug)
         #expect(station.broadcaster.proxyProtocol && serve.httpProxyProtocol)

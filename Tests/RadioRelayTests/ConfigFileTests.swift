@@ -135,7 +135,8 @@ import Testing
 
     static let keyList =
         "upstream, port, bind, bitrate, channels, page_ms, flush_ms, flush_hold_ms, burst, max_lag, max_lead, max_listeners, "
-        + "max_per_ip, proxy_protocol, proxy_from, complexity, pace, reconnect_max, connect_timeout, stall_timeout, standby, "
+        + "max_per_ip, proxy_protocol, proxy_from, complexity, pace, reconnect_max, connect_timeout, stall_timeout, "
+        + "peer_timeout, standby, "
         + "dead_air, dead_air_level, recover, crossfade, source_password, source_timeout, title, chain_titles, hls, mp3, mp3_port, hls_segment, hls_window, "
         + "mount, display_name, description, "
         + "genre, url, push or push_ca"
@@ -148,7 +149,8 @@ import Testing
                 "upstream", "port", "bind", "bitrate", "channels", "page_ms", "flush_ms", "flush_hold_ms", "burst",
                 "max_lag",
                 "max_lead", "max_listeners", "max_per_ip", "proxy_protocol", "proxy_from", "complexity", "pace",
-                "reconnect_max", "connect_timeout", "stall_timeout", "standby", "dead_air", "dead_air_level", "recover",
+                "reconnect_max", "connect_timeout", "stall_timeout", "peer_timeout", "standby", "dead_air",
+                "dead_air_level", "recover",
                 "crossfade", "source_password", "source_timeout", "title", "chain_titles", "hls", "mp3", "mp3_port",
                 "hls_segment", "hls_window", "mount",
                 "display_name",

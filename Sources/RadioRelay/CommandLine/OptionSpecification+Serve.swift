@@ -108,6 +108,12 @@ extension OptionSpecification {
             setting: station(Values.integer(StationConfiguration.timeoutRange), { $0.stallTimeout = $1 }),
             reload: .inPlace),
         .init(
+            name: "peer-timeout", placeholder: "SECONDS",
+            summary: "seconds any connection may go on with a peer that stopped answering (default 20)",
+            accepts: "\(Values.text(StationConfiguration.timeoutRange)) seconds",
+            setting: station(Values.integer(StationConfiguration.timeoutRange), { $0.peerTimeout = $1 }),
+            reload: .inPlace),
+        .init(
             name: "standby", placeholder: "hot|cold",
             summary: "hot: the next input stays connected and decoding; cold: connected when needed (default)",
             accepts: "hot or cold", setting: station(Values.standby, { $0.failover.hotStandby = $1 }),

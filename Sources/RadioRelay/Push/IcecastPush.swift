@@ -100,7 +100,7 @@ final class PushLoop {
         do throws(PushFailure) {
             let connection = try IcecastUpload(
                 target: settings.target, headers: settings.iceHeaders, connectTimeout: settings.connectTimeout,
-                caFile: settings.caFile)
+                caFile: settings.caFile, peerTimeout: settings.peerTimeout)
             upload = connection
             accepted = false
             cursor.restart()

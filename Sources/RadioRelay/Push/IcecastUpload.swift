@@ -40,6 +40,9 @@ final class IcecastUpload {
     private var responseBody: [UInt8] = []
     /// Why the socket option callback refused the socket.
     private var socketProblem: SystemError?
+    /// Keep-alive and `TCP_USER_TIMEOUT` (`PeerTimeout`): an Icecast whose path died stops acknowledging, and the
+    /// kernel ends the connection this long after (the push then reconnects), besides the lag rule.
+    private let peerTimeout: PeerTimeout?
 
     /// The connection's kernel send buffer (`SO_SNDBUF`; the kernel doubles it). Left to autotuning, it grew to
     /// megabytes while a stopped Icecast read nothing: 40 s of audio vanished into it unnoticed. Fixed, a stalled
@@ -53,7 +56,10 @@ final class IcecastUpload {
     ///   - headers: `Name: value` lines besides the fixed ones (the station's `ice-*` headers).
     ///   - caFile: for `icecasts://`, the PEM file of CA certificates the server's must be signed by (`push_ca`);
     ///     nil: the system's CA store.
-    init(target: IcecastTarget, headers: [String], connectTimeout: Int, caFile: String? = nil) throws(PushFailure) {
+    init(
+        target: IcecastTarget, headers: [String], connectTimeout: Int, caFile: String? = nil,
+        peerTimeout: PeerTimeout? = nil
+    ) throws(PushFailure) {
         guard CurlTransfer.globalInit == CURLE_OK else {
             let reason = String(cString: curl_easy_strerror(CurlTransfer.globalInit))
             throw PushFailure(.transfer, "curl_global_init failed: \(reason)")
@@ -64,6 +70,7 @@ final class IcecastUpload {
             throw PushFailure(.transfer, "curl_multi_init failed")
         }
         self.target = target
+        self.peerTimeout = peerTimeout
         self.easy = easy
         self.multi = multi
         errorBuffer[0] = 0
@@ -115,6 +122,7 @@ final class IcecastUpload {
                 let upload = Unmanaged<IcecastUpload>.fromOpaque(context).takeUnretainedValue()
                 do throws(SystemError) {
                     try setSocketOption(fd, SOL_SOCKET, SO_SNDBUF, IcecastUpload.sendBuffer, name: "SO_SNDBUF")
+                    try upload.peerTimeout?.apply(to: fd)
                     return 0  // CURL_SOCKOPT_OK
                 } catch {
                     upload.socketProblem = error

@@ -39,6 +39,8 @@ struct PushSettings: Sendable, Equatable {
     var connectTimeout: Int
     /// The station's `push_ca` for an `icecasts://` target (nil for a plain one, which a change of it leaves alone).
     var caFile: String?
+    /// Keep-alive and `TCP_USER_TIMEOUT` on the connection (the station's `peer_timeout`).
+    var peerTimeout: PeerTimeout
 
     init(_ station: StationConfiguration, target: IcecastTarget) {
         self.station = station.name
@@ -48,6 +50,7 @@ struct PushSettings: Sendable, Equatable {
         reconnectDelay = station.reconnectDelay
         connectTimeout = station.connectTimeout
         caFile = target.tls ? station.pushCA : nil
+        peerTimeout = PeerTimeout(seconds: station.peerTimeout)
     }
 
     /// The `ice-*` headers: the station's info where set (`Sanitized`, so no value can end a header line), and

@@ -61,6 +61,7 @@ extension Pipeline {
         options.stallTimeout = input.configuration.stallTimeout
         options.requestICYMetadata = true
         options.chunkSize = 16 * 1024
+        options.peerTimeout = PeerTimeout(seconds: configuration.peerTimeout)
         input.set(.connecting)
         do {
             input.downloader = try Downloader(url: input.configuration.upstream, options: options)

@@ -60,6 +60,11 @@ extension Pipeline {
     /// A source handed over: read from now on.
     private func attach(_ source: LiveSource, to index: Int, now: Double) {
         let input = inputs[index]
+        do throws(SystemError) {
+            try source.apply(PeerTimeout(seconds: configuration.peerTimeout))
+        } catch {
+            logLimited(.stageError, .warning, "\(configuration.name): \(source.label): \(error)")
+        }
         input.downloader = Downloader(source: source)
         input.forgetConnection()
         input.connection = .init(openedAt: now, lastAudioAt: now, packets: input.packets, bytes: input.bytesIn)

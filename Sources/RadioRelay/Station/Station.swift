@@ -256,10 +256,16 @@ extension StationConfiguration {
     /// (named `mp3`, the station's listening settings on its own port, no encoder of its own: the one given is not
     /// used).
     var outputSettings: [OutputSettings] {
-        var mp3Output = broadcaster
+        var main = broadcaster
+        main.peerTimeout = peerTimeout
+        var mp3Output = main
         mp3Output.port = mp3Port
-        return [(nil, mount, .oggOpus, encoder, broadcaster)]
-            + renditions.map { ($0.name, $0.mount(in: name), .oggOpus, $0.encoder, $0.broadcaster) }
+        return [(nil, mount, .oggOpus, encoder, main)]
+            + renditions.map {
+                var listening = $0.broadcaster
+                listening.peerTimeout = peerTimeout
+                return ($0.name, $0.mount(in: name), .oggOpus, $0.encoder, listening)
+            }
             + (mp3 ? [(Self.mp3OutputName, mp3Mount, .mp3, encoder, mp3Output)] : [])
     }
 }

@@ -78,6 +78,9 @@ public struct StationConfiguration: Sendable, Equatable {
     public var sourcePassword: SourcePassword?
     /// Seconds without a byte from a live source before it counts as gone (`source_timeout`, Icecast's default).
     public var sourceTimeout = 10
+    /// Seconds a connection may go on with a peer that does not answer before the kernel gives it up (`PeerTimeout`:
+    /// keep-alive and `TCP_USER_TIMEOUT` on upstreams, live sources, pushes and listeners).
+    public var peerTimeout = 20
     /// Icecast mounts the station's stream is pushed to as a source (`--push`, `push = …`), each on its own thread.
     package var pushes: [IcecastTarget] = []
     /// The PEM file of CA certificates `icecasts://` pushes verify the server against (`--push-ca`, `push_ca`); nil:
@@ -127,6 +130,9 @@ public struct StationConfiguration: Sendable, Equatable {
         try validateInputs()
         try encoder.validate()
         try broadcaster.validate()
+        guard Self.timeoutRange.contains(peerTimeout) else {
+            throw ConfigurationError("station \(name): peer_timeout \(peerTimeout) s: use 1 to 300 seconds")
+        }
         if sourcePassword != nil && relaysOggOpus {
             throw ConfigurationError(
                 "station \(name): source_password takes MP3 or Ogg Opus sources that the station decodes and encodes; "

@@ -29,6 +29,18 @@ public struct BroadcasterConfiguration: Sendable, Equatable {
     public var readCap = 8192
     /// Kernel send buffer per listener: how much the kernel queues for a slow reader beyond `maxLag`.
     public var sendBuffer = 32 * 1024
+    /// Keep-alive and `TCP_USER_TIMEOUT` on each listener's connection, in seconds (`PeerTimeout`): a listener
+    /// whose path died is given up by the kernel this long after its data stopped being acknowledged, whatever the
+    /// lag rule says. The station's `peer_timeout`.
+    public var peerTimeout = 20
+
+    /// What a listener's connection gets: `peerTimeout`, but never less than the lag rule's span (twice `maxLag`,
+    /// and a second): Linux ends a connection whose peer advertised a zero window for `TCP_USER_TIMEOUT` too, and a
+    /// listener that is alive but paused is the lag rule's to move and drop, not the kernel's.
+    package var listenerPeerTimeout: PeerTimeout {
+        let lagSpan = maxLag.isFinite ? Int(min(max(2 * maxLag, 0), 86_400).rounded(.up)) + 1 : 0
+        return PeerTimeout(seconds: max(peerTimeout, lagSpan))
+    }
     /// Every connection starts with a PROXY protocol header (v2 or v1) from a load balancer, and counts as coming from
     /// the client the header names; one without a valid header within 3 s is closed. Only for a port that nothing
     /// but the balancer can reach: the header is believed.

@@ -34,6 +34,9 @@ package final class Listener {
     package let request: ListenerRequest?
     /// Where it is in its ICY framing, when it asked for titles in band (`ICYCursor`).
     package var icy: ICYCursor?
+    /// When a write last took bytes (its connection time until then): how long a backed-up listener has made no
+    /// progress, for how its connection closes (`NetworkLoop.closesAbortively`).
+    package var lastProgress: Double
 
     package init(
         socket: consuming FileDescriptor, peer: SocketAddress, connectedAt: Double, kind: ListenerProtocol = .tcp,
@@ -45,6 +48,7 @@ package final class Listener {
         self.peer = peer
         self.hostKey = HostKey(peer)
         self.connectedAt = connectedAt
+        lastProgress = connectedAt
         self.kind = kind
         if responseHead.isEmpty {
             self.responseHead = nil

@@ -66,6 +66,7 @@ extension NetworkLoop {
         do {
             try setSocketOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1, name: "TCP_NODELAY")
             try setSocketOption(fd, SOL_SOCKET, SO_SNDBUF, Int32(clamping: configuration.sendBuffer), name: "SO_SNDBUF")
+            try configuration.listenerPeerTimeout.apply(to: fd)
         } catch {
             logLimited(.socketTrouble, .warning, now: now, "\(name): listener \(peer): \(error)")
         }
@@ -167,6 +168,16 @@ extension NetworkLoop {
         }
         byFD[slot] = nil
         position[slot] = -1
+        if Self.closesAbortively(
+            backedUp: listener.state.backedUp, sinceProgress: monotonicNow() - listener.lastProgress)
+        {
+            do throws(SystemError) {
+                try setAbortiveClose(listener.fd)
+            } catch {
+                logLimited(
+                    .socketTrouble, .warning, now: monotonicNow(), "\(name): listener \(listener.peer): \(error)")
+            }
+        }
         leaveScan(listener)
         loop.deadlines.remove(listener.fd)
         host.disown(listener.fd)
@@ -192,6 +203,19 @@ extension NetworkLoop {
             logLimited(.left, .info, now: now, line())
         }
     }
+
+    /// A listener's connection closes with a RST (`setAbortiveClose`) when its socket is backed up and no write has
+    /// taken a byte for `stuckAfter` seconds: its path is dead or it stopped reading, and the bytes the kernel holds
+    /// are for no one — a graceful close would leave them to a `FIN-WAIT-1` socket retransmitting to a dead path
+    /// (until `TCP_USER_TIMEOUT`), holding up to a send buffer each (nginx's `reset_timedout_connection`). One that
+    /// still reads, however slowly (a listener dropped as too slow), or had everything it was sent closes gracefully:
+    /// it gets what the kernel holds, then the FIN.
+    package static func closesAbortively(backedUp: Bool, sinceProgress: Double) -> Bool {
+        backedUp && !(sinceProgress < stuckAfter)
+    }
+
+    /// Seconds without a write taking a byte after which a backed-up listener counts as stuck.
+    package static let stuckAfter = 2.0
 
     /// Writes a line of a kind that can repeat, within the loop's rate limit: after 10 in 10 s, the rest are
     /// counted and reported in one line.

@@ -156,7 +156,9 @@ package final class NetworkLoop {
         // Each sendmsg takes at most `maxIOV` pieces: while the socket takes them all and more are due (a burst of
         // small pages, an ICY listener's blocks), another goes at once, up to `maxSends`.
         var sends = 1
+        let before = listener.bytesSent
         while send(listener, upTo: end) && sends < Self.maxSends { sends += 1 }
+        if listener.bytesSent != before { listener.lastProgress = now }
     }
 
     /// Sends what is due up to ring index `end` in one `sendmsg`: the rest of the response head, the headers, the

@@ -15,6 +15,8 @@ package final class CurlTransfer {
         package var requestICYMetadata = false
         package var maxRedirects = 5
         package var userAgent = "radio-relay/\(RadioRelayVersion.string)"
+        /// Keep-alive and `TCP_USER_TIMEOUT` on the connection (`PeerTimeout`); nil: the kernel's defaults.
+        package var peerTimeout: PeerTimeout?
     }
 
     package let url: String
@@ -33,6 +35,10 @@ package final class CurlTransfer {
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     /// The easy handle is in the multi handle (so `deinit` takes it out first).
     private var added = true
+    /// Set on each socket libcurl opens (its socket option callback).
+    private let peerTimeout: PeerTimeout?
+    /// Why the socket option callback refused a socket (the transfer then fails with this).
+    private var socketProblem: SystemError?
 
     package static var libraryVersion: String {
         String(cString: curl_version()).split(separator: " ").first.map(String.init) ?? "libcurl"
@@ -54,6 +60,7 @@ package final class CurlTransfer {
         self.url = url
         self.easy = easy
         self.multi = multi
+        peerTimeout = options.peerTimeout
         let context = Unmanaged.passUnretained(self).toOpaque()
         /// Every option must take: a libcurl without one of them (an old version, a build without a protocol)
         /// is an error naming the option, not a transfer that silently behaves differently.
@@ -90,6 +97,21 @@ package final class CurlTransfer {
             try check(rr_curl_setopt_string(easy, CURLOPT_USERAGENT, options.userAgent), "CURLOPT_USERAGENT")
             errorBuffer[0] = 0
             try check(rr_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
+            if peerTimeout != nil {
+                try check(rr_curl_setopt_pointer(easy, CURLOPT_SOCKOPTDATA, context), "CURLOPT_SOCKOPTDATA")
+                try check(
+                    rr_curl_setopt_sockopt(easy) { context, fd, _ in
+                        guard let context else { return 1 }  // CURL_SOCKOPT_ERROR
+                        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+                        do throws(SystemError) {
+                            try transfer.peerTimeout?.apply(to: fd)
+                            return 0  // CURL_SOCKOPT_OK
+                        } catch {
+                            transfer.socketProblem = error
+                            return 1
+                        }
+                    }, "CURLOPT_SOCKOPTFUNCTION")
+            }
             if options.requestICYMetadata { headerList = curl_slist_append(headerList, "Icy-MetaData: 1") }
             if let headerList {
                 try check(rr_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "CURLOPT_HTTPHEADER")
@@ -172,7 +194,7 @@ package final class CurlTransfer {
             guard message.pointee.msg == CURLMSG_DONE else { continue }
             let result = message.pointee.data.result
             guard result == CURLE_OK else {
-                let detail = String(cString: errorBuffer)
+                let detail = socketProblem.map { "\($0)" } ?? String(cString: errorBuffer)
                 let text = detail.isEmpty ? String(cString: curl_easy_strerror(result)) : detail
                 let kind: DownloadError.Kind =
                     result == CURLE_URL_MALFORMAT || result == CURLE_UNSUPPORTED_PROTOCOL

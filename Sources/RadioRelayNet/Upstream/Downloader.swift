@@ -16,6 +16,8 @@ public final class Downloader {
         /// Ask for ICY metadata (`Icy-MetaData: 1`); the caller must then demux it.
         public var requestICYMetadata = false
         public var chunkSize = 64 * 1024
+        /// The bound on a half-open connection (`PeerTimeout`): `peer_timeout`; nil leaves the kernel's defaults.
+        public var peerTimeout: PeerTimeout?
         public init() {}
     }
 
@@ -46,6 +48,7 @@ public final class Downloader {
             curl.connectTimeout = options.connectTimeout
             curl.stallTimeout = options.stallTimeout
             curl.requestICYMetadata = options.requestICYMetadata
+            curl.peerTimeout = options.peerTimeout
             transfer = try CurlTransfer(url: url, options: curl)
             file = nil
             tcp = nil
@@ -53,7 +56,8 @@ public final class Downloader {
             transfer = nil
             file = nil
             tcp = try TCPSource(
-                url: url, connectTimeout: options.connectTimeout, chunkSize: options.chunkSize)
+                url: url, connectTimeout: options.connectTimeout, chunkSize: options.chunkSize,
+                peerTimeout: options.peerTimeout)
         case .file:
             transfer = nil
             tcp = nil

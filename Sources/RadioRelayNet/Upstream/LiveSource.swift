@@ -52,6 +52,13 @@ package final class LiveSource {
         label = "live source \(peer)"
     }
 
+    /// Sets keep-alive and `TCP_USER_TIMEOUT` on the source's connection (the station's `peer_timeout`, when the
+    /// station takes it).
+    package func apply(_ peerTimeout: PeerTimeout) throws(SystemError) {
+        guard let fd = socket?.rawValue else { return }
+        try peerTimeout.apply(to: fd)
+    }
+
     /// Reads what is there, waiting up to `timeout` ms; nil when the source closed, an empty slice when nothing came.
     package func read(timeout: Int) throws(DownloadError) -> ArraySlice<UInt8>? {
         if !early.isEmpty {

@@ -18,6 +18,8 @@ package final class TCPSource {
     private var connected = false
     private let connectTimeout: Double
     private let connectDeadline: Double
+    /// Keep-alive and `TCP_USER_TIMEOUT` on the connection (`PeerTimeout`); nil: the kernel's defaults.
+    private let peerTimeout: PeerTimeout?
 
     /// `tcp://HOST:PORT` (`[v6]:PORT` for an IPv6 literal) → host and port; nil when it is not that.
     package static func endpoint(_ url: String) -> (host: String, port: UInt16)? {
@@ -32,8 +34,11 @@ package final class TCPSource {
         return (String(host), port)
     }
 
-    package init(url: String, connectTimeout: Int, chunkSize: Int) throws(DownloadError) {
+    package init(url: String, connectTimeout: Int, chunkSize: Int, peerTimeout: PeerTimeout? = nil)
+        throws(DownloadError)
+    {
         self.url = url
+        self.peerTimeout = peerTimeout
         guard let (host, port) = Self.endpoint(url) else {
             throw DownloadError(.badURL, url: url, "not tcp://HOST:PORT")
         }
@@ -56,6 +61,11 @@ package final class TCPSource {
 
     private func connect(to address: SocketAddress) throws(DownloadError) {
         let socket = try Self.socket(family: address.family, url: url)
+        do throws(SystemError) {
+            try peerTimeout?.apply(to: socket.rawValue)
+        } catch {
+            throw DownloadError(.transfer, url: url, "\(error)")
+        }
         let result = address.withSockaddr { Glibc.connect(socket.rawValue, $0, $1) }
         if result == 0 {
             connected = true
