@@ -56,12 +56,24 @@ import Testing
         alone.flowing(0, now: 0)
         alone.late(0, now: 5)
         #expect(alone.decide(now: 5) == nil && alone.playing == 0, "no standby flows: nothing to switch to")
+        // A cold standby is connected as soon as the input above it is late (not after the stall rule), and takes
+        // over once it flows; one that is not needed any more (the late input flows again) is let go.
+        #expect(alone.shouldConnect(1, now: 5))
         alone.flowing(0, now: 5.5)
+        #expect(!alone.shouldConnect(1, now: 5.5))
         #expect(!alone.inputs[0].isLate && alone.decide(now: 5.5) == nil)
         // A late input that then stalls fails as any other.
         alone.late(0, now: 7)
         alone.failed(0, reason: "stalled: no data for 5 s", now: 12)
         #expect(!alone.inputs[0].isLate && alone.inputs[0].failure != nil)
+
+        var cold = InputSelector(inputs: 3)
+        cold.flowing(0, now: 0)
+        #expect(!cold.shouldConnect(1, now: 1))
+        cold.late(0, now: 5)
+        #expect(cold.shouldConnect(1, now: 5) && !cold.shouldConnect(2, now: 5), "one step down at a time")
+        cold.flowing(1, now: 5.3)
+        #expect(cold.decide(now: 5.3) == .init(from: 0, to: 1, reason: .late, at: 5.3))
     }
 
     /// When the pipeline calls an input late: no audio for 0.5 s, or 1.5 times its longest wait between arrivals (an

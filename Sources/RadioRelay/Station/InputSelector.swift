@@ -236,9 +236,12 @@ struct InputSelector: Equatable, Sendable {
     func shouldConnect(_ index: Int, now: Double) -> Bool {
         guard inputs.indices.contains(index) else { return false }
         if index <= playing || index == forced { return true }
-        // Cold standby: an input below the one that plays is needed once every input above it is down (failed, or
-        // silenced by dead air): one step down at a time.
-        if (0..<index).allSatisfy({ inputs[$0].failure != nil || inputs[$0].isDead }) { return true }
+        // Cold standby: an input below the one that plays is needed once every input above it is down (failed,
+        // silenced by dead air, or late: a hung peer or a dead path is connected to at once, not after the stall
+        // rule, so that it can take over as soon as it flows): one step down at a time.
+        if (0..<index).allSatisfy({ inputs[$0].failure != nil || inputs[$0].isDead || inputs[$0].isLate }) {
+            return true
+        }
         // Hot standby: the input right below the one that plays stays connected and decoding (always below a live
         // source).
         return (settings.hotStandby || (settings.live && playing == 0)) && index == playing + 1
