@@ -66,6 +66,14 @@ package struct SocketAddress: Sendable, CustomStringConvertible {
         return host == "::1"
     }
 
+    /// In 198.18.0.0/15, the range set aside for benchmark networks (RFC 2544): the network namespaces the tests
+    /// and benches build, never a real host.
+    package var isBenchmarkNetwork: Bool {
+        guard family == AF_INET else { return false }
+        let parts = host.split(separator: ".")
+        return parts.count == 4 && parts[0] == "198" && (parts[1] == "18" || parts[1] == "19")
+    }
+
     package var family: Int32 { Int32(storage.ss_family) }
 
     /// The address without the port.

@@ -137,12 +137,15 @@ struct LoadOptions {
         guard count > 0 else { throw Problem.usage("-n N is required\n\n\(Self.usage)") }
         guard slowCount <= count else { throw Problem.usage("--slow \(slowCount) is more than -n \(count)") }
         guard LoopbackAddress(host: host, port: UInt16(port)) != nil else {
-            throw Problem.usage("--host \(host): only loopback addresses (127.0.0.0/8, ::1, localhost) are allowed")
+            throw Problem.usage(
+                "--host \(host): only loopback addresses (127.0.0.0/8, ::1, localhost) and the benchmark network "
+                    + "of network namespaces (198.18.0.0/15) are allowed")
         }
     }
 }
 
-/// A loopback IPv4 or IPv6 socket address; nil for anything else, so the tool cannot load another machine.
+/// A loopback IPv4 or IPv6 socket address, or one in the benchmark range 198.18.0.0/15 (network namespaces made
+/// for a test); nil for anything else, so the tool cannot load another machine.
 struct LoopbackAddress {
     let address: SocketAddress
     /// For the Host header.
@@ -150,7 +153,9 @@ struct LoopbackAddress {
 
     init?(host: String, port: UInt16) {
         let name = host == "localhost" ? "127.0.0.1" : host
-        guard let address = SocketAddress(host: name.trimmingBrackets, port: port), address.isLoopback else {
+        guard let address = SocketAddress(host: name.trimmingBrackets, port: port),
+            address.isLoopback || address.isBenchmarkNetwork
+        else {
             return nil
         }
         self.address = address
