@@ -87,6 +87,36 @@ import Testing
         #expect(Pipeline.isLate(sinceAudio: 1.5, longestGap: 1.0, queued: 0.05))
     }
 
+    /// The waits the late rule is judged against: the gaps between arrivals of one connection, not the wait for its
+    /// first audio (a root that had nothing to send yet made an edge wait 1.5 s past a 1 s lead: a hole heard), and
+    /// only recent ones (a TCP stall recovering a loss is forgotten within 15 to 30 s).
+    @Test func theWaitsBetweenArrivalsAreRecentOnesOfThisConnection() {
+        var connection = StationInput.Connection(openedAt: 100, lastAudioAt: 100, packets: 7, bytes: 0)
+        connection.audioArrived(packets: 8, bytes: 100, now: 101.2)
+        #expect(connection.longestGap(now: 101.2) == 0, "the first audio's wait is set-up")
+        #expect(!connection.knowsCadence)
+        for step in 1...10 { connection.audioArrived(packets: 8 + step, bytes: 100, now: 101.2 + 0.1 * Double(step)) }
+        #expect(abs(connection.longestGap(now: 102.2) - 0.1) < 1e-9)
+        connection.audioArrived(packets: 20, bytes: 100, now: 103.4)  // a stall of 1.2 s
+        #expect(abs(connection.longestGap(now: 103.4) - 1.2) < 1e-9)
+        var now = 103.4
+        while now < 140 {
+            now += 0.1
+            connection.audioArrived(packets: connection.lastPackets + 1, bytes: 100, now: now)
+            if now < 114.9 { #expect(connection.longestGap(now: now) >= 1.2) }
+        }
+        #expect(abs(connection.longestGap(now: now) - 0.1) < 1e-6, "the stall is forgotten")
+        // One-second pages keep their second.
+        var pages = StationInput.Connection(openedAt: 0, lastAudioAt: 0, packets: 0, bytes: 0)
+        pages.audioArrived(packets: 1, bytes: 0, now: 1)
+        pages.audioArrived(packets: 2, bytes: 0, now: 2)
+        #expect(!pages.knowsCadence, "one wait is not a cadence: the second page is not late before the third")
+        for second in 3...100 { pages.audioArrived(packets: second, bytes: 0, now: Double(second)) }
+        #expect(pages.knowsCadence)
+        #expect(pages.longestGap(now: 100.5) == 1)
+        #expect(pages.longestGap(now: 200) == 0, "nothing for two windows: no recent wait")
+    }
+
     /// A primary that comes and goes every 3 s (recover 10 s) never takes over again; the station stays on the
     /// backup, switching once in a minute.
     @Test func aFlappingInputNeverMakesTheStationSwitchFasterThanRecover() {

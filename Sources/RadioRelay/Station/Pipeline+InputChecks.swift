@@ -16,10 +16,7 @@ extension Pipeline {
         let input = inputs[index]
         guard let downloader = input.downloader, input.announced, !input.configuration.isFile else { return }
         if input.packets != input.connection.lastPackets {
-            input.connection.lastPackets = input.packets
-            input.connection.longestGap = max(input.connection.longestGap, now - input.connection.lastAudioAt)
-            input.connection.lastAudioAt = now
-            input.connection.bytesAtAudio = input.bytesIn
+            input.connection.audioArrived(packets: input.packets, bytes: input.bytesIn, now: now)
             return
         }
         let timeout = configuration.noAudioTimeout
@@ -36,8 +33,8 @@ extension Pipeline {
     }
 
     /// An input that plays is late when it has sent no audio for `lateAfter` seconds — or one and a half times the
-    /// longest wait between its arrivals on this connection, when that is longer (an Ogg source's pages of a
-    /// second) — while less than `lateQueue` of audio is held to play and none of its bytes wait unread: a hung peer or a blackholed path, which
+    /// longest recent wait between its arrivals on this connection, when that is longer (an Ogg source's pages of a
+    /// second; `StationInput.Connection.longestGap(now:)`, known once two waits are) — while less than `lateQueue` of audio is held to play and none of its bytes wait unread: a hung peer or a blackholed path, which
     /// the stall rule ends only after `stall_timeout`. The selector then lets a flowing standby take over before the
     /// lead runs out (no silence heard); the input stays connected, and plays again once it has flowed for
     /// `recover`.
@@ -54,9 +51,9 @@ extension Pipeline {
         // A paced input whose read-ahead still holds bytes is not late: it is held back (a crossfade into it holds
         // its audio until the old input's has come), and all of it is audio held for the listeners.
         guard input.downloader != nil, input.flowing, input.announced, !input.configuration.isFile,
-            input.backlog.isEmpty, selector.inputs[index].failure == nil,
+            input.backlog.isEmpty, selector.inputs[index].failure == nil, input.connection.knowsCadence,
             Self.isLate(
-                sinceAudio: now - input.connection.lastAudioAt, longestGap: input.connection.longestGap,
+                sinceAudio: now - input.connection.lastAudioAt, longestGap: input.connection.longestGap(now: now),
                 queued: chain.heldSeconds)
         else { return }
         // Its next audio is a return: the selector hears of it, and it fades in.

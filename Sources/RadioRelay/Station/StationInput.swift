@@ -41,17 +41,56 @@ final class StationInput {
         var lastAudioAt = 0.0
         var lastPackets = 0
         var bytesAtAudio = 0
-        /// The longest wait between two arrivals of audio on this connection: how the input delivers (an Ogg
-        /// source's one-second pages arrive a second apart), so that lateness is judged against it.
-        var longestGap = 0.0
+        /// The longest waits between two arrivals of audio on this connection, in the window now and the one
+        /// before it (`gapWindow` seconds each, the first starting at `gapWindowStart`): how the input delivers (an
+        /// Ogg source's one-second pages arrive a second apart), so that lateness is judged against it. The wait
+        /// for a connection's first audio (its set-up, a root with nothing to send yet) is not one, and a stall
+        /// long past (TCP recovering a loss) is forgotten within two windows, so neither makes the late rule wait
+        /// past what the lead covers.
+        var gapNow = 0.0
+        var gapBefore = 0.0
+        var gapWindowStart = 0.0
         /// `bytesIn` and `packets` when it opened.
         var bytesAtOpen = 0
         var packetsAtOpen = 0
+
+        /// Arrivals of audio on this connection.
+        var arrivals = 0
+
+        /// Seconds each window of waits covers.
+        static let gapWindow = 15.0
+
+        /// Two waits between arrivals are known (three arrivals): how the input delivers is known, and the late
+        /// rule may judge it (before that, an Ogg source's second one-second page is not late).
+        var knowsCadence: Bool { arrivals >= 3 }
+
+        /// The longest wait between arrivals within the last one to two windows at `now`.
+        func longestGap(now: Double) -> Double {
+            let age = now - gapWindowStart
+            if age < Self.gapWindow { return max(gapNow, gapBefore) }
+            return age < 2 * Self.gapWindow ? gapNow : 0
+        }
+
+        /// Audio arrived at `now` (`packets` is the input's count since, `bytes` its bytes in).
+        mutating func audioArrived(packets: Int, bytes: Int, now: Double) {
+            let age = now - gapWindowStart
+            if !(age < Self.gapWindow) {
+                gapBefore = age < 2 * Self.gapWindow ? gapNow : 0
+                gapNow = 0
+                gapWindowStart = now
+            }
+            if lastPackets != packetsAtOpen { gapNow = max(gapNow, now - lastAudioAt) }
+            arrivals += 1
+            lastPackets = packets
+            lastAudioAt = now
+            bytesAtAudio = bytes
+        }
 
         init() {}
 
         init(openedAt: Double, lastAudioAt: Double, packets: Int, bytes: Int) {
             self.openedAt = openedAt
+            gapWindowStart = openedAt
             self.lastAudioAt = lastAudioAt
             lastPackets = packets
             packetsAtOpen = packets
