@@ -52,7 +52,7 @@ struct LoadOptions {
           --connect-timeout SECONDS   a connect not done by then fails (default 10)
           --stuck-after SECONDS       an open listener with no data for this long at the end is stuck (default 5)
           --no-start-check            do not require OpusHead/OpusTags first (e.g. a non-Opus stream)
-          --sources K                 spread IPv4 connections over the source addresses 127.0.0.1 to 127.0.0.K
+          --sources K                 spread IPv4 connections to loopback over the source addresses 127.0.0.1 to 127.0.0.K
                                       (default 16; 1: all from 127.0.0.1). From one address, connect()'s search
                                       for a free port to one destination costs milliseconds past ~14 000
                                       connections, and the tool would take the CPU the server is measured on

@@ -58,8 +58,9 @@ final class LoadRun {
         } else {
             request = []
         }
+        // Loopback only: a target in a network namespace is reached from the namespace's own address.
         sources =
-            address.address.family == AF_INET && options.sources > 1
+            address.address.family == AF_INET && address.address.isLoopback && options.sources > 1
             ? (1...options.sources).compactMap { SocketAddress(host: "127.0.0.\($0)", port: 0) } : []
         slowRate = options.slowReadRate
         slowCapacity = max(slowRate / 8, 1024)

@@ -6,13 +6,14 @@ import Testing
 /// In the `PeerTests` lane: a relay tree over real links, in network namespaces (`NetworkLab`): two roots (440 Hz and
 /// 660 Hz files), an edge listing both (`standby = hot`, `stall_timeout = 3`), and an ffmpeg listener decoding the
 /// edge from a namespace of its own. root1's link is blackholed (no FIN, no RST: the edge's connection stays
-/// "established" and receives nothing) and lifted, then made lossy (3 % each way) at twice the stream's rate.
+/// "established" and receives nothing) and lifted, then made lossy (3 % each way) at twice the stream's rate; last,
+/// 30 listeners lose their path and must all be released within the bound, with no FIN-WAIT-1 socket left.
 extension PeerTests {
     @Suite(
         .timeLimit(.minutes(2)),
         .enabled(
             if: tool("ffmpeg") != nil && tool("curl") != nil && tool("ip") != nil && tool("nft") != nil
-                && tool("tc") != nil && tool("python3") != nil,
+                && tool("tc") != nil && tool("ss") != nil && tool("python3") != nil,
             "needs ffmpeg, curl, iproute2, nftables and python3 (.ci/deps --test)"))
     struct RealLinkTests {
         static let statusPort = 9000
@@ -46,6 +47,22 @@ extension PeerTests {
             return stations.first
         }
 
+        /// Python: N raw listeners of HOST:PORT that read all they are sent, until killed.
+        static let readers = """
+            import select, socket, sys, time
+            host, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+            sockets = [socket.create_connection((host, port), timeout=5) for _ in range(n)]
+            while True:
+                ready = select.select(sockets, [], [], 1)[0] if sockets else time.sleep(1) or []
+                for s in ready:
+                    try:
+                        data = s.recv(65536)
+                    except OSError:
+                        data = b""
+                    if not data:
+                        sockets.remove(s)
+            """
+
         static func stop(_ process: Process) {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
@@ -67,13 +84,17 @@ extension PeerTests {
             }
             processes.append(try Self.relay(lab, "root1", ["--upstream", first], log: logs[0]))
             processes.append(try Self.relay(lab, "root2", ["--upstream", second], log: logs[1]))
+            // Both roots play before the edge starts: its first choice is root1, with no failure on the way.
+            for root in ["root1", "root2"] {
+                try #require(waitUntil(20) { Self.station(lab, root)?["input_playing"] as? String == "1" }, "\(root)")
+            }
             let roots = ["root1", "root2"].map { "tcp://\(lab.addresses[$0] ?? ""):\(Self.port)" }
             processes.append(
                 try Self.relay(
                     lab, "edge",
                     [
                         "--upstream", roots[0], "--upstream", roots[1], "--standby", "hot", "--stall-timeout", "3",
-                        "--recover", "5",
+                        "--recover", "5", "--peer-timeout", "5", "--max-lag", "2",
                     ], log: logs[2]))
             func edgeLog() -> String { (try? String(contentsOfFile: logs[2], encoding: .utf8)) ?? "" }
             func playing() -> String? { Self.station(lab, "edge")?["input_playing"] as? String }
@@ -114,9 +135,9 @@ extension PeerTests {
             let lossFrom = heard()
             usleep(20_000_000)
             let lossTo = heard()
-            let reasons = ((Self.station(lab, "edge")?["switches"] as? [[String: Any]]) ?? []).compactMap {
-                $0["reason"] as? String
-            }
+            let edgeStatus = Self.station(lab, "edge")
+            let reasons = ((edgeStatus?["switches"] as? [[String: Any]]) ?? []).compactMap { $0["reason"] as? String }
+            #expect(edgeStatus?["listeners"] as? Int == 1, "the decoding listener was dropped:\n\(edgeLog())")
             Self.stop(listener)
 
             let data = try Data(contentsOf: URL(fileURLWithPath: capture))
@@ -132,10 +153,33 @@ extension PeerTests {
             #expect(timeline.order() == [440, 660, 440], "\(timeline)")
             // No hole but the windows a crossfade between the two tones blurs, from the first second on.
             let hole = timeline.longestGap(from: 1)
-            #expect(hole < 0.2, "a hole of \(hole) s:\n\(timeline)")
+            #expect(hole < 0.2, "a hole of \(hole) s:\n\(timeline)\n\(edgeLog())")
             #expect(reasons == ["late", "recovered"], "\(reasons)\n\(edgeLog())")
-            #expect(timeline.longestGap(from: lossFrom, to: lossTo) < 0.1, "\(timeline)")
-            #expect(!edgeLog().contains("left after"), "the listener was dropped:\n\(edgeLog())")
+            #expect(timeline.longestGap(from: lossFrom, to: lossTo) < 0.1, "\(timeline)\n\(edgeLog())")
+
+            // 30 listeners whose path dies (their namespace's link blackholed): all released within the bound
+            // (peer_timeout 5 s, which covers twice max_lag 2 s: TCP_USER_TIMEOUT), each with a RST, so no
+            // FIN-WAIT-1 socket keeps its unsent bytes in the edge's kernel.
+            let readers = try lab.process(
+                "listeners", try #require(tool("python3")), ["-c", Self.readers, edgeAddress, "\(Self.port)", "30"])
+            readers.standardOutput = FileHandle.nullDevice
+            readers.standardError = FileHandle.nullDevice
+            try readers.run()
+            processes.append(readers)
+            func listeners() -> Int { Self.station(lab, "edge")?["listeners"] as? Int ?? -1 }
+            try #require(waitUntil(10) { listeners() == 30 }, "\(listeners()) listeners")
+            usleep(2_000_000)
+            try lab.link("listeners", blackhole: true)
+            let blackholed = Date()
+            let released = waitUntil(20) { listeners() == 0 }
+            let releaseSeconds = Date().timeIntervalSince(blackholed)
+            let sockets = try lab.run(in: "edge", try #require(tool("ss")), ["-tanH", "state", "fin-wait-1"])
+            let finWait = sockets.stdout.split(separator: "\n").count
+            print(
+                "real links: 30 listeners behind a dead path released in \(String(format: "%.1f", releaseSeconds)) s; "
+                    + "FIN-WAIT-1 sockets on the edge: \(finWait)")
+            #expect(released && releaseSeconds < 12, "\(listeners()) listeners left after \(releaseSeconds) s")
+            #expect(finWait == 0, "\(sockets.stdout)")
 
             lab.down()
             #expect(lab.namespaces.isEmpty, "\(lab.namespaces) left behind")
