@@ -604,7 +604,8 @@ def mode_soak(args):
         for edge in edges:
             benchlib.wait_until(lambda: edge.playing() is not None, 20, 0.2)
         seconds = args.minutes * 60
-        loads = [run.add(Load(lab, run.work, lab.address[e.name], 100, seconds + 20, f"load-{e.name}"))
+        per_edge = 50
+        loads = [run.add(Load(lab, run.work, lab.address[e.name], per_edge, seconds + 20, f"load-{e.name}"))
                  for e in edges]
         listeners = [run.add(Listener(lab, run.work, lab.address[e.name], f"listener-{e.name}")) for e in edges]
         relays = roots + edges
@@ -619,17 +620,21 @@ def mode_soak(args):
                     lab.link(node, rate=0, loss=0, blackhole=False)
                     del active[node]
             if now >= next_fault:
-                node = rng.choice(["studio", "root1", "root2", "edge1", "edge2"])
+                node = rng.choice(["studio", "root1", "root2", "edge1", "edge2", "listeners"])
                 kind = rng.choice(["blackhole", "loss", "rate"])
-                # An edge's own link carries its listeners: a blackhole there is short, so they are not dropped.
-                length = rng.uniform(3, 8) if kind == "blackhole" and node.startswith("edge") else rng.uniform(5, 40)
+                # The links that carry listeners (an edge's, the listeners') get faults its listeners outlive: a
+                # blackhole shorter than max_lag with TCP's backoff after it, milder loss, and a rate above what
+                # the streams on it need (an edge's: its listeners, its decoder and its two roots; the listeners':
+                # both edges' listeners) — a path that cannot carry the stream drops its listeners, as it should.
+                carries = {"edge1": per_edge + 3, "edge2": per_edge + 3, "listeners": 2 * (per_edge + 1)}.get(node)
+                length = rng.uniform(2, 5) if kind == "blackhole" and carries else rng.uniform(5, 40)
                 if node not in active:
                     if kind == "blackhole":
                         lab.link(node, blackhole=True)
                     elif kind == "loss":
-                        lab.link(node, loss=rng.randint(1, 5))
+                        lab.link(node, loss=rng.randint(1, 3 if carries else 5))
                     else:
-                        lab.link(node, rate=int(STREAM_KBIT * rng.uniform(2.5, 6)))
+                        lab.link(node, rate=int(STREAM_KBIT * (carries or 1) * rng.uniform(1.5 if carries else 2.5, 6)))
                     active[node] = now + length
                     faults.append((round(now - t0, 1), node, kind, round(length, 1)))
                     log(f"{now - t0:7.1f} s: {kind} on {node} for {length:.1f} s")
@@ -651,8 +656,12 @@ def mode_soak(args):
             fds = (benchlib.median([s[i + 1][0] for s in first]), benchlib.median([s[i + 1][0] for s in last]))
             rss = (benchlib.median([s[i + 1][1] for s in first]), benchlib.median([s[i + 1][1] for s in last]))
             f["flat"][relay.name] = {"descriptors_first_last_5min": fds, "rss_kb_first_last_5min": rss}
+        f["rss_kb_every_minute"] = {relay.name: [s[i + 1][1] for s in samples[::6]] for i, relay in enumerate(relays)}
         f["heard_s"] = {e.name: round(lst.seconds(), 1) for e, lst in zip(edges, listeners)}
         f["listeners_at_end"] = {e.name: (e.station() or {}).get("listeners") for e in edges}
+        f["listeners_left"] = {e.name: [line.split(": ", 2)[-1] for line in e.log_text().splitlines()
+                                        if " left after " in line or "more " in line and "listener" in line][-8:]
+                               for e in edges}
         return f
     finally:
         run.close()
