@@ -51,21 +51,25 @@ extension ServerProcessTests {
         let lines = try String(contentsOfFile: accessLog, encoding: .utf8).split(separator: "\n").map(String.init)
         print("access log: \(lines.count) lines; the first and the last:\n\(lines.first ?? "")\n\(lines.last ?? "")")
         #expect(lines.count == 105)
-        // Address, user, time, request, status, bytes, referrer, agent, seconds: what analysers of Icecast's log read.
+        // Address, the run and listener ID, user, time, request (a raw listener's: its mount), status, bytes,
+        // referrer, agent, seconds: what analysers of Icecast's log read.
         let combined = try Regex(
-            #"^127\.0\.0\.1 - - \[\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2} \+0000\] "(-|GET /test\.opus HTTP/1\.1)" 200 (\d+) "[^"]*" "(?:[^"\\]|\\.)*" (\d+)$"#
+            #"^127\.0\.0\.1 [0-9a-f]{8}-[1-9][0-9]* - \[\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2} \+0000\] "(TCP /test\.opus|GET /test\.opus HTTP/1\.1)" 200 (\d+) "[^"]*" "(?:[^"\\]|\\.)*" (\d+)$"#
         )
         #expect(
             lines.allSatisfy { $0.wholeMatch(of: combined) != nil },
             "\(lines.filter { $0.wholeMatch(of: combined) == nil })")
-        let raw = lines.filter { $0.contains("\"-\" 200") }
+        // One run, and every listener its own ID.
+        let identities = lines.map { $0.split(separator: " ")[1] }
+        #expect(Set(identities.map { $0.prefix(8) }).count == 1 && Set(identities).count == lines.count)
+        let raw = lines.filter { $0.contains("\"TCP /test.opus\" 200") }
         #expect(raw.count == 100)
         // Each raw line's seconds, whole, as its client held it (about 2 or 4); bytes add up to what status counted.
         let rawSeconds = raw.compactMap { Int($0.split(separator: " ").last ?? "") }
         #expect(
             rawSeconds.filter { (1...2).contains($0) }.count == 50
                 && rawSeconds.filter { (3...4).contains($0) }.count == 50, "\(rawSeconds)")
-        let rawBytes = raw.compactMap { Int($0.split(separator: " ")[7]) }.reduce(0, +)
+        let rawBytes = raw.compactMap { Int($0.split(separator: " ")[8]) }.reduce(0, +)
         let http = lines.filter { $0.contains("GET /test.opus") }
         #expect(http.count == 5)
         #expect(

@@ -14,17 +14,23 @@ import Testing
             userAgent: "VLC/3.0.18 \"quoted\" \\ back", metaInterval: 16_000)
         // 2026-12-02 16:03:08 UTC.
         let http = AccessRecord(
-            host: "203.0.113.7", time: 1_796_227_388.75, request: request, bytes: 482_133, seconds: 30.9)
+            host: "203.0.113.7", time: 1_796_227_388.75, id: ListenerID(42), mount: "/jazz.mp3", request: request,
+            bytes: 482_133, seconds: 30.9)
         #expect(
             AccessLog.line(http)
-                == "203.0.113.7 - - [02/Dec/2026:16:03:08 +0000] \"GET /jazz.mp3 HTTP/1.1\" 200 482133 "
-                + "\"https://***@radio.example/play?key=***\" \"VLC/3.0.18 \\\"quoted\\\" \\\\ back\" 30")
-        // A raw TCP listener sent no request: "-" where the request, referrer and agent would be.
-        let raw = AccessRecord(host: "::1", time: 0, request: nil, bytes: 10, seconds: 0.2)
-        #expect(AccessLog.line(raw) == "::1 - - [01/Jan/1970:00:00:00 +0000] \"-\" 200 10 \"-\" \"-\" 0")
-        // Nonsense figures cannot make a line trap or lie.
-        let odd = AccessRecord(host: "h", time: .nan, request: nil, bytes: -5, seconds: -.infinity)
-        #expect(AccessLog.line(odd).hasSuffix("\"-\" 200 0 \"-\" \"-\" 0"))
+                == "203.0.113.7 \(ListenerID.run)-42 - [02/Dec/2026:16:03:08 +0000] \"GET /jazz.mp3 HTTP/1.1\" 200 "
+                + "482133 \"https://***@radio.example/play?key=***\" \"VLC/3.0.18 \\\"quoted\\\" \\\\ back\" 30")
+        #expect(ListenerID.run.utf8.count == 8 && ListenerID.run.utf8.allSatisfy { Character(.init($0)).isHexDigit })
+        // A raw TCP listener sent no request: its mount where the request would be, "-" for referrer and agent.
+        let raw = AccessRecord(
+            host: "::1", time: 0, id: ListenerID(7), mount: "/jazz.opus", request: nil, bytes: 10, seconds: 0.2)
+        #expect(
+            AccessLog.line(raw)
+                == "::1 \(ListenerID.run)-7 - [01/Jan/1970:00:00:00 +0000] \"TCP /jazz.opus\" 200 10 \"-\" \"-\" 0")
+        // Nonsense figures cannot make a line trap or lie; a hostile mount is one line of printable text.
+        let odd = AccessRecord(host: "h", time: .nan, mount: "/x\r\n\"y", request: nil, bytes: -5, seconds: -.infinity)
+        #expect(AccessLog.line(odd).hasSuffix(" 200 0 \"-\" \"-\" 0"))
+        #expect(!AccessLog.line(odd).contains("\n") && AccessLog.line(odd).contains("\"TCP /x\\\"y\""))
         #expect(
             AccessLog.line(AccessRecord(host: "h", time: 0, request: nil, bytes: 0, seconds: 1e300)).hasSuffix(
                 " 1000000000000"))
@@ -34,7 +40,7 @@ import Testing
     /// inside.
     @Test func addressesAreShownAsTheyAre() throws {
         let shown = try ["::ffff:203.0.113.7", "203.0.113.7", "2001:db8::ffff:1", "::1"].map {
-            NetworkLoop.accessLogHost(try #require(SocketAddress(host: $0, port: 80)))
+            ListenerAdmission.shownAddress(try #require(SocketAddress(host: $0, port: 80)))
         }
         #expect(shown == ["203.0.113.7", "203.0.113.7", "2001:db8::ffff:1", "::1"])
     }
@@ -62,7 +68,7 @@ import Testing
         let rotated = try String(contentsOfFile: directory + "/access.log.1", encoding: .utf8)
         let fresh = try String(contentsOfFile: directory + "/access.log", encoding: .utf8)
         #expect(rotated.split(separator: "\n").map { $0.prefix(2) } == ["h0", "h1", "h2"])
-        #expect(fresh == "after - - [01/Jan/1970:00:00:00 +0000] \"-\" 200 9 \"-\" \"-\" 2\n")
+        #expect(fresh == "after - - [01/Jan/1970:00:00:00 +0000] \"TCP -\" 200 9 \"-\" \"-\" 2\n")
         // A file that cannot be opened is logged (by the writer) and leaves the log without a file: lines are
         // counted, not queued, and nothing is created.
         let missing = AccessLog(capacity: 10)

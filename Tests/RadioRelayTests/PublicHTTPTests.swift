@@ -76,7 +76,8 @@ import Testing
     }
 
     @Test func eventsHaveTheirOwnPath() {
-        guard case .events(let mount, let head) = Self.route("GET /news-low/events HTTP/1.1\r\nHost: x\r\n\r\n") else {
+        guard case .events(let mount, let head, _) = Self.route("GET /news-low/events HTTP/1.1\r\nHost: x\r\n\r\n")
+        else {
             Issue.record("not an event stream")
             return
         }

@@ -74,7 +74,7 @@ extension RealTimeTests {
             #expect(!more.closed && !more.bytes.isEmpty)
             for listener in listeners { listener.close() }
             let lines = try String(contentsOfFile: directory + "/one.log", encoding: .utf8).split(separator: "\n")
-            #expect(lines.count == 2 && lines.allSatisfy { $0.hasPrefix("127.0.0.1 - - [") }, "\(lines)")
+            #expect(lines.count == 2 && lines.allSatisfy { $0.hasPrefix("127.0.0.1 \(ListenerID.run)-") }, "\(lines)")
             #expect(FileManager.default.fileExists(atPath: directory + "/two.log"))
             #expect(waitUntil(5) { budget.open.load(ordering: .relaxed) == 0 })
         }

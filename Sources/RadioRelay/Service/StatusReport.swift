@@ -9,7 +9,14 @@ import RadioRelaySystem
 ///
 ///     {"version": "0.1.0", "uptime_seconds": 12.5, "healthy": true,
 ///      "stations": [{"name": "main", …, "readers": 1, "encoders": 2,
-///                    "outputs": [{"rendition": "main", "mount": "main.opus", …}, {"rendition": "low", …}]}]}
+///                    "outputs": [{"rendition": "main", "mount": "main.opus", …}, {"rendition": "low", …}]}],
+///      "listeners_total": 2,
+///      "listeners": [{"id": 1, "kind": "tcp", "station": "main", "mount": "/main.opus", "address": "127.0.0.1",
+///                     "user_agent": null, "seconds": 12, "bytes": 48213}, …]}
+///
+/// `listeners` are the admitted listeners of every kind (raw TCP, HTTP, HLS sessions, title-event subscribers),
+/// oldest first, at most `StatusSnapshot.listedListeners` of them (`listeners_total` counts all): addresses are
+/// personal data, so `status_token` protects them with the rest.
 ///
 /// A station's listener and byte figures are the sums over its outputs.
 enum StatusReport {
@@ -25,7 +32,23 @@ enum StatusReport {
             ),
             ("healthy", snapshot.isHealthy ? "true" : "false"),
             ("stations", JSONText.array(snapshot.stations.map(station))),
+            ("listeners_total", JSONText.number(snapshot.listenersTotal)),
+            ("listeners", JSONText.array(snapshot.listeners.map(listener))),
         ]) + "\n"
+    }
+
+    /// One admitted listener: its ID (Icecast's client ID), where and how it listens, for how long, what it got.
+    static func listener(_ status: ListenerStatus) -> String {
+        JSONText.object([
+            ("id", status.id.description),
+            ("kind", JSONText.string(status.kind.rawValue)),
+            ("station", JSONText.string(status.station)),
+            ("mount", JSONText.string(status.mount)),
+            ("address", JSONText.string(status.address)),
+            ("user_agent", JSONText.string(status.userAgent)),
+            ("seconds", JSONText.number(status.seconds.rounded(.down))),
+            ("bytes", JSONText.number(status.bytes)),
+        ])
     }
 
     static func station(_ status: StationStatus) -> String {

@@ -15,6 +15,11 @@ package struct StatusSnapshot: Sendable, Equatable {
     package var stations: [StationStatus] = []
     /// The server's own loops (the HTTP front end, the status endpoint) and their wake-ups so far.
     package var loops: [LoopStatus] = []
+    /// The admitted listeners, oldest first (at most `listedListeners`), and how many there are in all.
+    package var listeners: [ListenerStatus] = []
+    package var listenersTotal = 0
+    /// Listeners listed at most (the rest are counted in `listenersTotal`): the answer stays small with any crowd.
+    package static let listedListeners = 1000
 
     package init(version: String = RadioRelayVersion.string, uptime: Double = 0, stations: [StationStatus] = []) {
         self.version = version
@@ -41,10 +46,40 @@ package struct StatusSnapshot: Sendable, Equatable {
         self.budget = budget.map {
             ListenerPlaces(used: $0.open.load(ordering: .relaxed), limit: $0.limit.load(ordering: .relaxed))
         }
+        // Every station of a server shares one admission point and its roster.
+        if let roster = stations.first?.services.admission.roster {
+            let (entries, total) = roster.list(limit: Self.listedListeners)
+            let now = monotonicNow()
+            listeners = entries.map { ListenerStatus($0, now: now) }
+            listenersTotal = total
+        }
     }
 
     /// True when every station's threads are alive (the `/health` answer).
     package var isHealthy: Bool { stations.allSatisfy(\.alive) }
+}
+
+/// One admitted listener in a `StatusSnapshot` (`ListenerEntry`, read once).
+package struct ListenerStatus: Sendable, Equatable {
+    package var id: ListenerID
+    package var kind: ListenerProtocol
+    package var station: String
+    package var mount: String
+    package var address: String
+    package var userAgent: String?
+    package var seconds: Double
+    package var bytes: Int
+
+    package init(_ entry: ListenerEntry, now: Double) {
+        id = entry.id
+        kind = entry.kind
+        station = entry.station
+        mount = entry.mount
+        address = entry.address
+        userAgent = entry.userAgent
+        seconds = max(0, now - entry.connectedAt)
+        bytes = entry.bytes.load(ordering: .relaxed)
+    }
 }
 
 /// One of the server's own loops in a `StatusSnapshot`.

@@ -102,7 +102,8 @@ public final class Station: Service {
         let label = output.name.map { "\(configuration.name)/\($0)" } ?? configuration.name
         let broadcaster = try Broadcaster(
             name: label, configuration: output.broadcaster, ring: ring, adoptedSocket: socket,
-            onUnexpectedExit: onUnexpectedExit, services: services)
+            onUnexpectedExit: onUnexpectedExit, services: services, station: configuration.name,
+            mount: "/" + output.mount)
         return StationOutput(
             name: output.name, mount: output.mount, format: output.format, encoderSettings: LockedBox(output.encoder),
             broadcaster: broadcaster,

@@ -8,6 +8,10 @@ package struct AccessRecord: Sendable, Equatable {
     package var host: String
     /// When it left (wall-clock seconds).
     package var time: Double
+    /// Its ID (written with this run's token, `ListenerID.run`), when it was admitted.
+    package var id: ListenerID?
+    /// The mount it listened to: the line's request for a raw TCP listener, which sent none.
+    package var mount: String
     /// What it asked for (nil: a raw TCP listener, which sent no request).
     package var request: ListenerRequest?
     package var status = 200
@@ -16,10 +20,13 @@ package struct AccessRecord: Sendable, Equatable {
     package var seconds: Double
 
     package init(
-        host: String, time: Double, request: ListenerRequest?, status: Int = 200, bytes: Int, seconds: Double
+        host: String, time: Double, id: ListenerID? = nil, mount: String = "-", request: ListenerRequest?,
+        status: Int = 200, bytes: Int, seconds: Double
     ) {
         self.host = host
         self.time = time
+        self.id = id
+        self.mount = mount
         self.request = request
         self.status = status
         self.bytes = bytes
@@ -30,9 +37,12 @@ package struct AccessRecord: Sendable, Equatable {
 /// The access log (`access_log = FILE`): one line per listener when it leaves, in the combined format Icecast
 /// writes, so that log analysers read it as they read Icecast's:
 ///
-///     127.0.0.1 - - [02/Dec/2026:16:03:08 +0000] "GET /jazz.mp3 HTTP/1.1" 200 482133 "-" "VLC/3.0.18" 30
+///     127.0.0.1 5f3a09c1-42 - [02/Dec/2026:16:03:08 +0000] "GET /jazz.mp3 HTTP/1.1" 200 482133 "-" "VLC/3.0.18" 30
 ///
-/// (address, user, time, request, status, bytes, referrer, user agent, seconds connected). Every URL in it is
+/// (address, the listener's ID after the run's token — `ListenerID` — in the identity field, user, time, request,
+/// status, bytes, referrer, user agent, seconds connected). A raw TCP listener sent no request: its line's request is
+/// `"TCP /MOUNT"`, the mount it was served. An HLS player's session has one line when it ends (`HLSSessions`), its
+/// request the playlist's. Every URL in it is
 /// redacted (the request line carries no query; referrer and user agent pass `Redaction`), quotes and backslashes in
 /// a field are escaped.
 ///
@@ -129,7 +139,9 @@ package final class AccessLog: Sendable {
     package static func line(_ record: AccessRecord) -> String {
         let request = record.request
         let seconds = record.seconds.isFinite ? Int(max(0, min(record.seconds, 1e12)).rounded(.down)) : 0
-        return "\(record.host) - - [\(UTCTime(record.time).commonLogDate)] \(quoted(request?.line)) \(record.status) "
+        let identity = record.id.map { "\(ListenerID.run)-\($0)" } ?? "-"
+        let line = request?.line ?? "TCP \(Sanitized.text(record.mount, limit: 512))"
+        return "\(record.host) \(identity) - [\(UTCTime(record.time).commonLogDate)] \(quoted(line)) \(record.status) "
             + "\(max(0, record.bytes)) \(quoted(request?.referrer)) \(quoted(request?.userAgent)) \(seconds)"
     }
 

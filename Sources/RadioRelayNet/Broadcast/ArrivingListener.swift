@@ -1,14 +1,6 @@
 import RadioRelayMedia
 import RadioRelaySystem
 
-/// How a listener reached its station.
-package enum ListenerProtocol: String, Sendable {
-    /// Raw TCP on the station's own port: the stream from the first byte.
-    case tcp
-    /// An HTTP request for the station's mount on the shared HTTP address: a response head, then the stream.
-    case http
-}
-
 /// What an HTTP listener asked for: kept for its stream (titles in band) and for its access-log line.
 package struct ListenerRequest: Sendable, Equatable {
     /// The request line, `GET /jazz.mp3 HTTP/1.1`: the path without its query (whose values could be secrets).
@@ -35,13 +27,13 @@ package final class ArrivingListener: @unchecked Sendable {
     package let responseHead: [UInt8]
     package let kind: ListenerProtocol
     package let request: ListenerRequest?
-    /// The answer to send, best effort, when the station refuses it (a 503 with the reason, in the words of the
-    /// front end that handed it over).
-    package let refusal: @Sendable (String) -> [UInt8]
+    /// The answer to send, best effort, when the admission point does not admit it (in the words of the front end
+    /// that handed it over).
+    package let refusal: @Sendable (AdmissionDecision) -> [UInt8]
 
     package init(
         socket: consuming FileDescriptor, peer: SocketAddress, responseHead: [UInt8], kind: ListenerProtocol = .http,
-        request: ListenerRequest? = nil, refusal: @escaping @Sendable (String) -> [UInt8] = { _ in [] }
+        request: ListenerRequest? = nil, refusal: @escaping @Sendable (AdmissionDecision) -> [UInt8] = { _ in [] }
     ) {
         self.socket = consume socket
         self.peer = peer

@@ -29,6 +29,12 @@ package final class Broadcaster: Sendable {
     package let budget: ListenerBudget
     /// Where its loops write a line per listener that leaves; nil: nowhere.
     package let accessLog: AccessLog?
+    /// Who is admitted, and the roster of those who were (its server's: shared by every output and the front end).
+    package let admission: ListenerAdmission
+    /// The station it belongs to and the HTTP mount it serves (`/jazz.opus`): what admission, the access log and
+    /// the listener list name for its listeners, raw ones too.
+    package let station: String
+    package let mount: String
     /// The loops that serve it, and whether they are its own (started and stopped with it).
     package let pool: NetworkPool
     private let ownsPool: Bool
@@ -61,10 +67,13 @@ package final class Broadcaster: Sendable {
     package init(
         name: String, configuration: BroadcasterConfiguration, ring: PageRing, adoptedSocket: Int32? = nil,
         onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void,
-        services: ListenerServices = ListenerServices()
+        services: ListenerServices = ListenerServices(), station: String? = nil, mount: String? = nil
     ) throws {
         self.budget = services.budget
         self.accessLog = services.accessLog
+        admission = services.admission
+        self.station = station ?? name
+        self.mount = mount ?? "/\(name)"
         // An adopted socket is owned from here on, closed even when the configuration is refused.
         let adopted = adoptedSocket.map { FileDescriptor(owning: $0) }
         try configuration.validate()

@@ -7,6 +7,8 @@ import RadioRelaySystem
 package final class Listener {
     package let socket: FileDescriptor
     package let peer: SocketAddress
+    /// Its ID and what the listener list shows of it (the admission point made it).
+    package let entry: ListenerEntry
     /// Who it counts as for `maxPerIP`.
     package let hostKey: HostKey
     package let connectedAt: Double
@@ -40,9 +42,10 @@ package final class Listener {
 
     package init(
         socket: consuming FileDescriptor, peer: SocketAddress, connectedAt: Double, kind: ListenerProtocol = .tcp,
-        responseHead: [UInt8] = [], request: ListenerRequest? = nil
+        responseHead: [UInt8] = [], request: ListenerRequest? = nil, entry: ListenerEntry
     ) {
         self.request = request
+        self.entry = entry
         if let interval = request?.metaInterval, interval > 0 { icy = ICYCursor(interval: interval) }
         self.socket = socket
         self.peer = peer

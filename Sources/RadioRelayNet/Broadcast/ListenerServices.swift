@@ -2,7 +2,7 @@ import RadioRelayMedia
 import RadioRelaySystem
 
 /// What a server hands every output it makes (`Broadcaster`): the network loops that serve listeners, the listener
-/// places all its outputs share (the open-files budget), and the access log. Nothing here is global: two servers in
+/// places all its outputs share (the open-files budget), the access log and the admission point. Nothing here is global: two servers in
 /// one process each hand out their own. An output made without a server (a unit test's) runs a pool of one loop of
 /// its own, has no limit but its own, and writes no access log.
 package struct ListenerServices: Sendable {
@@ -11,10 +11,16 @@ package struct ListenerServices: Sendable {
     package var budget: ListenerBudget
     /// Where a line per listener goes when it leaves; nil: nowhere.
     package var accessLog: AccessLog?
+    /// The one admission point, and the roster of admitted listeners.
+    package var admission: ListenerAdmission
 
-    package init(pool: NetworkPool? = nil, budget: ListenerBudget = ListenerBudget(), accessLog: AccessLog? = nil) {
+    package init(
+        pool: NetworkPool? = nil, budget: ListenerBudget = ListenerBudget(), accessLog: AccessLog? = nil,
+        admission: ListenerAdmission = ListenerAdmission()
+    ) {
         self.pool = pool
         self.budget = budget
         self.accessLog = accessLog
+        self.admission = admission
     }
 }

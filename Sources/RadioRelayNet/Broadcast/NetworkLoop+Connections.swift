@@ -28,38 +28,31 @@ extension NetworkLoop {
         refreshedThisWake = true
     }
 
-    /// Admits a listener within the limits (the same for both protocols, one count per address across both and
-    /// across the pool's loops), or refuses it: a raw listener is closed, an HTTP listener gets a 503 first. The
-    /// connection was assigned to this loop (`NetworkPool.assign`): a refusal gives that back at once, a listener
-    /// when it leaves.
+    /// Admits a listener through the server's admission point (`ListenerAdmission`: its rules, then its places —
+    /// the station's, its address's across both protocols and the pool's loops, the server's), or refuses it: a raw
+    /// listener is closed, an HTTP listener gets the refusal's status first. The connection was assigned to this loop
+    /// (`NetworkPool.assign`): a refusal gives that back at once, a listener when it leaves.
     package func admit(
         _ socket: consuming FileDescriptor, peer: SocketAddress, kind: ListenerProtocol = .tcp,
         responseHead: [UInt8] = [], request: ListenerRequest? = nil,
-        refusal refusalAnswer: (String) -> [UInt8] = { _ in [] }
+        refusal refusalAnswer: (AdmissionDecision) -> [UInt8] = { _ in [] }
     ) {
         counters.connections.add(1, ordering: .relaxed)
-        let key = HostKey(peer)
-        var refusal: String?
-        if !counters.listeners.reserve(limit: configuration.maxListeners) {
-            refusal = "station full (\(configuration.maxListeners) listeners)"
-        } else if !broadcaster.reserveHost(key, limit: configuration.maxPerIP) {
-            counters.listeners.release()
-            refusal = "too many connections from \(Self.clientName(peer)) (limit \(configuration.maxPerIP))"
-        } else if !broadcaster.budget.acquire() {
-            counters.listeners.release()
-            broadcaster.releaseHost(key)
-            let cap = broadcaster.budget.limit.load(ordering: .relaxed)
-            refusal = "server full (\(cap) listeners across all stations: the open-files limit)"
-        }
         let now = monotonicNow()
-        if let refusal {
+        let ask = AdmissionAsk(
+            station: broadcaster.station, mount: broadcaster.mount, kind: kind, client: peer, request: request)
+        var places = StationPlaces(loop: self, key: HostKey(peer), peer: peer)
+        let (decision, admitted) = broadcaster.admission.admit(ask, places: &places, now: now)
+        guard let entry = admitted else {
             host.member.assigned.subtract(1, ordering: .relaxed)
             counters.rejected.add(1, ordering: .relaxed)
-            logLimited(.refused, .notice, now: now, "\(name): \(kind.rawValue) listener \(peer) refused: \(refusal)")
-            let answer = refusalAnswer(refusal)
+            logLimited(
+                .refused, .notice, now: now, "\(name): \(kind.rawValue) listener \(peer) refused: \(decision.reason)")
+            let answer = refusalAnswer(decision)
             if !answer.isEmpty { sendBestEffort(answer, on: socket.rawValue) }
             return  // `socket` closes here
         }
+        let key = places.key
         let fd = socket.rawValue
         // Both only tune the connection (latency, how much the kernel queues): a refusal is worth a warning, not
         // the listener.
@@ -74,12 +67,14 @@ extension NetworkLoop {
             try loop.epoll.add(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(fd))
         } catch {
             releasePlaces(key)
+            broadcaster.admission.leave(entry)
             host.member.assigned.subtract(1, ordering: .relaxed)
             logLimited(.socketTrouble, .warning, now: now, "\(name): listener \(peer) not served: \(error)")
             return
         }
         let listener = Listener(
-            socket: socket, peer: peer, connectedAt: now, kind: kind, responseHead: responseHead, request: request)
+            socket: socket, peer: peer, connectedAt: now, kind: kind, responseHead: responseHead, request: request,
+            entry: entry)
         let slot = Int(fd)
         if slot >= byFD.count {
             byFD += Array(repeating: nil, count: slot + 1 - byFD.count + 64)
@@ -98,9 +93,46 @@ extension NetworkLoop {
             let listening = counters.listeners.load(ordering: .relaxed)
             logLimited(
                 .joined, .info, now: now,
-                "\(name): \(kind.rawValue) listener \(peer) connected (\(listening) listening)")
+                "\(name): \(kind.rawValue) listener #\(entry.id) \(peer) connected (\(listening) listening)")
         }
         flush(listener, now: now)  // headers and burst right away
+    }
+
+    /// A stream listener's places: the station output's listeners, its address's count across the pool's loops, the
+    /// server's budget.
+    struct StationPlaces: ListenerPlaces {
+        let loop: NetworkLoop
+        let key: HostKey
+        let peer: SocketAddress
+
+        mutating func take(_ place: ListenerPlace) -> String? {
+            let configuration = loop.configuration
+            let broadcaster = loop.broadcaster
+            switch place {
+            case .station:
+                guard loop.counters.listeners.reserve(limit: configuration.maxListeners) else {
+                    return "station full (\(configuration.maxListeners) listeners)"
+                }
+            case .address:
+                guard broadcaster.reserveHost(key, limit: configuration.maxPerIP) else {
+                    return "too many connections from \(NetworkLoop.clientName(peer)) (limit \(configuration.maxPerIP))"
+                }
+            case .server:
+                guard broadcaster.budget.acquire() else {
+                    let cap = broadcaster.budget.limit.load(ordering: .relaxed)
+                    return "server full (\(cap) listeners across all stations: the open-files limit)"
+                }
+            }
+            return nil
+        }
+
+        mutating func giveBack(_ place: ListenerPlace) {
+            switch place {
+            case .station: loop.counters.listeners.release()
+            case .address: loop.broadcaster.releaseHost(key)
+            case .server: loop.broadcaster.budget.release()
+            }
+        }
     }
 
     /// Gives back the three places an admitted listener took: the station's, its address's and the server's.
@@ -114,13 +146,6 @@ extension NetworkLoop {
     package static func clientName(_ peer: SocketAddress) -> String {
         let key = HostKey(peer)
         return key.isIPv4 ? peer.host.replacingOccurrences(of: "::ffff:", with: "") : "\(peer.host)/64"
-    }
-
-    /// The listener's address as the access log shows it: an IPv4 client without the `::ffff:` of a dual-stack
-    /// socket, any other address as it is.
-    static func accessLogHost(_ peer: SocketAddress) -> String {
-        let host = peer.host
-        return HostKey(peer).isIPv4 && host.hasPrefix("::ffff:") ? String(host.dropFirst(7)) : host
     }
 
     /// Reads what a listener sent and drops it; false when the listener was disconnected. A listener that shuts
@@ -182,19 +207,20 @@ extension NetworkLoop {
         loop.deadlines.remove(listener.fd)
         host.disown(listener.fd)
         releasePlaces(listener.hostKey)
+        broadcaster.admission.leave(listener.entry)
         if listener.kind == .http { counters.httpListeners.subtract(1, ordering: .relaxed) }
         let now = monotonicNow()
         broadcaster.statistics.withLock { $0.left(joinedAt: listener.connectedAt, at: now) }
         if let accessLog = broadcaster.accessLog, accessLog.isOpen {
             accessLog.write(
                 AccessRecord(
-                    host: Self.accessLogHost(listener.peer), time: wallClockNow(),
-                    request: listener.request, bytes: listener.bytesSent - listener.responseHeadSent,
-                    seconds: now - listener.connectedAt))
+                    host: listener.entry.address, time: wallClockNow(), id: listener.entry.id,
+                    mount: listener.entry.mount, request: listener.request,
+                    bytes: listener.bytesSent - listener.responseHeadSent, seconds: now - listener.connectedAt))
         }
         if quiet { return }
         func line() -> String {
-            "\(name): \(listener.kind.rawValue) listener \(listener.peer) left after \(String(format: "%.1f", now - listener.connectedAt)) s, "
+            "\(name): \(listener.kind.rawValue) listener #\(listener.entry.id) \(listener.peer) left after \(String(format: "%.1f", now - listener.connectedAt)) s, "
                 + "\(listener.bytesSent) bytes: \(reason)"
         }
         if let topic {

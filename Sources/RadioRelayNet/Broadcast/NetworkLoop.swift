@@ -219,6 +219,7 @@ package final class NetworkLoop {
 
     private func advance(_ listener: Listener, by written: Int) {
         listener.bytesSent += written
+        listener.entry.bytes.store(listener.bytesSent, ordering: .relaxed)
         counters.bytesSent.add(written, ordering: .relaxed)
         var remaining = written
         let responseHead = listener.unsentResponseHead.count

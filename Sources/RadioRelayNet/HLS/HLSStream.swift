@@ -21,16 +21,32 @@ package final class HLSStream: Sendable, Equatable {
     /// HLS answers given from it (200, 304, HEAD), and 404s for names not or no longer there (status, metrics).
     package let answered = Atomic<Int>(0)
     package let notFound = Atomic<Int>(0)
-    /// Who fetched from it lately (the HTTP front end tells it each answer's address).
-    private let players = LockedBox(HLSPlayers())
+    /// Its players' sessions (the HTTP front end notes each answer).
+    private let sessions = LockedBox(HLSSessions())
 
-    /// An answer (200 or 304) went to `address`.
-    package func served(_ address: HostKey, now: Double = monotonicNow()) {
-        players.withLock { $0.saw(address, now: now) }
+    /// An answer (200 or 304) of `bytes` went to `key`: the entry of its session, or nil when it has none.
+    package func answered(_ key: HLSSessions.Key, bytes: Int, now: Double = monotonicNow()) -> ListenerEntry? {
+        sessions.withLock { $0.answered(key, bytes: bytes, now: now) }
     }
 
-    /// The distinct addresses that fetched from it within `HLSPlayers.window` seconds.
-    package func playerCount(now: Double = monotonicNow()) -> Int { players.withLock { $0.count(now: now) } }
+    /// Starts a session (`HLSSessions.begin`).
+    package func begin(
+        _ key: HLSSessions.Key, entry: ListenerEntry, request: ListenerRequest, bytes: Int,
+        now: Double = monotonicNow()
+    ) -> (kept: Bool, ended: HLSSessions.Session?) {
+        sessions.withLock { $0.begin(key, entry: entry, request: request, bytes: bytes, now: now) }
+    }
+
+    /// The sessions that ended by `now` (`HLSSessions.end`), taken out.
+    package func endSessions(now: Double, all: Bool = false) -> [HLSSessions.Session] {
+        sessions.withLock { $0.end(now: now, all: all) }
+    }
+
+    /// The sessions with an answer within `HLSSessions.window` seconds.
+    package func playerCount(now: Double = monotonicNow()) -> Int { sessions.withLock { $0.count(now: now) } }
+
+    /// Sessions kept, ended ones not yet taken out included.
+    package var sessionsKept: Int { sessions.withLock { $0.kept } }
 
     /// - Parameter now: the wall clock at the start (Unix seconds): the token, and the first media sequence number
     ///   (the seconds since the epoch over the segment length), so numbers keep rising across restarts.

@@ -33,27 +33,40 @@ package struct EventSubscribers: Sendable, Equatable {
         return max(1, Int((Double(max(0, budgetLimit)) * share).rounded(.down)))
     }
 
-    /// Why one more subscriber from `host` to `mount` is refused, or nil when it may subscribe.
+    /// Why one more subscriber to `mount` would pass its station output's `maxListeners` (0: none) with the output's
+    /// `listeners`, or nil.
+    package func stationRefusal(mount: String, listeners: Int, maxListeners: Int) -> String? {
+        let onMount = perMount[mount, default: 0]
+        let (sum, overflow) = max(0, listeners).addingReportingOverflow(onMount)
+        guard maxListeners > 0 && (overflow || sum >= maxListeners) else { return nil }
+        return "station full (\(maxListeners) listeners and subscribers)"
+    }
+
+    /// Why one more subscriber from `host` would pass its address's cap (`perAddress`, or the output's `maxPerIP`
+    /// when smaller; 0: none), or nil.
+    package func addressRefusal(host: HostKey, maxPerIP: Int) -> String? {
+        let caps = [perAddress, maxPerIP].filter { $0 > 0 }
+        guard let cap = caps.min(), perHost[host, default: 0] >= cap else { return nil }
+        return "too many event streams from one address (\(cap))"
+    }
+
+    /// Why one more subscriber would pass the subscribers' share of `budgetLimit` places, or nil.
+    package func shareRefusal(budgetLimit: Int) -> String? {
+        let ceiling = ceiling(budgetLimit: budgetLimit)
+        guard total >= ceiling else { return nil }
+        return "too many event streams (\(ceiling): a quarter of the server's listener places)"
+    }
+
+    /// Why one more subscriber from `host` to `mount` is refused, or nil when it may subscribe: the three above, in
+    /// the admission point's order.
     /// - Parameters:
     ///   - listeners: the output's listeners now; `maxListeners` its limit (0: none); `maxPerIP` its per-address
     ///     limit (0: none); `budgetLimit` the server's listener places.
     package func refusal(
         mount: String, host: HostKey, listeners: Int, maxListeners: Int, maxPerIP: Int, budgetLimit: Int
     ) -> String? {
-        let onMount = perMount[mount, default: 0]
-        let (sum, overflow) = max(0, listeners).addingReportingOverflow(onMount)
-        if maxListeners > 0 && (overflow || sum >= maxListeners) {
-            return "station full (\(maxListeners) listeners and subscribers)"
-        }
-        let caps = [perAddress, maxPerIP].filter { $0 > 0 }
-        if let cap = caps.min(), perHost[host, default: 0] >= cap {
-            return "too many event streams from one address (\(cap))"
-        }
-        let ceiling = ceiling(budgetLimit: budgetLimit)
-        if total >= ceiling {
-            return "too many event streams (\(ceiling): a quarter of the server's listener places)"
-        }
-        return nil
+        stationRefusal(mount: mount, listeners: listeners, maxListeners: maxListeners)
+            ?? addressRefusal(host: host, maxPerIP: maxPerIP) ?? shareRefusal(budgetLimit: budgetLimit)
     }
 
     package mutating func add(mount: String, host: HostKey) {

@@ -45,8 +45,13 @@ package final class HTTPConnection {
     package var idle = false
     /// Bytes read and dropped since the answer (bounded too).
     package var drained = 0
-    /// An event subscriber's schedule.
+    /// An event subscriber's schedule, its entry in the roster and its request (for its access-log line).
     package var events: EventStream?
+    package var listener: ListenerEntry?
+    package var request: ListenerRequest?
+    /// Where its leave is noted (its server's, not its station's: a subscriber must not keep a replaced station).
+    package var admission: ListenerAdmission?
+    package var accessLog: AccessLog?
     /// Whether `EPOLLOUT` is armed (an event subscriber whose socket is backed up).
     package var waitsForOutput = false
 

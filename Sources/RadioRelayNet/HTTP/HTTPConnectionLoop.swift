@@ -2,6 +2,7 @@ import CLinux
 import Glibc
 import RadioRelayMedia
 import RadioRelaySystem
+import Synchronization
 
 /// What the two HTTP servers' loops share — the status endpoint's (`StatusLoop`) and the public front end's
 /// (`HTTPFrontLoop`), both built on the `EventLoop` skeleton (accepting with back-off, the PROXY-header wait,
@@ -239,6 +240,7 @@ package final class HTTPConnectionLoop {
             guard case .done(let count) = result else { return true }
             guard count > 0 else { return false }
             connection.sent += count
+            connection.listener?.bytes.add(count, ordering: .relaxed)
         }
         connection.output.removeAll(keepingCapacity: true)
         connection.body = []

@@ -11,51 +11,98 @@ import Synchronization
 /// title changed (the titles are looked at every `titleCheckInterval`) or its keep-alive is due (`keepAlives`).
 extension HTTPFrontLoop {
     package func subscribe(
-        _ connection: HTTPConnection, to mount: PublicDirectory.Mount, broadcaster: Broadcaster, head: [UInt8]
+        _ connection: HTTPConnection, to mount: PublicDirectory.Mount, broadcaster: Broadcaster, head: [UInt8],
+        request: ListenerRequest
     ) {
-        let limits = broadcaster.configuration
         let path = mount.path
-        var refusal = subscribers.refusal(
-            mount: path, host: connection.hostKey, listeners: broadcaster.counters.listeners.load(ordering: .relaxed),
-            maxListeners: limits.maxListeners, maxPerIP: limits.maxPerIP,
-            budgetLimit: front.budget.limit.load(ordering: .relaxed))
-        if refusal == nil && !front.budget.acquire() { refusal = "server full (the open-files limit)" }
-        if let refusal {
-            http.logLimited(.refused, now: monotonicNow(), "http: events \(connection.peer) refused: \(refusal)")
-            return http.respond(connection, PublicRouter.text(503, refusal + "\n").encoded)
+        let now = monotonicNow()
+        let ask = AdmissionAsk(
+            station: mount.station, mount: path, kind: .events, client: connection.peer, request: request)
+        var places = SubscriberPlaces(
+            subscribers: subscribers, mount: path, host: connection.hostKey, broadcaster: broadcaster,
+            budget: front.budget)
+        let (decision, admitted) = broadcaster.admission.admit(ask, places: &places, now: now)
+        guard let entry = admitted else {
+            http.logLimited(.refused, now: now, "http: events \(connection.peer) refused: \(decision.reason)")
+            return http.respond(connection, PublicRouter.notAdmitted(decision).encoded)
         }
         do {
             try http.loop.epoll.modify(
                 connection.fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(connection.fd))
         } catch {
             front.budget.release()
+            broadcaster.admission.leave(entry)
             return http.close(connection)
         }
         subscribers.add(mount: path, host: connection.hostKey)
         eventConnections[path, default: [:]][connection.fd] = connection
         connection.phase = .events(mount: path)
+        connection.listener = entry
+        connection.request = request
+        connection.accessLog = broadcaster.accessLog
+        connection.admission = broadcaster.admission
         http.untime(connection)  // it lasts; its places are the station's
-        let now = monotonicNow()
         var events = EventStream(now: now)
         connection.output = head + events.output(title: mount.title, now: now)
         connection.events = events
         keepAlives.set(connection.fd, events.nextKeepAlive)
         if Log.isEnabled(.info) {
-            http.loop.logLimited(.subscribed, .info, now: now, "http: events \(connection.peer) subscribed to \(path)")
+            http.loop.logLimited(
+                .subscribed, .info, now: now, "http: events #\(entry.id) \(connection.peer) subscribed to \(path)")
         }
         flushEvents(connection)
     }
 
-    /// Forgets a subscriber's counts and place (its connection is already gone from the table).
+    /// A subscriber's places: within its station output's `max_listeners` (listeners and subscribers together), its
+    /// address's cap across every mount, and the subscribers' share of the server's places, each taking one of those.
+    struct SubscriberPlaces: ListenerPlaces {
+        let subscribers: EventSubscribers
+        let mount: String
+        let host: HostKey
+        let broadcaster: Broadcaster
+        let budget: ListenerBudget
+
+        mutating func take(_ place: ListenerPlace) -> String? {
+            let limits = broadcaster.configuration
+            switch place {
+            case .station:
+                return subscribers.stationRefusal(
+                    mount: mount, listeners: broadcaster.counters.listeners.load(ordering: .relaxed),
+                    maxListeners: limits.maxListeners)
+            case .address:
+                return subscribers.addressRefusal(host: host, maxPerIP: limits.maxPerIP)
+            case .server:
+                if let refusal = subscribers.shareRefusal(budgetLimit: budget.limit.load(ordering: .relaxed)) {
+                    return refusal
+                }
+                return budget.acquire() ? nil : "server full (the open-files limit)"
+            }
+        }
+
+        mutating func giveBack(_ place: ListenerPlace) {
+            if place == .server { budget.release() }
+        }
+    }
+
+    /// Forgets a subscriber's counts and place (its connection is already gone from the table), and writes its
+    /// access-log line.
     package func unsubscribe(_ connection: HTTPConnection, from path: String) {
         front.budget.release()
         eventConnections[path]?[connection.fd] = nil
         if eventConnections[path]?.isEmpty == true { eventConnections[path] = nil }
         keepAlives.remove(connection.fd)
         subscribers.remove(mount: path, host: connection.hostKey)
+        guard let entry = connection.listener else { return }
+        connection.admission?.leave(entry)
+        let now = monotonicNow()
+        connection.accessLog?.write(
+            AccessRecord(
+                host: entry.address, time: wallClockNow(), id: entry.id, mount: entry.mount,
+                request: connection.request, bytes: entry.bytes.load(ordering: .relaxed),
+                seconds: now - entry.connectedAt))
         if Log.isEnabled(.info) {
             http.loop.logLimited(
-                .subscribed, .info, now: monotonicNow(), "http: events \(connection.peer) left \(path)")
+                .subscribed, .info, now: now, "http: events #\(entry.id) \(connection.peer) left \(path)")
         }
     }
 

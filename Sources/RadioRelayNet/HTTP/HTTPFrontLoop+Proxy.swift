@@ -29,6 +29,10 @@ extension HTTPFrontLoop: EventLoopHandler {
     }
 
     package func prepare(now: Double) -> Double? {
+        if now >= nextSessionSweep {
+            nextSessionSweep = now + 1
+            endSessions(now: now)
+        }
         guard !subscribers.isEmpty else { return nil }
         sendEvents(now: now)
         guard let keepAlive = keepAlives.first()?.deadline else { return nextTitleCheck }

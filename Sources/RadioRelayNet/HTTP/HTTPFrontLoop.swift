@@ -31,6 +31,10 @@ package final class HTTPFrontLoop {
     package var nextTitleCheck = -Double.infinity
     /// Wrong source credentials by address: 429 beyond the limit.
     package var lockout = SourceLockout()
+    /// The HLS streams that hold sessions this loop began, and the output of each (its admission and access log):
+    /// ended sessions are looked for here, a reload's old streams included, until they hold none.
+    package var hlsStreams: [ObjectIdentifier: (stream: HLSStream, broadcaster: Broadcaster)] = [:]
+    package var nextSessionSweep = -Double.infinity
 
     package init(front: HTTPFront) throws(SystemError) {
         self.front = front
@@ -63,6 +67,7 @@ package final class HTTPFrontLoop {
     package func run(in thread: ServiceThread) throws {
         defer {
             for connection in Array(http.connections.values) { http.close(connection) }
+            endSessions(now: monotonicNow(), all: true)
         }
         try http.loop.run(in: thread, self)
     }
@@ -100,31 +105,37 @@ package final class HTTPFrontLoop {
         let (directory, broadcasters) = front.directory()
         switch PublicRouter.route(head, directory: directory, host: front.address.description) {
         case .respond(let response):
-            if response.status == 200 || response.status == 304, case .request(let request) = head,
-                let (index, _) = directory.hls(at: request.path)
-            {
-                directory.mounts[index].hls?.served(connection.hostKey)
-            }
-            // A kept connection: not after a pipelined request (its bytes are gone), nor past the most answers.
-            let keep =
-                response.keepAlive && !connection.pipelined
-                && connection.answered + 1 < HTTPConnectionLoop.maxAnswersPerConnection
-            var answer = response
-            answer.keepAlive = keep
-            http.respond(connection, head: answer.encodedHead, body: answer.payload, keepAlive: keep)
+            send(response, on: connection)
+        case .hls(let mount, let response, let request):
+            answerHLS(
+                connection, response, request: request, mount: directory.mounts[mount], broadcaster: broadcasters[mount]
+            )
         case .stream(let mount, let responseHead, let request):
             handOver(
                 connection, to: broadcasters[mount], mount: directory.mounts[mount], head: responseHead,
                 request: request)
-        case .events(let mount, let responseHead):
-            subscribe(connection, to: directory.mounts[mount], broadcaster: broadcasters[mount], head: responseHead)
-        case .pageEvents(let responseHead):
+        case .events(let mount, let responseHead, let request):
+            subscribe(
+                connection, to: directory.mounts[mount], broadcaster: broadcasters[mount], head: responseHead,
+                request: request)
+        case .pageEvents(let responseHead, let request):
             // Every station's titles as one stream, counted and limited as a subscription of the first station's.
             let page = PublicDirectory.Mount(
                 path: IndexPage.eventsPath, eventsPath: IndexPage.eventsPath, station: "",
                 title: IndexPage.titles(directory))
-            subscribe(connection, to: page, broadcaster: broadcasters[0], head: responseHead)
+            subscribe(connection, to: page, broadcaster: broadcasters[0], head: responseHead, request: request)
         }
+    }
+
+    /// Sends an answer; the connection is kept for another request when the answer allows it, but not after a
+    /// pipelined request (its bytes are gone), nor past the most answers.
+    package func send(_ response: HTTPResponse, on connection: HTTPConnection) {
+        let keep =
+            response.keepAlive && !connection.pipelined
+            && connection.answered + 1 < HTTPConnectionLoop.maxAnswersPerConnection
+        var answer = response
+        answer.keepAlive = keep
+        http.respond(connection, head: answer.encodedHead, body: answer.payload, keepAlive: keep)
     }
 
     /// Gives a stream request's socket to the mount's station; it answers and streams from its own loop.
@@ -142,7 +153,7 @@ package final class HTTPFrontLoop {
         guard let socket = connection.takeSocket() else { return }
         let arrival = ArrivingListener(
             socket: socket, peer: connection.peer, responseHead: head, request: request,
-            refusal: { PublicRouter.text(503, $0 + "\n").encoded })
+            refusal: { PublicRouter.notAdmitted($0).encoded })
         if !broadcaster.handOver(arrival) {
             // The station's loop is far behind or stopped: the arrival (and its socket) is dropped here, after a
             // best-effort 503 on the socket it still owns.

@@ -45,6 +45,7 @@ package struct HTTPResponse: Equatable, Sendable {
         switch status {
         case 200: "OK"
         case 204: "No Content"
+        case 302: "Found"
         case 304: "Not Modified"
         case 400: "Bad Request"
         case 401: "Unauthorized"

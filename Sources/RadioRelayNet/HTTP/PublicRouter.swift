@@ -37,9 +37,11 @@ package enum PublicRouter {
         /// `request` has a metadata interval).
         case stream(mount: Int, head: [UInt8], request: ListenerRequest)
         /// Keep the connection for mount `mount`'s title events, after `head`.
-        case events(mount: Int, head: [UInt8])
+        case events(mount: Int, head: [UInt8], request: ListenerRequest)
         /// Keep the connection for every station's titles (the station page's one stream), after `head`.
-        case pageEvents(head: [UInt8])
+        case pageEvents(head: [UInt8], request: ListenerRequest)
+        /// An HLS answer of mount `mount`'s stream: sent once the player's session is admitted (`HLSSessions`).
+        case hls(mount: Int, response: HTTPResponse, request: ListenerRequest)
     }
 
     package static let allowedMethods = "GET, HEAD, OPTIONS"
@@ -53,11 +55,32 @@ package enum PublicRouter {
         _ head: HTTPRequestHead.Result, directory: PublicDirectory, now: Double = wallClockNow(), host: String = ""
     ) -> Action {
         let action = answer(head, directory: directory, now: now, host: host)
-        guard case .request(let request) = head, request.hasBody, case .respond(var response) = action else {
+        guard case .request(let request) = head, request.hasBody else { return action }
+        switch action {
+        case .respond(var response):
+            response.keepAlive = false
+            return .respond(response)
+        case .hls(let mount, var response, let listener):
+            response.keepAlive = false
+            return .hls(mount: mount, response: response, request: listener)
+        default:
             return action
         }
-        response.keepAlive = false
-        return .respond(response)
+    }
+
+    /// What an HTTP listener the admission point did not admit is answered: the refusal's status and reason, or a
+    /// redirect (302 with `Location`).
+    package static func notAdmitted(_ decision: AdmissionDecision) -> HTTPResponse {
+        switch decision {
+        case .refuse(let status, let reason):
+            return text(status, reason + "\n")
+        case .redirect(let location):
+            var response = text(302, "moved to \(location)\n")
+            response.headers.append(("Location", location))
+            return response
+        case .admit:
+            return text(503, "not admitted\n")
+        }
     }
 
     private static func answer(
@@ -94,11 +117,15 @@ package enum PublicRouter {
         }
         if request.path == IndexPage.eventsPath && !directory.mounts.isEmpty {
             let head = eventsHead()
-            return isHead ? .respond(HTTPResponse(rawHead: head)) : .pageEvents(head: head)
+            return isHead
+                ? .respond(HTTPResponse(rawHead: head))
+                : .pageEvents(head: head, request: listenerRequest(request, metaInterval: 0))
         }
         if let index = directory.events(at: request.path) {
             let head = eventsHead()
-            return isHead ? .respond(HTTPResponse(rawHead: head)) : .events(mount: index, head: head)
+            return isHead
+                ? .respond(HTTPResponse(rawHead: head))
+                : .events(mount: index, head: head, request: listenerRequest(request, metaInterval: 0))
         }
         if let (index, kind) = Playlists.playlist(at: request.path, in: directory) {
             return .respond(
@@ -119,7 +146,8 @@ package enum PublicRouter {
             return .respond(response)
         }
         if let (index, name) = directory.hls(at: request.path) {
-            return .respond(hls(request, directory: directory, mount: index, name: name, now: now))
+            let response = hls(request, directory: directory, mount: index, name: name, now: now)
+            return .hls(mount: index, response: response, request: listenerRequest(request, metaInterval: 0))
         }
         var response: HTTPResponse
         if request.path == "/" || request.path == "/index.html" {

@@ -1,0 +1,152 @@
+import RadioRelaySystem
+import Synchronization
+
+/// What one listener asks to be admitted to, as the admission point sees it: which station and mount, how it came
+/// (raw TCP, an HTTP stream, HLS, title events), its real address (the PROXY header's client behind a balancer) and
+/// its request (none for raw TCP).
+package struct AdmissionAsk: Sendable {
+    package var station: String
+    package var mount: String
+    package var kind: ListenerProtocol
+    package var client: SocketAddress
+    /// What an HTTP listener asked for (the user agent, the referrer, the request line); nil for raw TCP.
+    package var request: ListenerRequest?
+
+    package init(
+        station: String, mount: String, kind: ListenerProtocol, client: SocketAddress, request: ListenerRequest?
+    ) {
+        self.station = station
+        self.mount = mount
+        self.kind = kind
+        self.client = client
+        self.request = request
+    }
+}
+
+/// The admission point's answer.
+package enum AdmissionDecision: Sendable, Equatable {
+    case admit
+    /// Refused: an HTTP listener is answered `status` with `reason`; a raw one is closed (the reason is logged).
+    case refuse(status: Int, reason: String)
+    /// Sent elsewhere (HTTP: `302` with `Location`); a raw listener, which cannot be told, is closed.
+    case redirect(location: String)
+
+    /// Why, for a log line.
+    package var reason: String {
+        switch self {
+        case .admit: "admitted"
+        case .refuse(_, let reason): reason
+        case .redirect(let location): "sent to \(Sanitized.text(location, limit: 256))"
+        }
+    }
+}
+
+/// A rule of who may listen, looked at before any place is taken, in order; the first that matches decides.
+package enum AdmissionRule: Sendable, Equatable {
+    /// Refuse (403) an HTTP request whose `User-Agent` starts with `prefix` (case-sensitive, as Icecast compares).
+    case refuseUserAgent(prefix: String)
+    /// Refuse (403; a raw listener is closed) a client within `range`.
+    case refuseAddresses(AddressRange)
+
+    func decision(_ ask: AdmissionAsk) -> AdmissionDecision? {
+        switch self {
+        case .refuseUserAgent(let prefix):
+            guard let agent = ask.request?.userAgent, agent.hasPrefix(prefix) else { return nil }
+            return .refuse(status: 403, reason: "user agent refused")
+        case .refuseAddresses(let range):
+            guard range.contains(ask.client) else { return nil }
+            return .refuse(status: 403, reason: "address refused (\(range))")
+        }
+    }
+}
+
+/// The places a listener takes while it is connected, in the order they are taken: its station output's (within
+/// `max_listeners`), its address's (within `max_per_ip`), the server's (the open-files budget). What each means
+/// for a kind of listener is the caller's (`ListenerPlaces`); the order, the giving back of what was taken when a
+/// later place is refused, and the answer are the admission's.
+package enum ListenerPlace: Sendable, CaseIterable {
+    case station, address, server
+}
+
+/// Where a kind of listener takes its places: a stream listener in its station's counters, a subscriber in the
+/// front end's (`EventSubscribers`); an HLS session takes none (it holds no connection).
+package protocol ListenerPlaces {
+    /// Takes `place`, or says why it cannot be had.
+    mutating func take(_ place: ListenerPlace) -> String?
+    /// Gives back a place `take` gave.
+    mutating func giveBack(_ place: ListenerPlace)
+}
+
+/// For listeners that hold no place (HLS sessions).
+package struct NoPlaces: ListenerPlaces {
+    package init() {}
+    package mutating func take(_ place: ListenerPlace) -> String? { nil }
+    package mutating func giveBack(_ place: ListenerPlace) {}
+}
+
+/// Who is admitted, as a pure value (tests: `AdmissionPolicyTests`): the rules first, then the places; a listener
+/// refused a place gets back those it took.
+package struct AdmissionPolicy: Sendable, Equatable {
+    package var rules: [AdmissionRule]
+
+    package init(rules: [AdmissionRule] = []) { self.rules = rules }
+
+    package func decide<Places: ListenerPlaces>(_ ask: AdmissionAsk, places: inout Places) -> AdmissionDecision {
+        for rule in rules {
+            if let decision = rule.decision(ask) { return decision }
+        }
+        if let refusal = places.take(.station) { return .refuse(status: 503, reason: refusal) }
+        if let refusal = places.take(.address) {
+            places.giveBack(.station)
+            return .refuse(status: 503, reason: refusal)
+        }
+        if let refusal = places.take(.server) {
+            places.giveBack(.address)
+            places.giveBack(.station)
+            return .refuse(status: 503, reason: refusal)
+        }
+        return .admit
+    }
+}
+
+/// The one place that admits a listener of any kind — raw TCP, an HTTP stream (Opus, a rendition, MP3), an HLS
+/// player's session, a title-event subscriber — handed to every output and the HTTP front end with the listener
+/// services. It answers from its `AdmissionPolicy` (replaced whole by a reload) and names each admitted listener
+/// (`ListenerID`) in the `roster`, which the status endpoint lists.
+package final class ListenerAdmission: Sendable {
+    private let current: LockedBox<AdmissionPolicy>
+    package let roster: ListenerRoster
+
+    package init(policy: AdmissionPolicy = AdmissionPolicy(), roster: ListenerRoster = ListenerRoster()) {
+        current = LockedBox(policy)
+        self.roster = roster
+    }
+
+    package var policy: AdmissionPolicy { current.snapshot }
+
+    package func setPolicy(_ policy: AdmissionPolicy) { current.withLock { $0 = policy } }
+
+    /// Decides; on `.admit` the listener has its places and an entry in the roster, whose ID it carries until it
+    /// leaves (`leave`).
+    package func admit<Places: ListenerPlaces>(
+        _ ask: AdmissionAsk, places: inout Places, now: Double
+    ) -> (AdmissionDecision, ListenerEntry?) {
+        let decision = policy.decide(ask, places: &places)
+        guard decision == .admit else { return (decision, nil) }
+        let entry = ListenerEntry(
+            id: .next(), kind: ask.kind, station: ask.station, mount: ask.mount,
+            address: Self.shownAddress(ask.client), userAgent: ask.request?.userAgent, connectedAt: now)
+        roster.add(entry)
+        return (decision, entry)
+    }
+
+    /// The listener is gone: out of the roster.
+    package func leave(_ entry: ListenerEntry) { roster.remove(entry.id) }
+
+    /// An address as the access log and the listener list show it: an IPv4 client without the `::ffff:` of a
+    /// dual-stack socket, any other address as it is.
+    package static func shownAddress(_ peer: SocketAddress) -> String {
+        let host = peer.host
+        return HostKey(peer).isIPv4 && host.hasPrefix("::ffff:") ? String(host.dropFirst(7)) : host
+    }
+}

@@ -1,0 +1,69 @@
+import RadioRelaySystem
+import Synchronization
+
+/// How a listener reached its station.
+package enum ListenerProtocol: String, Sendable, Codable, CaseIterable {
+    /// Raw TCP on the station's own port: the stream from the first byte.
+    case tcp
+    /// An HTTP request for the station's mount on the shared HTTP address: a response head, then the stream.
+    case http
+    /// An HLS player: playlists and segments, one request after another, known as a session (`HLSSessions`).
+    case hls
+    /// A title-event subscriber (`/NAME/events`, `/events`).
+    case events
+}
+
+/// One admitted listener as the operator sees it (the listener list of `/status.json`): who, where, since when, and
+/// how many bytes it was sent — the only field that changes, written by the thread that serves it.
+package final class ListenerEntry: Sendable {
+    package let id: ListenerID
+    package let kind: ListenerProtocol
+    package let station: String
+    /// The mount it listens to (`/jazz.opus`; a raw TCP listener's is its output's HTTP mount).
+    package let mount: String
+    /// The client's address (after a PROXY header), as the access log shows it.
+    package let address: String
+    package let userAgent: String?
+    /// When it was admitted (monotonic seconds).
+    package let connectedAt: Double
+    /// Bytes of stream (or answers) sent to it so far.
+    package let bytes = Atomic<Int>(0)
+
+    package init(
+        id: ListenerID, kind: ListenerProtocol, station: String, mount: String, address: String,
+        userAgent: String?, connectedAt: Double
+    ) {
+        self.id = id
+        self.kind = kind
+        self.station = station
+        self.mount = mount
+        self.address = address
+        self.userAgent = userAgent
+        self.connectedAt = connectedAt
+    }
+}
+
+/// Every listener admitted and not yet gone, by ID, across the server's stations and loops: filled by the places
+/// that admit (`NetworkLoop`, the HTTP front end's subscribers and HLS sessions), read by the status endpoint. One
+/// lock taken per join and leave, never per byte; bounded by what it holds (every entry is a listener holding a
+/// place, or an HLS session, which `HLSSessions` bounds).
+package final class ListenerRoster: Sendable {
+    private let entries = LockedBox<[ListenerID: ListenerEntry]>([:])
+
+    package init() {}
+
+    package func add(_ entry: ListenerEntry) { entries.withLock { $0[entry.id] = entry } }
+
+    package func remove(_ id: ListenerID) { entries.withLock { $0[id] = nil } }
+
+    package var count: Int { entries.withLock { $0.count } }
+
+    package func entry(_ id: ListenerID) -> ListenerEntry? { entries.withLock { $0[id] } }
+
+    /// At most `limit` entries, the oldest first (by ID), and how many there are in all.
+    package func list(limit: Int) -> (entries: [ListenerEntry], total: Int) {
+        let all = entries.withLock { Array($0.values) }
+        let sorted = all.sorted { $0.id < $1.id }
+        return (Array(sorted.prefix(max(0, limit))), all.count)
+    }
+}
