@@ -214,6 +214,9 @@ extension ServerProcessTests {
             #expect(killed.closedByServer(within: 3))
             try #require(waitUntil(5) { playing("main") == "1" })
             #expect(server.log.contains("ended by /admin/killsource"))
+            // Asked again with no source on the air: the pipeline says so.
+            let again = try httpGet(status, "/admin/killsource?mount=/main")
+            #expect(again.status == 404 && again.text.contains("no live source is on the air"), "\(again.text)")
             let backAt = mainListener.seconds
             #expect(waitUntil(5) { mainListener.seconds > backAt + 2 }, "the relay after the hand-back")
 

@@ -19,48 +19,81 @@ import Testing
                 fields: fields.map { HTTPRequestHead.Field(name: $0.0, value: $0.1) }))
     }
 
-    /// The router's answer, and the controls it asked for.
+    /// The router's answer, and the commands it asked for, with a station `main` (inputs `1` and `backup`) that
+    /// answers each command at once.
     static func answer(_ head: HTTPRequestHead.Result, access: StatusAccess = StatusAccess())
-        -> (HTTPResponse, [StatusRouter.InputControl])
+        -> (HTTPResponse, [StatusRouter.StationRequest])
     {
-        var asked: [StatusRouter.InputControl] = []
-        let control: StatusRouter.Control = { wanted in
+        var asked: [StatusRouter.StationRequest] = []
+        let dispatch = { (wanted: StatusRouter.StationRequest) -> Result<CommandTicket, ConfigurationError> in
             asked.append(wanted)
             guard wanted.station == "main" else { return .failure(ConfigurationError("no station \(wanted.station)")) }
-            if let input = wanted.input, input != "backup" {
+            if case .force(let input) = wanted.command, input != "backup" {
                 return .failure(ConfigurationError("station main has no input \(input)"))
             }
-            return .success(wanted.input == nil ? "released" : "forced")
+            let ticket = CommandTicket(wanted.command)
+            ticket.answer(wanted.command == .release ? .done("released") : .done("forced"))
+            return .success(ticket)
         }
-        let response = StatusRouter.respond(to: head, access: access, snapshot: { StatusSnapshot() }, control: control)
-        return (response, asked)
+        switch StatusRouter.answer(head, access: access, snapshot: { StatusSnapshot() }, dispatch: dispatch) {
+        case .now(let response): return (response, asked)
+        case .awaiting(let ticket): return (StatusRouter.commandAnswer(ticket.outcome), asked)
+        }
     }
 
     static func text(_ response: HTTPResponse) -> String { String(decoding: response.body, as: UTF8.self) }
 
     @Test func thePathsOfTheTwoControls() {
-        #expect(StatusRouter.inputControl("/stations/main/force/backup") == .init(station: "main", input: "backup"))
-        #expect(StatusRouter.inputControl("/stations/main/release") == .init(station: "main", input: nil))
+        #expect(
+            StatusRouter.stationRequest("/stations/main/force/backup")
+                == .init(station: "main", command: .force(input: "backup")))
+        #expect(StatusRouter.stationRequest("/stations/main/release") == .init(station: "main", command: .release))
+        #expect(
+            StatusRouter.stationRequest("/stations/main/killsource") == .init(station: "main", command: .killSource))
+        #expect(
+            StatusRouter.stationRequest("/admin/killsource", query: "mount=%2Fmain")
+                == .init(station: "/main", command: .killSource))
         for path in [
             "/stations/main", "/stations//release", "/stations/main/force/", "/stations/main/force/a/b",
             "/stations/main/release/x", "/station/main/release", "stations/main/release", "/stations/main/forced/a",
         ] {
-            #expect(StatusRouter.inputControl(path) == nil, "\(path)")
+            #expect(StatusRouter.stationRequest(path) == nil, "\(path)")
         }
     }
 
     @Test func aForceAndAReleaseArePostsCarriedOutOnce() {
         let (forced, forceAsked) = Self.answer(Self.request("POST", "/stations/main/force/backup"))
         #expect(forced.status == 200 && Self.text(forced) == "forced\n")
-        #expect(forceAsked == [.init(station: "main", input: "backup")])
+        #expect(forceAsked == [.init(station: "main", command: .force(input: "backup"))])
         let (released, releaseAsked) = Self.answer(Self.request("POST", "/stations/main/release"))
         #expect(released.status == 200 && Self.text(released) == "released\n")
-        #expect(releaseAsked == [.init(station: "main", input: nil)])
+        #expect(releaseAsked == [.init(station: "main", command: .release)])
         // Unknown station or input: 404 with the reason, nothing else done.
         let (noStation, _) = Self.answer(Self.request("POST", "/stations/jazz/release"))
         #expect(noStation.status == 404 && Self.text(noStation) == "no station jazz\n")
         let (noInput, _) = Self.answer(Self.request("POST", "/stations/main/force/9"))
         #expect(noInput.status == 404 && Self.text(noInput).contains("no input 9"))
+    }
+
+    /// What the operator is told of a command's outcome: done, refused by the station, or no answer in time.
+    @Test func anOutcomeIsAnsweredAsTheStationGaveIt() {
+        let done = StatusRouter.commandAnswer(.done("station main: the force is released"))
+        #expect(done.status == 200 && Self.text(done) == "station main: the force is released\n")
+        let refused = StatusRouter.commandAnswer(.refused("station main: no live source is on the air"))
+        #expect(refused.status == 404 && Self.text(refused).contains("no live source"))
+        let silent = StatusRouter.commandAnswer(nil)
+        #expect(silent.status == 503 && Self.text(silent).contains("did not answer within 2 s"))
+        // The queue is bounded; the first answer stands; a stopping station answers what is left.
+        let queue = CommandQueue()
+        let tickets = (0..<CommandQueue.capacity).compactMap { _ in queue.submit(.release) }
+        #expect(tickets.count == CommandQueue.capacity && queue.submit(.killSource) == nil)
+        tickets[0].answer(.done("one"))
+        tickets[0].answer(.refused("two"))
+        #expect(tickets[0].outcome == .done("one"))
+        #expect(queue.take().count == CommandQueue.capacity && queue.take().isEmpty)
+        let late = queue.submit(.killSource)
+        queue.refuseAll("station main stopped")
+        #expect(late?.outcome == .refused("station main stopped") && queue.take().isEmpty)
     }
 
     /// A GET (a link followed, a crawler) changes nothing; a browser's POST (which any web page can make it send,

@@ -4,7 +4,8 @@ import RadioRelaySystem
 
 /// The status endpoint's answers (`StatusLoop` in Net runs its connections): what `StatusRouter` decides for each
 /// request, and, each time the loop comes round (at least four times a second), each station's liveness judged
-/// from its heartbeats — one `Watchdog` per station, so `/health` answers from what the loop saw, not from one look.
+/// from its heartbeats — one `Watchdog` per station, so `/health` answers from what the loop saw, not from one look;
+/// an operator's command goes to its station's queue, and the loop answers once the station did.
 /// Confined to the status thread.
 final class StationStatusResponder: StatusResponder {
     private let server: StatusServer
@@ -38,40 +39,29 @@ final class StationStatusResponder: StatusResponder {
         }
     }
 
-    func answer(_ head: HTTPRequestHead.Result) -> [UInt8] {
-        StatusRouter.respond(
-            to: head, access: server.access, snapshot: { server.snapshot(alive: alive, now: monotonicNow()) },
-            control: control
-        ).encoded
+    func answer(_ head: HTTPRequestHead.Result) -> StatusAnswer {
+        StatusRouter.answer(
+            head, access: server.access, snapshot: { server.snapshot(alive: alive, now: monotonicNow()) },
+            dispatch: { Self.dispatch($0, to: server.stations) }
+        ).bytes
     }
 
-    /// Forces or releases a station's input (`Station.force`).
-    private func control(_ wanted: StatusRouter.InputControl) -> Result<String, ConfigurationError> {
-        if wanted.killsSource {
-            guard
-                let station = server.stations.first(where: {
-                    $0.name == wanted.station || $0.configuration.sourcePaths.contains(wanted.station)
-                })
-            else { return .failure(ConfigurationError("no station \(Sanitized.text(wanted.station, limit: 64))")) }
-            guard station.desk.kill() else {
-                return .failure(ConfigurationError("station \(station.name): no live source is on the air"))
-            }
-            return .success("station \(station.name): the live source is ended: the station hands back")
+    /// Sends an operator's command to its station (by name; `killsource` also by one of its source paths).
+    static func dispatch(
+        _ wanted: StatusRouter.StationRequest, to stations: [Station]
+    ) -> Result<CommandTicket, ConfigurationError> {
+        let station = stations.first {
+            $0.name == wanted.station
+                || (wanted.command == .killSource && $0.configuration.sourcePaths.contains(wanted.station))
         }
-        guard let station = server.stations.first(where: { $0.name == wanted.station }) else {
+        guard let station else {
             return .failure(ConfigurationError("no station \(Sanitized.text(wanted.station, limit: 64))"))
         }
         do {
-            try station.force(input: wanted.input)
+            return .success(try station.submit(wanted.command))
         } catch {
             return .failure(error)
         }
-        if let input = wanted.input {
-            return .success(
-                "station \(station.name): input \(input) forced: it plays once it is healthy, until released or until "
-                    + "it fails")
-        }
-        return .success("station \(station.name): the force is released: the rules choose the input again")
     }
 }
 

@@ -14,6 +14,8 @@ import RadioRelaySystem
 /// | `POST /stations/NAME/force/INPUT` | 200: the station plays that input until released or until it fails |
 /// | `POST /stations/NAME/release` | 200: the force is released, the rules choose again |
 /// | `POST /stations/NAME/killsource`, `GET`/`POST /admin/killsource?mount=/NAME` | 200: the live source is ended |
+/// | any of the three when the station cannot (no such input, no source on the air) | 404 with why |
+/// | any of the three when the station does not answer within 2 s (a command is answered by its pipeline) | 503 |
 /// | another path | 404 |
 /// | another method | 405 with `Allow: GET, HEAD` (`POST` on the paths above) |
 /// | a `POST` with `Origin` or `Sec-Fetch-Site` (a browser's, which a web page can send cross-site) | 403 |
@@ -23,33 +25,78 @@ import RadioRelaySystem
 enum StatusRouter {
     static let paths = ["/status.json", "/metrics", "/health"]
 
-    /// An operator's request about a station's inputs: force `input`, or release the force (`input` nil).
-    struct InputControl: Equatable, Sendable {
+    /// An operator's command for a station: `station` is its name, or a mount path for Icecast's
+    /// `/admin/killsource?mount=/NAME`.
+    struct StationRequest: Equatable, Sendable {
         var station: String
-        var input: String?
-        /// End the live source on the air (`killsource`); `station` may then be a mount path (`/admin/killsource`).
-        var killsSource = false
+        var command: StationCommand
     }
 
-    /// What carries out an `InputControl`: the text of the answer, or why it cannot be done (404).
-    typealias Control = (InputControl) -> Result<String, ConfigurationError>
+    /// What the endpoint does with a request: answer it now, or send a command to a station and answer its outcome
+    /// (`commandAnswer`).
+    enum Action {
+        case respond(HTTPResponse)
+        case command(StationRequest)
+    }
 
-    static func respond(
-        to head: HTTPRequestHead.Result, access: StatusAccess = StatusAccess(), snapshot: () -> StatusSnapshot,
-        control: Control = { _ in .failure(ConfigurationError("no stations")) }
-    ) -> HTTPResponse {
+    /// The answer to a request: now, or once the station answered the command (`commandAnswer`).
+    enum Answer {
+        case now(HTTPResponse)
+        case awaiting(CommandTicket)
+
+        /// As the status loop sends it.
+        var bytes: StatusAnswer {
+            switch self {
+            case .now(let response): .now(response.encoded)
+            case .awaiting(let ticket): .awaiting(ticket) { commandAnswer($0).encoded }
+            }
+        }
+    }
+
+    /// The answer to `head`, with commands carried out by `dispatch` (the responder's: a ticket, or why not).
+    static func answer(
+        _ head: HTTPRequestHead.Result, access: StatusAccess = StatusAccess(), snapshot: () -> StatusSnapshot,
+        dispatch: (StationRequest) -> Result<CommandTicket, ConfigurationError>
+    ) -> Answer {
+        switch route(head, access: access, snapshot: snapshot) {
+        case .respond(let response):
+            return .now(response)
+        case .command(let wanted):
+            switch dispatch(wanted) {
+            case .success(let ticket): return .awaiting(ticket)
+            case .failure(let error): return .now(HTTPResponse.text(404, "\(error.message)\n"))
+            }
+        }
+    }
+
+    /// A command's outcome as the operator gets it: 200 with what was done, 404 with why it could not be, 503 when
+    /// the station did not answer within `HTTPConnectionLoop.replyTimeout`.
+    static func commandAnswer(_ outcome: CommandOutcome?) -> HTTPResponse {
+        switch outcome {
+        case .done(let text): .text(200, text + "\n")
+        case .refused(let text): .text(404, text + "\n")
+        case nil:
+            .text(
+                503, "the station did not answer within \(wholeSeconds(HTTPConnectionLoop.replyTimeout)) s: try again\n"
+            )
+        }
+    }
+
+    static func route(
+        _ head: HTTPRequestHead.Result, access: StatusAccess = StatusAccess(), snapshot: () -> StatusSnapshot
+    ) -> Action {
         let request: HTTPRequestHead.Request
         switch head.opening(HTTPResponse.text) {
-        case .answer(let answer): return answer
+        case .answer(let answer): return .respond(answer)
         case .request(let parsed): request = parsed
         }
-        if let wanted = inputControl(request.path, query: request.query) {
-            return respond(to: request, wanting: wanted, access: access, control: control)
+        if let wanted = stationRequest(request.path, query: request.query) {
+            return command(request, wanting: wanted, access: access)
         }
         guard request.method == "GET" || request.method == "HEAD" else {
             var response = HTTPResponse.text(405, "only GET and HEAD\n")
             response.headers.append(("Allow", "GET, HEAD"))
-            return response
+            return .respond(response)
         }
         var response: HTTPResponse
         switch access.decide(request) {
@@ -57,12 +104,12 @@ enum StatusRouter {
         case .wrongHost:
             response = .text(421, "this server does not answer for that Host\n")
             response.omitsBody = request.method == "HEAD"
-            return response
+            return .respond(response)
         case .unauthorized:
             response = .text(401, "a bearer token is required\n")
             response.headers.append(("WWW-Authenticate", "Bearer realm=\"radio-relay\""))
             response.omitsBody = request.method == "HEAD"
-            return response
+            return .respond(response)
         }
         switch request.path {
         case "/status.json":
@@ -79,55 +126,52 @@ enum StatusRouter {
             response = .text(404, "not found; try \(paths.joined(separator: ", "))\n")
         }
         response.omitsBody = request.method == "HEAD"
-        return response
+        return .respond(response)
     }
 
-    /// The input control a path asks for: `/stations/NAME/force/INPUT` or `/stations/NAME/release`.
-    static func inputControl(_ path: String, query: String? = nil) -> InputControl? {
+    /// The command a path asks for: `/stations/NAME/force/INPUT`, `/stations/NAME/release`,
+    /// `/stations/NAME/killsource`, or Icecast's `/admin/killsource?mount=/NAME`.
+    static func stationRequest(_ path: String, query: String? = nil) -> StationRequest? {
         if path == "/admin/killsource" {
             // Icecast's call, with the status token instead of the source's credentials: `mount=/NAME`.
             let mount = SourceRules.mount(inQuery: query) ?? ""
-            return InputControl(station: mount, input: nil, killsSource: true)
+            return StationRequest(station: mount, command: .killSource)
         }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count >= 4, parts[0].isEmpty, parts[1] == "stations", !parts[2].isEmpty else { return nil }
         let station = String(parts[2])
-        if parts.count == 4 && parts[3] == "release" { return InputControl(station: station, input: nil) }
+        if parts.count == 4 && parts[3] == "release" { return StationRequest(station: station, command: .release) }
         if parts.count == 4 && parts[3] == "killsource" {
-            return InputControl(station: station, input: nil, killsSource: true)
+            return StationRequest(station: station, command: .killSource)
         }
         if parts.count == 5 && parts[3] == "force" && !parts[4].isEmpty {
-            return InputControl(station: station, input: String(parts[4]))
+            return StationRequest(station: station, command: .force(input: String(parts[4])))
         }
         return nil
     }
 
-    private static func respond(
-        to request: HTTPRequestHead.Request, wanting wanted: InputControl, access: StatusAccess, control: Control
-    ) -> HTTPResponse {
+    private static func command(
+        _ request: HTTPRequestHead.Request, wanting wanted: StationRequest, access: StatusAccess
+    ) -> Action {
         // Icecast's `/admin/killsource` is a GET; the same rules keep a web page from calling it.
-        guard request.method == "POST" || (wanted.killsSource && request.method == "GET") else {
+        guard request.method == "POST" || (wanted.command == .killSource && request.method == "GET") else {
             var response = HTTPResponse.text(405, "only POST\n")
             response.headers.append(("Allow", "POST"))
             response.omitsBody = request.method == "HEAD"
-            return response
+            return .respond(response)
         }
         // A web page can make a browser send a simple POST anywhere, the operator's own machine included; browsers
         // say where a request comes from, tools do not.
         if request.field("origin") != nil || request.field("sec-fetch-site") != nil {
-            return .text(403, "requests from web pages are refused: use curl -X POST or the like\n")
+            return .respond(.text(403, "requests from web pages are refused: use curl -X POST or the like\n"))
         }
         switch access.decide(request) {
-        case .allowed: break
-        case .wrongHost: return .text(421, "this server does not answer for that Host\n")
+        case .allowed: return .command(wanted)
+        case .wrongHost: return .respond(.text(421, "this server does not answer for that Host\n"))
         case .unauthorized:
             var response = HTTPResponse.text(401, "a bearer token is required\n")
             response.headers.append(("WWW-Authenticate", "Bearer realm=\"radio-relay\""))
-            return response
-        }
-        switch control(wanted) {
-        case .success(let text): return .text(200, text + "\n")
-        case .failure(let error): return .text(404, "\(error.message)\n")
+            return .respond(response)
         }
     }
 }

@@ -13,7 +13,8 @@ extension Pipeline {
     /// The live source's input, when the station takes one (always the first).
     var liveIndex: Int? { inputs.first?.configuration.isLive == true ? 0 : nil }
 
-    /// Carries out what the station's desk holds: a source handed over, a kill, a title sent by the source.
+    /// Carries out what the station's desk holds: a source handed over, a title sent by the source (a kill is a
+    /// command: `carryOut`).
     func takeLive(now: Double) {
         let desk = station.desk
         guard let index = liveIndex else {
@@ -37,11 +38,6 @@ extension Pipeline {
                 if case .waiting = input.activity {} else { input.set(.waiting(nil)) }
                 selector.failed(index, reason: "no live source connected", now: now)
             }
-            return
-        }
-        if desk.kills > input.liveKills {
-            input.liveKills = desk.kills
-            endLive(index, reason: "ended by /admin/killsource", now: now)
             return
         }
         if let title = desk.takeTitle() {
@@ -71,7 +67,6 @@ extension Pipeline {
         input.decoder?.restart(metaInterval: nil)
         input.ownTitle = nil
         input.format = nil
-        input.liveKills = station.desk.kills
         input.liveLabel = source.label
         input.liveName = source.request.info.displayName.flatMap { $0.isEmpty ? nil : $0 }
         input.paced = true

@@ -98,16 +98,34 @@ extension Pipeline {
 
     // MARK: Operators
 
-    /// Carries out the operators' requests (`Station.force`), in order.
-    func takeCommands() {
-        for command in station.takeInputCommands() {
-            if let name = command {
-                guard let index = inputs.firstIndex(where: { $0.name == name }), selector.force(index) else { continue }
-                Log.notice("\(configuration.name): input \(name) forced by an operator")
-            } else if let index = selector.forced {
-                _ = selector.force(nil)
-                Log.notice("\(configuration.name): the force of input \(inputs[index].name) released by an operator")
+    /// Carries out the operators' commands (`Station.submit`), in order, and answers each.
+    func takeCommands(now: Double) {
+        for ticket in station.commands.take() { ticket.answer(carryOut(ticket.command, now: now)) }
+    }
+
+    func carryOut(_ command: StationCommand, now: Double) -> CommandOutcome {
+        let station = configuration.name
+        switch command {
+        case .force(let name):
+            guard let index = inputs.firstIndex(where: { $0.name == name }), selector.force(index) else {
+                return .refused("station \(station) has no input \(Sanitized.text(name, limit: 64))")
             }
+            Log.notice("\(station): input \(name) forced by an operator")
+            return .done(
+                "station \(station): input \(name) forced: it plays once it is healthy, until released or until it fails"
+            )
+        case .release:
+            if let index = selector.forced {
+                _ = selector.force(nil)
+                Log.notice("\(station): the force of input \(inputs[index].name) released by an operator")
+            }
+            return .done("station \(station): the force is released: the rules choose the input again")
+        case .killSource:
+            guard let index = liveIndex, inputs[index].downloader != nil, inputs[index].liveEnding == nil else {
+                return .refused("station \(station): no live source is on the air")
+            }
+            endLive(index, reason: "ended by /admin/killsource", now: now)
+            return .done("station \(station): the live source is ended: the station hands back")
         }
     }
 

@@ -93,7 +93,7 @@ final class Pipeline {
             }
             thread.beat()
             reconfigure()
-            takeCommands()
+            takeCommands(now: monotonicNow())
             takeLive(now: monotonicNow())
             manageConnections(now: monotonicNow())
             pullInputs(now: monotonicNow())

@@ -35,10 +35,9 @@ public final class Station: Service {
     let pushes = LockedBox<[IcecastPush]>([])
     package var pushService: StationPushes { StationPushes(station: self) }
     let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
-    /// Operators' requests for the pipeline (`force`): an input's name to force, nil to release, in order.
-    private let inputCommands = LockedBox<[String?]>([])
-    /// Requests waiting at most (the pipeline takes them every iteration; more are refused).
-    static let maxInputCommands = 16
+    /// Operators' commands for the pipeline (`submit`), taken and answered each iteration; shared with the desk,
+    /// whose admin calls send `killsource` here too.
+    package let commands = CommandQueue()
     /// Where the HTTP front end hands it a live source (`source_password`), and the admin calls' requests.
     package let desk: SourceDesk
     /// Its last titles (the pipeline records each one it shows), carried to its successor by a reload.
@@ -81,7 +80,7 @@ public final class Station: Service {
         self.history = LockedBox(history)
         desk = SourceDesk(
             station: configuration.name, password: configuration.sourcePassword, paths: configuration.sourcePaths,
-            timeout: configuration.sourceTimeout)
+            timeout: configuration.sourceTimeout, commands: commands)
         var outputs: [StationOutput] = []
         for output in configuration.outputSettings {
             let socket = output.name == nil ? adoptedSocket : output.name.flatMap { renditionSockets[$0] }
@@ -155,30 +154,18 @@ public final class Station: Service {
         return Int((keep / pageSeconds).rounded(.up))
     }
 
-    /// Forces input `input` to play until released or until it fails (nil: releases the force); the pipeline
-    /// carries it out within an iteration. Throws, saying which inputs there are, when the station has no such input
-    /// or too many requests wait.
-    package func force(input: String?) throws(ConfigurationError) {
-        let inputs = configuration.inputs
-        if let input, !inputs.contains(where: { $0.name == input }) {
+    /// Queues `command` for the pipeline, which answers the ticket within an iteration. Throws, saying which inputs
+    /// there are, for a force of an input the station does not have, and when too many commands wait.
+    package func submit(_ command: StationCommand) throws(ConfigurationError) -> CommandTicket {
+        if case .force(let input) = command, !configuration.inputs.contains(where: { $0.name == input }) {
             throw ConfigurationError(
                 "station \(name) has no input \(Sanitized.text(input, limit: 64)): its inputs are "
-                    + inputs.map(\.name).joined(separator: ", "))
+                    + configuration.inputs.map(\.name).joined(separator: ", "))
         }
-        let taken = inputCommands.withLock { commands in
-            guard commands.count < Self.maxInputCommands else { return false }
-            commands.append(input)
-            return true
+        guard let ticket = commands.submit(command) else {
+            throw ConfigurationError("station \(name): too many requests at once: try again")
         }
-        guard taken else { throw ConfigurationError("station \(name): too many requests at once: try again") }
-    }
-
-    /// The operators' requests since the last call, in order (the pipeline's).
-    func takeInputCommands() -> [String?] {
-        inputCommands.withLock { commands in
-            defer { commands.removeAll() }
-            return commands
-        }
+        return ticket
     }
 
     /// Heartbeats of the station's threads (pipeline, every output's network loop, pushes), for the watchdog.
@@ -216,6 +203,7 @@ public final class Station: Service {
         let pushesStopped = stopPushes(timeout: timeout)
         let thread = pipeline.take()
         var stopped = (thread?.stop(timeout: timeout) ?? true) && pushesStopped
+        commands.refuseAll("station \(name) stopped")
         for output in outputs where !output.broadcaster.stop(timeout: timeout) { stopped = false }
         return stopped
     }

@@ -130,8 +130,6 @@ final class StationInput {
     /// shown as failed, so the fallback's absence is seen before the emergency.
     var unreadable: String?
     var fileCheckedAt = -Double.infinity
-    /// The live source's kill requests carried out (`SourceDesk.kills`).
-    var liveKills = 0
     /// The live source closed its connection: what it sent is played out, then the station hands back (why).
     var liveEnding: String?
     /// How logs name the live source connected last (`live source ADDR:PORT`).

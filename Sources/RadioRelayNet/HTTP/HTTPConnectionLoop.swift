@@ -42,6 +42,8 @@ package final class HTTPConnectionLoop {
     package var pendingPerHost: [HostKey: [Int32]] = [:]
     /// Kept connections waiting for their next request, by when they began to: the first to give a place up.
     package var idleSince = DeadlineHeap<Int32>()
+    /// Connections held for a station's reply (`HTTPConnectionLoop+Replies`).
+    package var awaiting: [Int32: AwaitedReply] = [:]
     /// Told of each connection it forgets (the front end's event subscribers give their places back).
     package var onClose: ((HTTPConnection) -> Void)?
     /// Reads what an unfinished connection sent and acts on a whole head (its owner's reading of a request), before
@@ -144,6 +146,7 @@ package final class HTTPConnectionLoop {
         switch connection.phase {
         case .writing:
             if mask & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { return close(connection) }
+            guard awaiting[connection.fd] == nil else { return }  // its answer is not made yet
             write(connection)
         case .draining: drain(connection)
         case .reading, .events: break
@@ -255,6 +258,7 @@ package final class HTTPConnectionLoop {
         guard connections[connection.fd] === connection else { return }
         untime(connection)
         idleSince.remove(connection.fd)
+        awaiting[connection.fd] = nil
         connections[connection.fd] = nil
         onClose?(connection)
     }

@@ -33,9 +33,10 @@ extension HTTPFrontLoop: EventLoopHandler {
             nextSessionSweep = now + 1
             endSessions(now: now)
         }
-        guard !subscribers.isEmpty else { return nil }
+        let reply = http.deliverReplies(now: now)
+        guard !subscribers.isEmpty else { return reply }
         sendEvents(now: now)
-        guard let keepAlive = keepAlives.first()?.deadline else { return nextTitleCheck }
-        return min(nextTitleCheck, keepAlive)
+        let events = min(nextTitleCheck, keepAlives.first()?.deadline ?? nextTitleCheck)
+        return reply.map { min($0, events) } ?? events
     }
 }

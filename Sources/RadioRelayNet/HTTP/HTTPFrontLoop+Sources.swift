@@ -55,7 +55,15 @@ extension HTTPFrontLoop {
         if isSource {
             acceptSource(connection, request, desk: desk, now: now)
         } else {
-            answer(connection, SourceRules.admin(request, desk: desk))
+            switch SourceRules.admin(request, desk: desk) {
+            case .respond(let response):
+                answer(connection, response)
+            case .command(let command):
+                guard let ticket = desk.commands.submit(command) else {
+                    return answer(connection, SourceRules.adminAnswer(503, "Too many requests: try again"))
+                }
+                http.await(connection, ticket) { SourceRules.killAnswer($0).encoded }
+            }
         }
     }
 

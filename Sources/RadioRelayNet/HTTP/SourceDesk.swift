@@ -4,8 +4,8 @@ import RadioRelaySystem
 /// Where a station takes its live source: the HTTP front end checks a source's credentials against it and hands an
 /// accepted connection over; the station's pipeline takes it from here, and gives the desk back when the source
 /// ends. One source at a time: the desk is `occupied` from the hand-over until the pipeline is done with it, so a
-/// second source is refused 403 whatever the timing. The admin calls a source uses (`/admin/metadata`,
-/// `/admin/killsource`) leave their requests here for the pipeline. Shared between the front end's thread, the
+/// second source is refused 403 whatever the timing. The admin calls a source uses leave their requests here
+/// for the pipeline: a title (`/admin/metadata`), and `killsource` on the station's `CommandQueue`. Shared between the front end's thread, the
 /// pipeline's and status readers, under one lock.
 package final class SourceDesk: Sendable {
     private struct State {
@@ -13,7 +13,6 @@ package final class SourceDesk: Sendable {
         var paths: [String] = []
         var occupied = false
         var arrival: Handoff<LiveSource>?
-        var kills = 0
         var title: String?
         /// The source on the air's `ice-*` fields (status shows the rest from the pipeline's `LiveSource`).
         var info: StationInfo?
@@ -22,9 +21,15 @@ package final class SourceDesk: Sendable {
 
     package let station: String
     private let state: LockedBox<State>
+    /// The station's commands (its pipeline takes them): the admin calls' `killsource` goes there.
+    package let commands: CommandQueue
 
-    package init(station: String, password: SourcePassword?, paths: [String], timeout: Int) {
+    package init(
+        station: String, password: SourcePassword?, paths: [String], timeout: Int,
+        commands: CommandQueue = CommandQueue()
+    ) {
         self.station = station
+        self.commands = commands
         state = LockedBox(State(password: password, paths: paths, timeout: timeout))
     }
 
@@ -53,7 +58,6 @@ package final class SourceDesk: Sendable {
             guard !$0.occupied else { return false }
             $0.occupied = true
             $0.arrival = source
-            $0.kills = 0
             $0.title = nil
             $0.info = info
             return true
@@ -80,9 +84,6 @@ package final class SourceDesk: Sendable {
         }
     }
 
-    /// Kill requests since the source connected.
-    package var kills: Int { state.withLock { $0.kills } }
-
     /// A title sent through `/admin/metadata` since the last call.
     package func takeTitle() -> String? {
         state.withLock { state -> String? in
@@ -92,15 +93,6 @@ package final class SourceDesk: Sendable {
     }
 
     // MARK: The admin calls
-
-    /// `/admin/killsource`: the source is ended by its pipeline; false when none is on the air.
-    package func kill() -> Bool {
-        state.withLock {
-            guard $0.occupied else { return false }
-            $0.kills += 1
-            return true
-        }
-    }
 
     /// `/admin/metadata`: the title while the source plays; false when none is on the air.
     package func setTitle(_ title: String) -> Bool {

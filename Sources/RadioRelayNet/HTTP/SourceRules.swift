@@ -77,24 +77,43 @@ package enum SourceRules {
         textParameters(query)["mount"].map { $0.hasPrefix("/") ? $0 : "/" + $0 }
     }
 
-    /// An admin call with the source's credentials: `/admin/metadata` or `/admin/killsource`.
-    package static func admin(_ request: HTTPRequestHead.Request, desk: SourceDesk) -> HTTPResponse {
+    /// What an admin call asks: an answer now, or a command for the station whose outcome is answered.
+    package enum AdminAction {
+        case respond(HTTPResponse)
+        case command(StationCommand)
+    }
+
+    /// An admin call with the source's credentials: `/admin/metadata` (answered here) or `/admin/killsource` (a
+    /// command for the station's pipeline, answered by `killAnswer`).
+    package static func admin(_ request: HTTPRequestHead.Request, desk: SourceDesk) -> AdminAction {
         guard request.method == "GET" || request.method == "POST" else {
             var response = PublicRouter.text(405, "only GET\n")
             response.headers.append(("Allow", "GET"))
-            return response
+            return .respond(response)
         }
         let parameters = parameters(request.query)
         switch request.path {
         case "/admin/metadata":
-            guard parameters["mode"] == Array("updinfo".utf8) else { return adminAnswer(400, "No such action") }
-            guard let title = title(parameters) else { return adminAnswer(400, "No metadata") }
-            return desk.setTitle(title)
-                ? adminAnswer(200, "Metadata update successful") : adminAnswer(400, "Source does not exist")
+            guard parameters["mode"] == Array("updinfo".utf8) else {
+                return .respond(adminAnswer(400, "No such action"))
+            }
+            guard let title = title(parameters) else { return .respond(adminAnswer(400, "No metadata")) }
+            return .respond(
+                desk.setTitle(title)
+                    ? adminAnswer(200, "Metadata update successful") : adminAnswer(400, "Source does not exist"))
         case "/admin/killsource":
-            return desk.kill() ? adminAnswer(200, "Source Removed") : adminAnswer(400, "Source does not exist")
+            return .command(.killSource)
         default:
-            return adminAnswer(404, "Unknown admin command: this server takes metadata and killsource")
+            return .respond(adminAnswer(404, "Unknown admin command: this server takes metadata and killsource"))
+        }
+    }
+
+    /// Icecast's answer to `killsource` once the station answered (nil: it did not in time).
+    package static func killAnswer(_ outcome: CommandOutcome?) -> HTTPResponse {
+        switch outcome {
+        case .done: adminAnswer(200, "Source Removed")
+        case .refused: adminAnswer(400, "Source does not exist")
+        case nil: adminAnswer(503, "The station did not answer: try again")
         }
     }
 

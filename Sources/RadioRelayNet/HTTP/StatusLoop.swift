@@ -10,7 +10,14 @@ package protocol StatusResponder: AnyObject {
     /// heartbeats), so `/health` answers from what the loop saw, not from one look.
     func comeRound(now: Double)
     /// The one answer to a request (its head as parsed, or why it could not be).
-    func answer(_ head: HTTPRequestHead.Result) -> [UInt8]
+    func answer(_ head: HTTPRequestHead.Result) -> StatusAnswer
+}
+
+/// A status endpoint's answer: its bytes now, or once a station answered a command (`CommandTicket`), made by
+/// `render` from the outcome (nil: none came in time).
+package enum StatusAnswer {
+    case now([UInt8])
+    case awaiting(CommandTicket, render: (CommandOutcome?) -> [UInt8])
 }
 
 /// The loop of a status endpoint, confined to its thread, on the `EventLoop` skeleton: connections straight from
@@ -48,7 +55,10 @@ package final class StatusLoop {
     private func serve(_ connection: HTTPConnection, mask: UInt32) {
         guard connection.phase == .reading else { return http.serveAnswer(connection, mask: mask) }
         guard let head = http.readHead(connection, mask: mask) else { return }
-        http.respond(connection, responder.answer(head))
+        switch responder.answer(head) {
+        case .now(let bytes): http.respond(connection, bytes)
+        case .awaiting(let ticket, let render): http.await(connection, ticket, render: render)
+        }
     }
 }
 
@@ -78,6 +88,6 @@ extension StatusLoop: EventLoopHandler {
 
     package func prepare(now: Double) -> Double? {
         responder.comeRound(now: now)
-        return nil
+        return http.deliverReplies(now: now)
     }
 }
