@@ -8,7 +8,8 @@ import Testing
 @testable import RadioRelaySystem
 
 /// Good config files: what they parse to (stations, inherited `[server]` defaults, credentials, the syntax's
-/// allowances), that the station keys are the `serve` flags, and that the shipped example is valid.
+/// allowances), and that the station keys are the `serve` flags. The shipped example and warnings:
+/// `ConfigFileWarningTests`.
 @Suite struct ConfigFileTests {
     static func parse(_ text: String, credentials: String? = nil) throws -> ServerConfiguration {
         try ServerConfiguration.parse(text, file: "r.conf", credentialsDirectory: credentials)
@@ -243,77 +244,5 @@ import Testing
         let settings = file.stations[0].pushes.map { PushSettings(file.stations[0], target: $0) }
         #expect(settings.map(\.caFile) == [directory + "/ca.pem", nil])
         #expect(PushSettings(file.stations[1], target: file.stations[1].pushes[0]).caFile == nil)
-    }
-
-    /// The shipped example (`config/radio-relay.conf`) is valid, and reading it connects to nothing.
-    @Test func theExampleConfigIsValid() throws {
-        let path = Fixture.directory.deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("config/radio-relay.conf").path
-        let file = try ServerConfiguration.load(path: path, credentialsDirectory: nil)
-        #expect(file.stations.count >= 2)
-        #expect(file.server.status == ListenAddress(host: "127.0.0.1", port: 8080))
-        let check = ConfigCheck(path: path, credentialsDirectory: nil)
-        #expect(check.status == .ok && check.problems.isEmpty)
-        // Its fallback file is a place to put one: where there is none (a test machine), check-config says so.
-        let fallback = "/srv/radio/jazz-station-id.mp3"
-        let warning =
-            access(fallback, R_OK) == 0
-            ? []
-            : [
-                "warning: station jazz: input fallback \(fallback) cannot be read (No such file or directory): it "
-                    + "fails when the station needs it"
-            ]
-        #expect(check.report == (["\(path): OK, 2 stations (jazz, news)"] + warning).joined(separator: "\n"))
-        #expect(
-            file.stations[0].renditions.map(\.name) == ["low"] && file.stations[0].renditions[0].encoder.channels == 1)
-    }
-
-    /// Valid settings that fail an operator later are said at start-up and by check-config: a file input whose file
-    /// cannot be read (a fallback noticed only in the emergency), a status endpoint with controls beyond loopback
-    /// and no token.
-    @Test func warningsForAMissingFileAndAnOpenStatusEndpoint() throws {
-        let present = temporaryPath("present.mp3")
-        try Data([0xFF]).write(to: URL(fileURLWithPath: present))
-        defer { try? FileManager.default.removeItem(atPath: present) }
-        let missing = temporaryPath("missing.mp3")
-        let open = try Self.parse(
-            """
-            [server]
-            status = 0.0.0.0:8080
-            [station a]
-            upstream = http://a.example/a.mp3
-            [input a/fallback]
-            upstream = \(missing)
-            [station b]
-            port = 8001
-            upstream = \(present)
-            """)
-        #expect(
-            open.warnings == [
-                "the status endpoint listens on 0.0.0.0:8080 with no status_token: anyone who reaches it can force "
-                    + "and release inputs and kill live sources (POST /stations/NAME/…, /admin/killsource); set "
-                    + "status_token, or status = 127.0.0.1:8080",
-                "station a: input fallback \(missing) cannot be read (No such file or directory): it fails when the "
-                    + "station needs it",
-            ])
-        let closed = try Self.parse(
-            """
-            [server]
-            status = [::1]:8080
-            [station b]
-            upstream = \(present)
-            """)
-        #expect(closed.warnings.isEmpty)
-        let credentials = try Self.credentials(["token": "0123456789abcdef0123"])
-        defer { try? FileManager.default.removeItem(atPath: credentials) }
-        let withToken = try Self.parse(
-            """
-            [server]
-            status = 0.0.0.0:8080
-            status_token = @credential:token
-            [station b]
-            upstream = \(present)
-            """, credentials: credentials)
-        #expect(withToken.warnings.isEmpty)
     }
 }
