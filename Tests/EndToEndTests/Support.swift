@@ -21,8 +21,8 @@ func radioRelayExecutable() -> String? {
 /// The second of the two lanes the end-to-end tests run in (the first is `ServerProcessTests`): each lane runs one
 /// test at a time, so at most two run at once, and the heavy real peers (Chromium, mpv and the players, HAProxy,
 /// systemd's tools, several Icecast sources with listeners) never share the machine with one another. A light one —
-/// Icecast with one source and a listener or two (`IcecastPushTests`) — runs in the other lane, which keeps the two
-/// lanes about as long as each other (CI's e2e step takes the longer lane's time).
+/// Icecast with one source and a listener or two (`IcecastPushTests`, `IcecastStatusShapeTests`) — runs in the other
+/// lane, which keeps the two lanes about as long as each other (CI's e2e step takes the longer lane's time).
 @Suite(.timeLimit(.minutes(2)), .serialized) struct PeerTests {}
 
 /// The stations of a running server's `/status.json` (its status endpoint on 127.0.0.1:`port`).
