@@ -51,8 +51,9 @@ public final class StageChain {
     /// Readers made over the chain's life: 1 once audio flowed, however many outputs (the proof that a station
     /// decodes once).
     public var readersMade: Int { decoder.readersMade }
-    /// Decoded audio not yet encoded (only with `holdsDecodedAudio`).
-    private var queue: PCMQueue
+    /// Decoded audio not yet encoded (only with `holdsDecodedAudio`). Internal, not private: a switch of input
+    /// (`StageChain+Switch.swift`) works on it.
+    var queue: PCMQueue
     /// The upstream's own frames for an MP3 pass-through output, released in step with `queue` (live only).
     public var passThrough: MP3PassThrough?
     /// The input that plays yields MP3 frames for the pass-through (false: an Ogg Opus live source, for which the
@@ -174,32 +175,6 @@ public final class StageChain {
     /// Feeds MP3 bytes to the Parser and each packet through the Reader and the Encoder.
     public func feedAudio(_ bytes: UnsafeRawBufferPointer) throws {
         try decoder.feedAudio(bytes) { try accept($0) }
-    }
-
-    /// A change of input (live, with several inputs): the last `crossfade` frames of the old input's waiting audio
-    /// fade out, and the new input's audio `accept` is given next fades in over them (at least over `minimum`
-    /// frames; see `PCMQueue.beginSwitch`).
-    public func beginSwitch(crossfade: Int, minimum: Int, outgoingContinues: Bool = false) {
-        queue.beginSwitch(crossfade: crossfade, minimum: minimum, outgoingContinues: outgoingContinues)
-    }
-
-    /// The outgoing input's decoded audio during a crossfade with it (`beginSwitch(…, outgoingContinues: true)`).
-    public func acceptOutgoing(_ pcm: PCMBuffer) {
-        queue.appendOutgoing(pcm)
-    }
-
-    /// Whether a crossfade still wants the outgoing input's audio.
-    public var takesOutgoing: Bool { queue.takesOutgoing }
-
-    /// The outgoing input stopped before its crossfade was over: its last audio fades out quickly.
-    public func endOutgoing() {
-        queue.endOutgoing()
-    }
-
-    /// The input stopped (live): its last `frames` waiting fade out, so the silence after them starts without a
-    /// click.
-    public func fadeOut(frames: Int) {
-        queue.fadeOutTail(frames: frames)
     }
 
     /// The longest fade-out of an input whose audio ran out, in seconds.
