@@ -14,9 +14,10 @@
 # bench/soak.py is the upstream (HTTP + ICY on 127.0.0.1: the test MP3 at real time, dropped every 60 s, stalled
 # 5 s every 90 s, 2 s of garbage every 120 s, every fault logged) and, in a second process, the N listeners (every
 # page checked and every packet decoded with libopus; levels of every 20 ms window; latency by marker bursts). This
-# script starts both and the relay (release build; built if missing), stops each by its PID, and runs the report:
-# the table, a verdict per criterion, exit 1 if one fails. Loopback only; every process is bounded in time. The
-# method is described at the top of bench/soak.py; logs in bench/out/logs/soak-*/.
+# script starts both and the relay (bench/lib.sh's relay_binary; a missing one stops the script with the command that
+# builds it), stops each by its PID, and runs the report: the table, a verdict per criterion, exit 1 if one fails.
+# Loopback only; every process is bounded in time. The method is described at the top of bench/soak.py; logs in
+# bench/out/logs/soak-*/.
 set -euo pipefail
 export LC_ALL=C
 
@@ -32,10 +33,6 @@ SOAK_PY=$REPO_ROOT/bench/soak.py
 [[ $LISTENERS =~ ^[0-9]+$ ]] && ((LISTENERS >= 1)) || die "LISTENERS must be a positive integer (got '$LISTENERS')"
 [[ $CONNECT_DELAY =~ ^[0-9]+$ ]] && ((CONNECT_DELAY < 50)) || die "CONNECT_DELAY must be whole seconds < 50"
 
-if [[ ! -x $RR && -z ${RADIO_RELAY:-} ]]; then
-    say "building the release binary (swift build -c release --product radio-relay)"
-    (cd "$REPO_ROOT" && swift build -c release --product radio-relay) >&2
-fi
 require_binaries "radio-relay:$RR"
 if ! command -v lame >/dev/null || ! ldconfig -p | grep -q 'libopus\.so\.0' || ! ldconfig -p | grep -q 'libogg\.so\.0'; then
     install_bench_tools
