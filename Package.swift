@@ -112,10 +112,10 @@ let package = Package(
         ),
         // End-to-end tests: the binary as shipped (RADIO_RELAY_BINARY, CI's static release build) run as a process
         // with its real peers. No @testable import: they see the server only from outside (the media layer's Ogg
-        // reader checks what listeners receive).
+        // reader checks what listeners receive; `/status.json` is decoded into the server's own schema).
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["RadioRelayMedia", "RadioRelayTestSupport", "CLinux"],
+            dependencies: ["RadioRelay", "RadioRelayMedia", "RadioRelayTestSupport", "CLinux"],
             swiftSettings: swiftSettings
         ),
     ]

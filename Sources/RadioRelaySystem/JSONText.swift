@@ -50,7 +50,7 @@ package enum JSONText {
     /// An array from already encoded elements: always `[…]`, also for one element or none.
     package static func array(_ elements: [String]) -> String { "[" + elements.joined(separator: ",") + "]" }
 
-    private static func hex4(_ value: UInt32) -> String {
+    package static func hex4(_ value: UInt32) -> String {
         let digits = String(value, radix: 16, uppercase: false)
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }

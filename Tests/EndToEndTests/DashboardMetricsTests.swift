@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -36,7 +37,7 @@ extension ServerProcessTests {
                 .union(Self.metricNames(String(describing: dashboard["templating"] ?? "")))
             let station = try ServedStation(["--mp3", "yes", "--source-password", "hackme-live-1"])
             defer { station.stop() }
-            try #require(waitUntil(10) { (try? station.station())?["upstream_state"] as? String == "connected" })
+            try #require(waitUntil(10) { (try? station.station())?.upstream == .connected })
             let scrape = try httpGet(station.status, "/metrics").text
             let exported = Set(
                 scrape.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap {

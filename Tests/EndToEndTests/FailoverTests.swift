@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -130,9 +131,8 @@ extension PeerTests {
                     "--dead-air", "2", "--crossfade", "0.5", "--reconnect-max", "1", "--stall-timeout", "3",
                 ])
             defer { station.stop() }
-            func field(_ name: String) -> Any? { (try? station.station())?[name] }
-            func playing() -> String? { field("input_playing") as? String }
-            func title() -> String? { field("title") as? String }
+            func playing() -> String? { (try? station.station())?.playingInput }
+            func title() -> String? { (try? station.station())?.title }
             func serverLog() -> String { station.server.log }
             let listener = try DecodingListener(port: station.port)
             defer { listener.stop() }
@@ -157,15 +157,15 @@ extension PeerTests {
             let backAt = listener.seconds
             try #require(waitUntil(15) { playing() == "1" })
             _ = waitUntil(30) {
-                let reasons = ((field("switches") as? [[String: Any]]) ?? []).compactMap { $0["reason"] as? String }
+                let reasons = ((try? station.station())?.switches ?? []).map(\.reason)
                 return reasons.suffix(2) == ["dead air", "recovered"]
             }
             let doneAt = listener.seconds
             #expect(waitUntil(10) { listener.seconds > doneAt + 2 })
             let stationStatus = try station.station()
-            let reasons = ((stationStatus["switches"] as? [[String: Any]]) ?? []).compactMap { $0["reason"] as? String }
+            let reasons = stationStatus.switches.map(\.reason)
             #expect(reasons == ["failed", "failed", "recovered", "dead air", "recovered"], "\(serverLog())")
-            #expect(stationStatus["connections"] as? Int == 1 && stationStatus["listeners"] as? Int == 1)
+            #expect(stationStatus.connections == 1 && stationStatus.listeners == 1)
             #expect(listener.process.isRunning, "the listener was never disconnected")
 
             let timeline = ToneTimeline(
@@ -233,8 +233,8 @@ extension PeerTests {
                 upstream: "tcp://127.0.0.1:\(firstPort)",
                 ["--upstream", "tcp://127.0.0.1:\(rootB.port)", "--standby", "hot", "--recover", "2"])
             defer { edge.stop() }
-            func playing() -> String? { (try? edge.station())?["input_playing"] as? String }
-            try #require(waitUntil(10) { playing() == "1" && ((try? edge.station())?["packets"] as? Int ?? 0) > 50 })
+            func playing() -> String? { (try? edge.station())?.playingInput }
+            try #require(waitUntil(10) { playing() == "1" && ((try? edge.station())?.packets ?? 0) > 50 })
             let reader = try ServerProcessTests.Reader(port: edge.port)
             usleep(3_000_000)
             rootA.signal(SIGKILL)
@@ -259,8 +259,8 @@ extension PeerTests {
             let gap = timeline.longestGap(from: 0.5)
             print("edge: longest hole \(String(format: "%.2f", gap)) s")
             #expect(gap < 0.5, "\(timeline)")
-            let reasons = ((try edge.station()["switches"] as? [[String: Any]]) ?? []).compactMap {
-                $0["reason"] as? String
+            let reasons = try edge.station().switches.map {
+                $0.reason
             }
             #expect(reasons == ["failed", "recovered"])
         }

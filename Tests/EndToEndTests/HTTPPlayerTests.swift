@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -78,7 +79,7 @@ extension PeerTests {
         func chromiumPlaysTheMount() throws {
             let rig = try ServedStation()
             defer { rig.stop() }
-            var station: [String: Any] = [:]
+            var station = StationStatus(name: "")
             let json = try Self.playInChromium("http://127.0.0.1:\(rig.http)/test.opus") { station = try rig.station() }
             let advanced = try #require(json["advanced"] as? Double)
             let errors = try #require(json["errors"] as? [Any])
@@ -87,9 +88,9 @@ extension PeerTests {
             #expect((json["wall"] as? Double ?? 0) <= 10.5)
             #expect(json["paused"] as? Bool == false)
             // Still playing: the status endpoint counts it as an HTTP listener.
-            let output = try #require((station["outputs"] as? [[String: Any]])?.first)
-            #expect((station["listeners_http"] as? Int ?? 0) >= 1, "\(station)")
-            #expect(output["mount"] as? String == "test.opus" && (output["listeners_http"] as? Int ?? 0) >= 1)
+            let output = try #require(station.outputs.first)
+            #expect(station.httpListeners >= 1, "\(station)")
+            #expect(output.mount == "test.opus" && output.httpListeners >= 1)
         }
     }
 }

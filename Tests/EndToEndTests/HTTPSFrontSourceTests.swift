@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -32,16 +33,16 @@ extension ServerProcessTests {
                 port: sourcePort, password: password, mount: "/test", frequency: 880, seconds: 6, opus: false, tls: true
             )
             defer { client.stop() }
-            func live() -> [String: Any]? {
-                (try? relay.station())?["inputs"].flatMap { ($0 as? [[String: Any]])?.first }
+            func live() -> InputState? {
+                (try? relay.station())?.inputs.first
             }
-            let onAir = waitUntil(10) { (try? relay.station())?["input_playing"] as? String == "live" }
+            let onAir = waitUntil(10) { (try? relay.station())?.playingInput == "live" }
             #expect(onAir, "\(relay.server.log)\n\(haproxy.log)")
-            let source = live()?["source"] as? [String: Any]
-            #expect((source?["address"] as? String)?.hasPrefix("127.0.0.1:") == true, "\(String(describing: source))")
-            #expect(source?["user_agent"] as? String != nil)
+            let source = live()?.source
+            #expect(source?.address.hasPrefix("127.0.0.1:") == true, "\(String(describing: source))")
+            #expect(source?.userAgent != nil)
             #expect(!relay.server.log.contains(password))
-            #expect(waitUntil(10) { (try? relay.station())?["input_playing"] as? String == "1" }, "handed back")
+            #expect(waitUntil(10) { (try? relay.station())?.playingInput == "1" }, "handed back")
         }
 
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -121,15 +122,15 @@ extension PeerTests {
                 "\(redirect.head)")
 
             // (1) The https:// page plays the https:// mount: 10 s of audio, no error.
-            var station: [String: Any] = [:]
+            var station = StationStatus(name: "")
             let played = try page.play(at: origin + "/page.html", home: home) { station = try relay.station() }
             print("https page, https mount: \(played)")
             #expect((played["errors"] as? [Any])?.isEmpty == true, "\(played)")
             #expect((played["advanced"] as? Double ?? 0) >= 8, "\(played)")
             #expect(played["paused"] as? Bool == false && played["src"] as? String == origin + "/test.opus")
             // The relay counted the browser as an HTTP listener, from the address HAProxy's PROXY header named.
-            #expect((station["listeners_http"] as? Int ?? 0) >= 1, "\(station)")
-            #expect(station["proxy_header_failures"] as? Int == 0, "\(station)")
+            #expect(station.httpListeners >= 1, "\(station)")
+            #expect(station.proxyRejected == 0, "\(station)")
             #expect(!haproxy.log.contains("ALERT"), "\(haproxy.log)")
 
             // (2) The same https:// page with the mount's plain http:// URL: a relay without a balancer, which plays

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -108,7 +109,7 @@ extension ServerProcessTests {
 
         /// The state of the station's first push, as `/status.json` says.
         static func state(_ station: ServedStation) -> String? {
-            (try? station.pushes().first?["state"]) as? String
+            (try? station.pushes().first)??.state.rawValue
         }
 
         /// The audio Icecast serves is the station's (440 Hz left, 1 kHz right, amplitude 0.475), as one valid Ogg
@@ -160,9 +161,8 @@ extension ServerProcessTests {
             try Self.expectStationAudio(again, "Icecast listener after the restart")
             let status = try #require(try station.pushes().first)
             #expect(
-                (status["reconnects"] as? Int ?? 0) >= 1 && status["last_error"] is String
-                    && (status["bytes_sent"] as? Int ?? 0) > 50_000, "\(status)")
-            #expect(status["target"] as? String == "icecast://***@127.0.0.1:\(icecast.port)/push.opus")
+                status.reconnects >= 1 && status.lastError != nil && status.bytesSent > 50_000, "\(status)")
+            #expect(status.target == "icecast://***@127.0.0.1:\(icecast.port)/push.opus")
             print("push: connected again \(String(format: "%.2f", back)) s after Icecast restarted; \(status)")
 
             // The station's own listener never noticed.
@@ -197,14 +197,12 @@ extension ServerProcessTests {
             try write([first])
             let server = try ServerProcessTests.ServerProcess(arguments: ["--config", path])
             defer { server.stop() }
-            func pushes() -> [[String: Any]] {
-                ((try? statusStations(status).first?["pushes"]) as? [[String: Any]]) ?? []
-            }
-            func states() -> [String] { pushes().compactMap { $0["state"] as? String } }
+            func pushes() -> [PushStatus] { (try? statusStations(status).first?.pushes) ?? [] }
+            func states() -> [String] { pushes().map(\.state.rawValue) }
             /// What the push to `mount` has sent (-1 when there is none): a push kept across a reload goes on
             /// counting, a new one starts from 0.
             func sent(_ mount: String) -> Int {
-                pushes().first { ($0["target"] as? String)?.hasSuffix(mount) == true }?["bytes_sent"] as? Int ?? -1
+                pushes().first { $0.target.hasSuffix(mount) }?.bytesSent ?? -1
             }
             #expect(waitUntil(15) { states() == ["connected"] && sent("/a.opus") > 60_000 }, "\(pushes())")
             let firstSent = sent("/a.opus")
@@ -212,15 +210,15 @@ extension ServerProcessTests {
             server.signal(SIGHUP)
             #expect(waitUntil(10) { states() == ["connected", "connected"] }, "\(pushes())")
             #expect(sent("/a.opus") >= firstSent, "the first push kept its connection: \(pushes())")
-            #expect(pushes().map { $0["reconnects"] as? Int } == [0, 0], "\(pushes())")
+            #expect(pushes().map(\.reconnects) == [0, 0], "\(pushes())")
             #expect(waitUntil(15) { sent("/b.opus") > 60_000 }, "\(pushes())")
             let secondSent = sent("/b.opus")
             try write([second])
             server.signal(SIGHUP)
             #expect(waitUntil(10) { pushes().count == 1 && states() == ["connected"] }, "\(pushes())")
-            #expect(pushes().first?["target"] as? String == "icecast://***@127.0.0.1:\(icecast.port)/b.opus")
+            #expect(pushes().first?.target == "icecast://***@127.0.0.1:\(icecast.port)/b.opus")
             #expect(sent("/b.opus") >= secondSent, "the second push kept its connection: \(pushes())")
-            #expect(pushes().first?["reconnects"] as? Int == 0, "\(pushes())")
+            #expect(pushes().first?.reconnects == 0, "\(pushes())")
             try Self.expectStationAudio(try icecast.listen("/b.opus", seconds: 3).body, "the pushed mount")
             #expect(
                 try icecast.listen("/a.opus", seconds: 0.5).head.hasPrefix("HTTP/1.0 404"), "the removed push ended")
@@ -232,14 +230,14 @@ extension ServerProcessTests {
             defer { icecast.remove() }
             let station = try Self.station(pushingTo: [Self.target(icecast, "/refused.opus", password: "wrong")])
             defer { station.stop() }
-            func reconnects() -> Int { ((try? station.pushes().first?["reconnects"]) as? Int) ?? 0 }
+            func reconnects() -> Int { (try? station.pushes().first)??.reconnects ?? 0 }
             #expect(waitUntil(10) { reconnects() >= 2 }, "\((try? station.pushes()) ?? [])")
             let status = try #require(try station.pushes().first)
-            #expect(status["state"] as? String == "retrying" || status["state"] as? String == "connecting")
+            #expect(status.state == .retrying || status.state == .connecting)
             #expect(
-                status["last_error"] as? String
+                status.lastError
                     == "Icecast answered HTTP 401: You need to authenticate (check the user and source password)")
-            #expect(status["bytes_sent"] as? Int == 0, "Expect: 100-continue: no audio before the password is accepted")
+            #expect(status.bytesSent == 0, "Expect: 100-continue: no audio before the password is accepted")
             let (bytes, _) = try ListenerClient(port: station.port).read(for: 1.5)
             #expect(try LiveCapture(bytes).headerOK, "the station's own listeners are served")
         }

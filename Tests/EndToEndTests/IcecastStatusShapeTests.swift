@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -55,7 +56,7 @@ extension ServerProcessTests {
                     ["--display-name", "Push FM", "--genre", "test tones"] + flags + targets.flatMap { ["--push", $0] })
                 defer { station.stop() }
                 let connected = waitUntil(10) {
-                    ((try? station.pushes()) ?? []).filter { $0["state"] as? String == "connected" }.count == mounts
+                    ((try? station.pushes()) ?? []).filter { $0.state == .connected }.count == mounts
                 }
                 #expect(connected, "\((try? station.pushes()) ?? [])")
                 func stats(_ port: UInt16) -> [String: Any]? {

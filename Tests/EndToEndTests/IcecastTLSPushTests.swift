@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -54,8 +55,8 @@ extension ServerProcessTests {
         }
 
         /// The push (of `station`'s) to `mount`, as `/status.json` shows it.
-        static func push(_ station: ServedStation, _ mount: String) -> [String: Any]? {
-            ((try? station.pushes()) ?? []).first { ($0["target"] as? String)?.hasSuffix(mount) == true }
+        static func push(_ station: ServedStation, _ mount: String) -> PushStatus? {
+            ((try? station.pushes()) ?? []).first { $0.target.hasSuffix(mount) }
         }
 
         @Test func aTLSPushIsVerifiedAgainstPushCA() throws {
@@ -92,7 +93,7 @@ extension ServerProcessTests {
             defer { noCA.stop() }
 
             #expect(
-                waitUntil(15) { Self.push(trusting, "/tls.opus")?["state"] as? String == "connected" },
+                waitUntil(15) { Self.push(trusting, "/tls.opus")?.state == .connected },
                 "\((try? trusting.pushes()) ?? [])\n\(trusting.server.log)")
             let (head, body) = try icecast.listen("/tls.opus", seconds: 4)
             #expect(head.hasPrefix("HTTP/1.0 200") && head.lowercased().contains("icy-name:tls fm"), "\(head)")
@@ -111,8 +112,8 @@ extension ServerProcessTests {
                 probe.status == 0 && probe.stdout.contains("codec_name=opus") && probe.stdout.contains("channels=2")
                     && probe.stdout.contains("format_name=ogg"), "\(probe)")
             let good = try #require(Self.push(trusting, "/tls.opus"))
-            #expect(good["target"] as? String == "icecasts://***@127.0.0.1:\(port)/tls.opus")
-            #expect(good["reconnects"] as? Int == 0 && (good["bytes_sent"] as? Int ?? 0) > 20_000, "\(good)")
+            #expect(good.target == "icecasts://***@127.0.0.1:\(port)/tls.opus")
+            #expect(good.reconnects == 0 && good.bytesSent > 20_000, "\(good)")
 
             // Every refusal: retried, nothing sent, the reason in status and in the log.
             let refusals: [(ServedStation, String, String)] = [
@@ -140,14 +141,14 @@ extension ServerProcessTests {
             ]
             for (station, mount, reason) in refusals {
                 #expect(
-                    waitUntil(15) { (Self.push(station, mount)?["reconnects"] as? Int ?? 0) >= 1 },
+                    waitUntil(15) { (Self.push(station, mount)?.reconnects ?? 0) >= 1 },
                     "\((try? station.pushes()) ?? [])")
                 let status = try #require(Self.push(station, mount))
-                let error = status["last_error"] as? String ?? ""
+                let error = status.lastError ?? ""
                 print("push to \(mount): \(error)")
                 #expect(error.hasPrefix(reason), "\(mount): \(status)")
-                #expect(status["bytes_sent"] as? Int == 0 && status["state"] as? String != "connected", "\(status)")
-                let target = try #require(status["target"] as? String)
+                #expect(status.bytesSent == 0 && status.state != .connected, "\(status)")
+                let target = status.target
                 #expect(target.hasPrefix("icecasts://***@"), "\(target)")
                 #expect(
                     station.server.log.contains("push to \(target) failed: \(reason)"),

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -16,7 +17,7 @@ extension ServerProcessTests {
         defer { rig.stop() }
         var held: [(client: ListenerClient, opened: Date)] = []
         for _ in 0..<100 { held.append((try ListenerClient(port: rig.port), Date())) }
-        #expect(waitUntil(5) { (try? rig.station()["listeners"] as? Int) == 100 })
+        #expect(waitUntil(5) { (try? rig.station())?.listeners == 100 })
         // Half leave after about 2 s, the rest after about 4 s; each session's length as its client saw it.
         var seconds = 0.0
         usleep(2_000_000)
@@ -29,15 +30,15 @@ extension ServerProcessTests {
             client.close()
             seconds += Date().timeIntervalSince(opened)
         }
-        #expect(waitUntil(5) { (try? rig.station()["listeners"] as? Int) == 0 })
-        let output = try #require((try rig.station()["outputs"] as? [[String: Any]])?.first)
-        let counted = try #require(output["listening_seconds"] as? Double)
+        #expect(waitUntil(5) { (try? rig.station())?.listeners == 0 })
+        let output = try #require(try rig.station().outputs.first)
+        let counted = output.listeningSeconds
         print("listeners: clients held \(seconds) s in all, the relay counted \(counted) s; \(output)")
         #expect(abs(counted - seconds) <= seconds * 0.01, "\(counted) s counted, \(seconds) s held")
-        #expect(output["sessions"] as? Int == 100)
-        let buckets = try #require(output["session_seconds"] as? [String: Int])
-        #expect(buckets["10"] == 100 && buckets.values.reduce(0, +) == 100, "\(buckets)")
-        #expect(output["peak_listeners"] as? Int == 100 && output["peak_listeners_hour"] as? Int == 100)
+        #expect(output.sessionBuckets.reduce(0, +) == 100)
+        let buckets = Dictionary(uniqueKeysWithValues: zip(OutputStatus.sessionLabels, output.sessionBuckets))
+        #expect(buckets["10"] == 100, "\(buckets)")
+        #expect(output.peakListeners == 100 && output.peakListenersHour == 100)
 
         // Five HTTP listeners with a referrer that carries a password and a token, and a user agent with quotes.
         let request =
@@ -76,7 +77,7 @@ extension ServerProcessTests {
             http.allSatisfy { $0.contains("\"https://***@radio.example/player?token=***\" \"Player \\\"X\\\"/1.0\"") },
             "\(http)")
         #expect(!lines.joined().contains("hunter2") && !lines.joined().contains("s3cret"))
-        #expect(rawBytes == output["bytes_out"] as? Int, "log \(rawBytes) bytes, status \(output["bytes_out"] ?? "-")")
-        print("access log: raw listeners' bytes \(rawBytes), status bytes_out \(output["bytes_out"] ?? "-")")
+        #expect(rawBytes == output.bytesOut, "log \(rawBytes) bytes, status \(output.bytesOut)")
+        print("access log: raw listeners' bytes \(rawBytes), status bytes_out \(output.bytesOut)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -85,10 +86,8 @@ extension ServerProcessTests {
             defer { try? FileManager.default.removeItem(atPath: config) }
             let server = try ServerProcess(arguments: ["serve", "--config", config])
             defer { server.stop() }
-            func station(_ name: String) -> [String: Any]? {
-                (try? statusStations(status))?.first { $0["name"] as? String == name }
-            }
-            func playing(_ name: String) -> String? { station(name)?["input_playing"] as? String }
+            func station(_ name: String) -> StationStatus? { (try? statusStations(status))?.first { $0.name == name } }
+            func playing(_ name: String) -> String? { station(name)?.playingInput }
             let mainListener = try PeerTests.FailoverTests.DecodingListener(port: mainPort)
             defer { mainListener.stop() }
             let studioListener = try PeerTests.FailoverTests.DecodingListener(port: studioPort)
@@ -114,7 +113,7 @@ extension ServerProcessTests {
             // A live-only station: silence, then a source, then silence again.
             #expect(
                 playing("studio") == "live"
-                    && (station("studio")?["inputs"] as? [[String: Any]])?.first?["state"] as? String == "waiting")
+                    && station("studio")?.inputs.first?.state == .waiting)
             let silentUntil = studioListener.seconds
             let studioSource = try SourceClient.ffmpeg(
                 port: http, password: Self.studioPassword, mount: "/studio", frequency: 1000, seconds: 3, opus: false)
@@ -143,7 +142,7 @@ extension ServerProcessTests {
             try #require(
                 waitUntil(10) {
                     !studioSource.isRunning
-                        && (station("studio")?["inputs"] as? [[String: Any]])?.first?["state"] as? String == "waiting"
+                        && station("studio")?.inputs.first?.state == .waiting
                 }, "\(server.log)")
             let garbage = try RawSource(port: http, path: "/studio", password: Self.studioPassword)
             let sender = Background<Int> {
@@ -180,14 +179,14 @@ extension ServerProcessTests {
                 _ = try sourceAdmin(
                     http, password: Self.password, "/admin/metadata?mount=/main&mode=updinfo&song=\(title)")
             }
-            #expect(waitUntil(3) { ((station("main")?["title"] as? String)?.hasPrefix("ttt")) == true })
-            let shown = (station("main")?["title"] as? String) ?? ""
+            #expect(waitUntil(3) { station("main")?.title?.hasPrefix("ttt") == true })
+            let shown = station("main")?.title ?? ""
             #expect(shown.count <= 1024, "title of \(shown.count) characters")
             #expect(playing("main") == "live", "the source stayed on the air")
             fast.client.close()
             // 6 s of audio, then the hand-back.
             try #require(waitUntil(12) { playing("main") == "1" }, "\(server.log)")
-            let dropped = station("main")?["dropped_seconds"] as? Double ?? -1
+            let dropped = station("main")?.droppedSeconds ?? -1
             #expect(dropped >= 0 && dropped < 0.5, "dropped \(dropped) s of the fast source")
 
             // A stall: 1 s of audio, then nothing (the connection open): the relay takes over once the source is

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -52,9 +53,8 @@ extension PeerTests {
                     "2000",
                 ])
             defer { station.stop() }
-            func field(_ name: String) -> Any? { (try? station.station())?[name] }
-            func playing() -> String? { field("input_playing") as? String }
-            func title() -> String? { field("title") as? String }
+            func playing() -> String? { (try? station.station())?.playingInput }
+            func title() -> String? { (try? station.station())?.title }
             let opusListener = try FailoverTests.DecodingListener(port: station.port)
             defer { opusListener.stop() }
             let mp3Listener = try FailoverTests.DecodingListener(url: "http://127.0.0.1:\(station.http)/test.mp3")
@@ -77,11 +77,8 @@ extension PeerTests {
                 takeovers.append((name, Date().timeIntervalSince(started)))
                 try during()
                 #expect(waitUntil(10) { title() == expectedTitle }, "\(name): title \(String(describing: title()))")
-                let live = (try station.station()["inputs"] as? [[String: Any]])?.first
-                let source = live?["source"] as? [String: Any]
-                #expect(
-                    source?["address"] as? String != nil && source?["user_agent"] as? String != nil,
-                    "\(String(describing: live))")
+                let live = try station.station().inputs.first
+                #expect(live?.source != nil && live?.source?.userAgent != nil, "\(String(describing: live))")
                 // Ends by itself (ffmpeg, ezstream) or is stopped after a few seconds live (Liquidsoap loops).
                 if !client.waitForExit(3) { client.stop() }
                 try #require(waitUntil(10) { playing() == "1" }, "\(name): no hand-back: \(station.server.log)")
@@ -139,8 +136,7 @@ extension PeerTests {
                 "\(history.text)")
             #expect(entries.first?["title"] == "Programme" && entries.first?["input"] == "1")
             let stationStatus = try station.station()
-            let switches = (stationStatus["switches"] as? [[String: Any]]) ?? []
-            let reasons = switches.compactMap { $0["reason"] as? String }
+            let reasons = stationStatus.switches.map(\.reason)
             #expect(reasons == Array(repeating: ["live", "hand-back"], count: 5).flatMap { $0 }, "\(reasons)")
             #expect(opusListener.process.isRunning && mp3Listener.process.isRunning, "the listeners stayed")
             let (closed, bytes) = crowd.counts

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayMedia
 import RadioRelayTestSupport
 import Testing
@@ -90,6 +91,6 @@ extension ServerProcessTests {
         // The outage (the first connection's end, a refusal, the reconnect) was filled with silence, not a gap.
         #expect(silent >= 10 && silent <= 60, "\(silent) silent windows")
         let station = try rig.station()
-        #expect((station["reconnects"] as? Int ?? 0) >= 2, "\(station)")
+        #expect(station.reconnects >= 2, "\(station)")
     }
 }

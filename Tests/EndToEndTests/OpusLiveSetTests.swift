@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -36,7 +37,7 @@ extension PeerTests {
             let server = try ServerProcessTests.ServerProcess(arguments: ["serve", "--config", config])
             defer { server.stop() }
             func playing(_ name: String) -> String? {
-                (try? statusStations(status))?.first { $0["name"] as? String == name }?["input_playing"] as? String
+                (try? statusStations(status))?.first { $0.name == name }?.playingInput
             }
             let mainListener = try FailoverTests.DecodingListener(port: mainPort)
             defer { mainListener.stop() }

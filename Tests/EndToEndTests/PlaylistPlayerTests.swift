@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -55,7 +56,10 @@ extension ServerProcessTests {
             let vlc = try Self.vlc(base + "/test.opus.xspf", seconds: 6)
             print("cvlc /test.opus.xspf: \(vlc.tones)")
             #expect(vlc.tones.seconds >= 2 && vlc.tones.left440 > 0.1 && vlc.tones.right1000 > 0.1, "\(vlc.stderr)")
-            #expect(try station.station()["listeners_http"] != nil)
+            // Each player came through its mount: mpv and VLC on the Opus one, mpv on the MP3 one.
+            let outputs = try station.station().outputs
+            #expect((outputs.first { $0.mount == "test.opus" }?.connections ?? 0) >= 2, "\(outputs)")
+            #expect((outputs.first { $0.mount == "test.mp3" }?.connections ?? 0) >= 1, "\(outputs)")
         }
 
         /// With `public_url`, the URL inside is the public one whatever the request's Host.

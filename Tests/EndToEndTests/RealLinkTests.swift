@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -36,15 +37,14 @@ extension PeerTests {
 
         /// `/status.json`'s station, read with curl (the suite needs it) inside the node's namespace; nil until it
         /// answers.
-        static func station(_ lab: NetworkLab, _ node: String) -> [String: Any]? {
+        static func station(_ lab: NetworkLab, _ node: String) -> StationStatus? {
             let curl = tool("curl") ?? "/usr/bin/curl"
             guard
                 let answer = try? lab.run(
                     in: node, curl, ["-s", "--max-time", "2", "http://127.0.0.1:\(statusPort)/status.json"]),
-                let object = try? JSONSerialization.jsonObject(with: Data(answer.stdout.utf8)) as? [String: Any],
-                let stations = object["stations"] as? [[String: Any]]
+                let snapshot = try? JSONDecoder().decode(StatusSnapshot.self, from: Data(answer.stdout.utf8))
             else { return nil }
-            return stations.first
+            return snapshot.stations.first
         }
 
         /// Python: N raw listeners of HOST:PORT that read all they are sent, until killed.
@@ -86,7 +86,7 @@ extension PeerTests {
             processes.append(try Self.relay(lab, "root2", ["--upstream", second], log: logs[1]))
             // Both roots play before the edge starts: its first choice is root1, with no failure on the way.
             for root in ["root1", "root2"] {
-                try #require(waitUntil(20) { Self.station(lab, root)?["input_playing"] as? String == "1" }, "\(root)")
+                try #require(waitUntil(20) { Self.station(lab, root)?.playingInput == "1" }, "\(root)")
             }
             let roots = ["root1", "root2"].map { "tcp://\(lab.addresses[$0] ?? ""):\(Self.port)" }
             processes.append(
@@ -97,7 +97,7 @@ extension PeerTests {
                         "--recover", "5", "--peer-timeout", "5", "--max-lag", "2",
                     ], log: logs[2]))
             func edgeLog() -> String { (try? String(contentsOfFile: logs[2], encoding: .utf8)) ?? "" }
-            func playing() -> String? { Self.station(lab, "edge")?["input_playing"] as? String }
+            func playing() -> String? { Self.station(lab, "edge")?.playingInput }
             try #require(waitUntil(20) { playing() == "1" }, "the edge does not play root1:\n\(edgeLog())")
             let edgeAddress = try #require(lab.addresses["edge"])
             let listener = try lab.process(
@@ -136,8 +136,8 @@ extension PeerTests {
             usleep(20_000_000)
             let lossTo = heard()
             let edgeStatus = Self.station(lab, "edge")
-            let reasons = ((edgeStatus?["switches"] as? [[String: Any]]) ?? []).compactMap { $0["reason"] as? String }
-            #expect(edgeStatus?["listeners"] as? Int == 1, "the decoding listener was dropped:\n\(edgeLog())")
+            let reasons = (edgeStatus?.switches ?? []).map(\.reason)
+            #expect(edgeStatus?.listeners == 1, "the decoding listener was dropped:\n\(edgeLog())")
             Self.stop(listener)
 
             let data = try Data(contentsOf: URL(fileURLWithPath: capture))
@@ -166,7 +166,7 @@ extension PeerTests {
             readers.standardError = FileHandle.nullDevice
             try readers.run()
             processes.append(readers)
-            func listeners() -> Int { Self.station(lab, "edge")?["listeners"] as? Int ?? -1 }
+            func listeners() -> Int { Self.station(lab, "edge")?.listeners ?? -1 }
             try #require(waitUntil(10) { listeners() == 30 }, "\(listeners()) listeners")
             usleep(2_000_000)
             try lab.link("listeners", blackhole: true)

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -64,7 +65,7 @@ extension PeerTests {
             let station = try ServedStation(
                 ["--mp3", "yes", "--display-name", "Test Radio", "--genre", "test", "--description", "Two tones."])
             defer { station.stop() }
-            try #require(waitUntil(10) { (try? station.station())?["upstream_state"] as? String == "connected" })
+            try #require(waitUntil(10) { (try? station.station())?.upstream == .connected })
             let base = "http://127.0.0.1:\(station.http)"
             let page = try httpGet(station.http, "/")
             #expect(page.status == 200 && page.text.contains("<h2 id=\"name-test\">Test Radio</h2>"))
@@ -138,7 +139,7 @@ extension PeerTests {
             defer { source.client.close() }
             #expect(source.answer.hasPrefix("HTTP/1.1 100 Continue"), "\(source.answer)")
             source.send(try ServerProcessTests.LiveSourceProtocolTests.mp3(880, seconds: 8))
-            try #require(waitUntil(8) { (try? station.station())?["input_playing"] as? String == "live" })
+            try #require(waitUntil(8) { (try? station.station())?.playingInput == "live" })
 
             let page = try httpGet(station.http, "/")
             #expect(page.status == 200)

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -21,8 +22,8 @@ extension ServerProcessTests {
             defer { healthy.stop() }
             let retrying = try ServedStation(upstream: "http://127.0.0.1:1/gone.mp3")
             defer { retrying.stop() }
-            try #require(waitUntil(10) { (try? healthy.station())?["upstream_state"] as? String == "connected" })
-            try #require(waitUntil(10) { (try? retrying.station())?["upstream_state"] as? String == "retrying" })
+            try #require(waitUntil(10) { (try? healthy.station())?.upstream == .connected })
+            try #require(waitUntil(10) { (try? retrying.station())?.upstream.phase == .retrying })
 
             let ok = try Self.status(["--url", "http://127.0.0.1:\(healthy.status)"])
             print("$ radio-relay status (healthy) → \(ok.status)\n\(ok.stdout)")
@@ -46,16 +47,35 @@ extension ServerProcessTests {
         /// The binary against a hostile server (a test server answering what a broken or malicious status endpoint
         /// could): an overflowing count, terminal escapes and a forged plugin line in its strings, a byte a second.
         @Test func aHostileServer() throws {
-            let forged =
-                #"{"stations":[{"name":"evil\u001b]0;owned\u0007\nradio-relay OK | load=0","alive":true,"#
-                + #""input_playing":"1","listeners":9223372036854775807,"listeners_http":-1,"#
-                + #""title":"\u009b2J","inputs":[{"name":"1","kind":"http"}]},"#
-                + #"{"name":"b","alive":true,"input_playing":"1","listeners":9223372036854775807,"#
-                + #""inputs":[{"name":"1","kind":"http"}]}]}"#
+            // The server's own schema with hostile values: what a broken or malicious server can send that decodes.
+            var evil = StationStatus(name: "evil\u{1B}]0;owned\u{07}\nradio-relay OK | load=0")
+            evil.playingInput = "1"
+            evil.title = "\u{9B}2J"
+            var full = OutputStatus(rendition: "main")
+            full.listeners = Int.max
+            full.httpListeners = -1
+            evil.outputs = [full]
+            evil.inputs = [
+                InputState(
+                    name: "1", kind: .http, url: "", state: .playing, reason: nil, since: 0, connected: true,
+                    title: nil,
+                    bytesIn: 0, reconnects: 0)
+            ]
+            var other = evil
+            other.name = "b"
+            other.title = nil
+            let forged = try JSONEncoder().encode(StatusSnapshot(stations: [evil, other]))
             let hostile = try HTTPTestServer { _ in
-                .init(headers: ["Content-Type": "application/json"], body: Array(forged.utf8))
+                .init(headers: ["Content-Type": "application/json"], body: Array(forged))
             }
             defer { hostile.stop() }
+            // Another shape altogether (an older or a foreign server): refused, saying which key, with its text made
+            // printable too.
+            let foreign = #"{"stations":[{"name":"evil\u001b]0;owned\u0007","alive":true}]}"#
+            let foreignServer = try HTTPTestServer { _ in
+                .init(headers: ["Content-Type": "application/json"], body: Array(foreign.utf8))
+            }
+            defer { foreignServer.stop() }
             let dripping = try HTTPTestServer { _ in
                 .init(body: Array(repeating: UInt8(ascii: " "), count: 100), pace: 1)
             }
@@ -72,6 +92,11 @@ extension ServerProcessTests {
                     $0.value < 0x20 && $0 != "\n" || (0x7F...0x9F).contains($0.value)
                 })
             #expect(answer.stdout.split(separator: "\n").count == 4 && !answer.stdout.contains("|"), "\(answer.stdout)")
+            let refused = try Self.status(["--url", "127.0.0.1:\(foreignServer.port)"])
+            #expect(refused.status == 2, "\(refused)")
+            #expect(
+                refused.stdout.contains("is not the status JSON of this version (no version)"), "\(refused.stdout)")
+            #expect(!refused.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
             // The drip: one overall deadline.
             let dripStarted = monotonicNow()
             let drip = try Self.status(["--url", "http://127.0.0.1:\(dripping.port)"])

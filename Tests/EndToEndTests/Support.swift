@@ -1,4 +1,5 @@
 import Foundation
+import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
@@ -25,12 +26,13 @@ func radioRelayExecutable() -> String? {
 /// lane, which keeps the two lanes about as long as each other (CI's e2e step takes the longer lane's time).
 @Suite(.timeLimit(.minutes(2)), .serialized) struct PeerTests {}
 
-/// The stations of a running server's `/status.json` (its status endpoint on 127.0.0.1:`port`).
-func statusStations(_ port: UInt16) throws -> [[String: Any]] {
-    let answer = try httpGet(port, "/status.json")
-    let json = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
-    return json?["stations"] as? [[String: Any]] ?? []
+/// A running server's `/status.json` (its status endpoint on 127.0.0.1:`port`), decoded into the server's schema.
+func statusSnapshot(_ port: UInt16) throws -> StatusSnapshot {
+    try JSONDecoder().decode(StatusSnapshot.self, from: Data(try httpGet(port, "/status.json").body))
 }
+
+/// The stations of a running server's `/status.json`.
+func statusStations(_ port: UInt16) throws -> [StationStatus] { try statusSnapshot(port).stations }
 
 /// One station of the binary's (`serve` with these flags), named `test`, relaying the stereo fixture (440 Hz left,
 /// 1 kHz right) on a free port, with the HTTP front end and the status endpoint on free ports of their own.
@@ -52,10 +54,10 @@ final class ServedStation: @unchecked Sendable {
     }
 
     /// The station's entry in `/status.json`.
-    func station() throws -> [String: Any] { try #require(try statusStations(status).first) }
+    func station() throws -> StationStatus { try #require(try statusStations(status).first) }
 
     /// Its pushes in `/status.json`.
-    func pushes() throws -> [[String: Any]] { try station()["pushes"] as? [[String: Any]] ?? [] }
+    func pushes() throws -> [PushStatus] { try station().pushes }
 
     func stop() { server.stop() }
 }

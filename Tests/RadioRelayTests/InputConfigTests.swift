@@ -36,7 +36,7 @@ import Testing
         let station = try #require(file.stations.first)
         let inputs = station.inputs
         #expect(inputs.map(\.name) == ["1", "2", "fallback"])
-        #expect(inputs.map(\.kind) == ["http", "http", "file"])
+        #expect(inputs.map(\.kind) == [.http, .http, .file])
         #expect(inputs[1].shown == "http://***@backup.example:8000/live.mp3")
         #expect(inputs.map(\.stallTimeout) == [4, 4, 4], "an input section takes the station's settings it leaves out")
         #expect(inputs.map(\.connectTimeout) == [10, 10, 2])

@@ -135,14 +135,14 @@ import Testing
         var status = StationStatus(name: "main")
         status.inputs = [
             InputState(
-                name: "1", kind: "http", url: "http://***@primary.example/live.mp3", state: "retrying",
+                name: "1", kind: .http, url: "http://***@primary.example/live.mp3", state: .retrying,
                 reason: "the upstream ended the stream", since: 1_796_400_000, connected: false, title: nil,
                 bytesIn: 1000, reconnects: 3),
             InputState(
-                name: "backup", kind: "http", url: "http://backup.example/live.mp3", state: "playing", reason: nil,
+                name: "backup", kind: .http, url: "http://backup.example/live.mp3", state: .playing, reason: nil,
                 since: 1_796_400_010, connected: true, title: "Backup Tone", bytesIn: 5000, reconnects: 0),
             InputState(
-                name: "3", kind: "file", url: "/srv/radio/id.mp3", state: "standby", reason: nil, since: 1_796_400_000,
+                name: "3", kind: .file, url: "/srv/radio/id.mp3", state: .standby, reason: nil, since: 1_796_400_000,
                 connected: false, title: "Station ID", bytesIn: 0, reconnects: 0),
         ]
         status.playingInput = "backup"

@@ -16,7 +16,7 @@ import Testing
             "[server]\nhttp = 127.0.0.1:8100\n\n[station main]\nupstream = /a.mp3\nsource_password = hackme-live-1\n"
                 + "source_timeout = 4\nmp3 = yes\n\n[station studio]\nport = 8002\nsource_password = studio-pw-2\n")
         let main = try #require(configuration.stations.first)
-        #expect(main.inputs.map(\.name) == ["live", "1"] && main.inputs[0].isLive && main.inputs[0].kind == "live")
+        #expect(main.inputs.map(\.name) == ["live", "1"] && main.inputs[0].isLive && main.inputs[0].kind == .live)
         #expect(main.inputs[0].stallTimeout == 4 && main.inputs[0].isPaced && !main.inputs[0].isFile)
         #expect(main.sourcePaths == ["/main", "/main.opus", "/main.mp3"])
         #expect("\(main.sourcePassword.map { "\($0)" } ?? "")" == "***")

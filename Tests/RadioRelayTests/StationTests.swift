@@ -176,12 +176,12 @@ import Testing
         try station.start()
         defer { station.stop() }
         func fallback() -> InputState? { station.state.inputs.first { $0.name == "2" } }
-        #expect(waitUntil(3) { fallback()?.state == "failed" }, "\(String(describing: fallback()))")
+        #expect(waitUntil(3) { fallback()?.state == .failed }, "\(String(describing: fallback()))")
         #expect(fallback()?.reason == "cannot read \(missing): No such file or directory")
         #expect(station.state.playingInput == "1")
         try FileManager.default.copyItem(atPath: Fixture.path("mono-48k.mp3"), toPath: missing)
         defer { try? FileManager.default.removeItem(atPath: missing) }
-        #expect(waitUntil(Pipeline.fileCheckInterval + 3) { fallback()?.state == "standby" })
+        #expect(waitUntil(Pipeline.fileCheckInterval + 3) { fallback()?.state == .standby })
     }
 
     @Test func aFileWithoutAudioIsRetriedWithBackoffNotLoopedAtOnce() throws {

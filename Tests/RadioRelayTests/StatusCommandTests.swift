@@ -8,37 +8,64 @@ import Testing
 /// `radio-relay status`: its command line, and its verdict and table as a pure function of `/status.json` — a
 /// Nagios plugin's exit statuses (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN).
 @Suite struct StatusCommandTests {
+    /// A station as its server shows it: outputs `main` (with its listeners and 4 HLS players) and `low`.
     static func station(
-        _ name: String, alive: Bool = true, state: String = "connected", playing: String? = "1",
-        inputs: [(String, String)] = [("1", "http"), ("2", "http")], listeners: Int = 3, http: Int = 1
-    ) -> [String: Any] {
-        [
-            "name": name, "alive": alive, "upstream_state": state,
-            "upstream_reason": state == "retrying" ? "refused" : NSNull(),
-            "input_playing": playing as Any, "listeners": listeners, "listeners_http": http, "opus_bitrate": 96_000,
-            "uptime_seconds": 3725.0, "title": "Song",
-            "inputs": inputs.map { ["name": $0.0, "kind": $0.1] },
-            "outputs": [["hls": ["players": 4]], ["hls": NSNull()]],
-        ]
+        _ name: String, alive: Bool = true, upstream: StationState.Upstream = .connected, playing: String? = "1",
+        inputs: [(String, InputState.Kind)] = [("1", .http), ("2", .http)], listeners: Int = 3, http: Int = 1
+    ) -> StationStatus {
+        var station = StationStatus(name: name)
+        station.alive = alive
+        station.upstream = upstream
+        station.playingInput = playing
+        station.uptime = 3725
+        station.title = "Song"
+        var main = OutputStatus(rendition: "main")
+        main.listeners = listeners
+        main.httpListeners = http
+        main.opusBitrate = 96_000
+        var hls = HLSStatus()
+        hls.players = 4
+        main.hls = hls
+        station.outputs = [main, OutputStatus(rendition: "low")]
+        station.inputs = inputs.map {
+            InputState(
+                name: $0.0, kind: $0.1, url: "", state: .standby, reason: nil, since: 0, connected: false, title: nil,
+                bytesIn: 0, reconnects: 0)
+        }
+        return station
     }
 
-    static func verdict(_ stations: [[String: Any]]) -> (StatusCommand.Verdict, String) {
-        StatusTable.report(["stations": stations])
+    /// The verdict and table as the command makes them: from the server's JSON of `stations`, decoded into the
+    /// same schema.
+    static func verdict(_ stations: [StationStatus]) -> (StatusCommand.Verdict, String) {
+        let json = StatusReport.json(StatusSnapshot(stations: stations))
+        do {
+            return StatusTable.report(try JSONDecoder().decode(StatusSnapshot.self, from: Data(json.utf8)))
+        } catch {
+            Issue.record("the server's JSON does not decode: \(StatusCommand.why(error))")
+            return (.down, "")
+        }
     }
 
     @Test func verdicts() {
         #expect(Self.verdict([Self.station("a"), Self.station("b")]).0 == .ok)
-        let (retrying, text) = Self.verdict([Self.station("a"), Self.station("b", state: "retrying")])
+        let (retrying, text) = Self.verdict([
+            Self.station("a"), Self.station("b", upstream: .retrying(reason: "refused")),
+        ])
         #expect(retrying == .degraded && text.hasPrefix("radio-relay WARNING: 2 stations, 14 listeners; b is retrying"))
         #expect(Self.verdict([Self.station("a", playing: "2")]).0 == .degraded, "a lower input plays")
-        #expect(Self.verdict([Self.station("a", alive: false), Self.station("b", state: "retrying")]).0 == .down)
+        #expect(
+            Self.verdict([Self.station("a", alive: false), Self.station("b", upstream: .retrying(reason: ""))]).0
+                == .down)
         #expect(Self.verdict([]).0 == .down, "no station")
         // A live source above the inputs is no degradation; a live-only station waiting for its source is fine.
-        let live = [("live", "live"), ("1", "http")]
+        let live: [(String, InputState.Kind)] = [("live", .live), ("1", .http)]
         #expect(Self.verdict([Self.station("a", playing: "live", inputs: live)]).0 == .ok)
         #expect(Self.verdict([Self.station("a", playing: "1", inputs: live)]).0 == .ok)
         #expect(
-            Self.verdict([Self.station("a", state: "retrying", playing: "live", inputs: [("live", "live")])]).0 == .ok)
+            Self.verdict([
+                Self.station("a", upstream: .retrying(reason: "x"), playing: "live", inputs: [("live", .live)])
+            ]).0 == .ok)
     }
 
     @Test func theTable() {
@@ -91,20 +118,23 @@ import Testing
     /// second line of plugin output, an input an operator forced (OK, with a note).
     @Test func hostileFixtures() {
         var huge = Self.station("a", listeners: Int.max, http: Int.max)
-        huge["outputs"] = [["hls": ["players": Int.max]], ["hls": ["players": -5]]]
+        huge.outputs[0].hls?.players = Int.max
+        var negativePlayers = HLSStatus()
+        negativePlayers.players = -5
+        huge.outputs[1].hls = negativePlayers
         let (verdict, text) = Self.verdict([huge, Self.station("b", listeners: Int.max, http: -1)])
         #expect(verdict == .ok)
         #expect(text.hasPrefix("radio-relay OK: 2 stations, \(Int.max) listeners"), "\(text)")
         #expect(text.contains("0/\(Int.max)/\(Int.max)") && text.contains("\(Int.max)/0/4"), "\(text)")
         var negative = Self.station("c", listeners: -3, http: 7)
-        negative["uptime_seconds"] = 1e300
-        negative["opus_bitrate"] = "x"
-        #expect(Self.verdict([negative]).1.contains("0/0/4"))
+        negative.uptime = 1e300
+        negative.outputs[0].opusBitrate = -96_000
+        let shownNegative = Self.verdict([negative]).1
+        #expect(shownNegative.contains("0/0/4") && !shownNegative.contains("-96k"), "\(shownNegative)")
 
         var forged = Self.station("evil\u{1B}]0;pwned\u{07}\nradio-relay OK | load=0;;;", playing: "\u{1B}[2J2")
-        forged["title"] = "\u{9B}31mred\r\ntitle|x=1"
-        forged["upstream_state"] = "retrying"
-        forged["upstream_reason"] = "refused\n\u{1B}[1Aup"
+        forged.title = "\u{9B}31mred\r\ntitle|x=1"
+        forged.upstream = .retrying(reason: "refused\n\u{1B}[1Aup")
         let (_, shown) = Self.verdict([forged])
         #expect(shown.split(separator: "\n").count == 3, "the summary, the header and one row: \(shown)")
         #expect(!shown.unicodeScalars.contains { $0 != "\n" && Sanitized.isUnsafe($0) }, "\(shown.debugDescription)")
@@ -114,22 +144,42 @@ import Testing
 
         // Forcing a lower input is an operator's act: OK with a note, not a page for the on-call.
         var forced = Self.station("main", playing: "2")
-        forced["input_forced"] = "2"
+        forced.forcedInput = "2"
         let (forcedVerdict, forcedText) = Self.verdict([forced])
         #expect(forcedVerdict == .ok && forcedText.contains("note: main plays input 2, forced by an operator"))
         #expect(Self.verdict([Self.station("main", playing: "2")]).0 == .degraded, "not forced: degraded")
         // A standby that cannot work: degraded, with why.
-        var broken = Self.station("main")
-        broken["inputs"] = [
-            ["name": "1", "kind": "http", "state": "playing"],
-            ["name": "fallback", "kind": "file", "state": "failed", "reason": "cannot read /srv/id.mp3\u{1B}[2J"],
-        ]
+        var broken = Self.station("main", inputs: [("1", .http), ("fallback", .file)])
+        broken.inputs[0].state = .playing
+        broken.inputs[1].state = .failed
+        broken.inputs[1].reason = "cannot read /srv/id.mp3\u{1B}[2J"
         let (brokenVerdict, brokenText) = Self.verdict([broken])
         #expect(brokenVerdict == .degraded)
         #expect(
             brokenText.hasPrefix(
                 "radio-relay WARNING: 1 station, 7 listeners; main has input fallback failed (cannot read /srv/id.mp3[2J)"
             ), "\(brokenText)")
+    }
+
+    /// An answer that is not this version's status JSON (a field of the wrong type, a missing one, not JSON at
+    /// all) is refused as a whole, saying where.
+    @Test func anAnswerOfAnotherShapeIsRefusedSayingWhere() throws {
+        let good = StatusReport.json(StatusSnapshot(stations: [Self.station("a")]))
+        #expect(throws: Never.self) { try JSONDecoder().decode(StatusSnapshot.self, from: Data(good.utf8)) }
+        let wrongType = good.replacingOccurrences(of: "\"opus_bitrate\":96000", with: "\"opus_bitrate\":\"x\"")
+        #expect(wrongType != good)
+        for (text, said) in [
+            (wrongType, "stations.0.outputs.0.opus_bitrate"),
+            (good.replacingOccurrences(of: "\"alive\":true,", with: ""), "no stations.0.alive"),
+            ("<html>", "not JSON"),
+        ] {
+            do {
+                _ = try JSONDecoder().decode(StatusSnapshot.self, from: Data(text.utf8))
+                Issue.record("decoded: \(text.prefix(80))")
+            } catch {
+                #expect(StatusCommand.why(error).contains(said), "\(StatusCommand.why(error))")
+            }
+        }
     }
 
     /// A server that drips a byte a second never finishes an answer: the command gives up at its one overall

@@ -16,7 +16,8 @@ import Testing
         status.upstreamURL = "http://example.org/live.mp3"
         status.upstream = .connected
         status.title = title
-        status.format = DataFormat(sampleRate: 44_100, channels: 2, bitrate: 128_000, layer: 3, samplesPerFrame: 1152)
+        status.format = FormatStatus(
+            DataFormat(sampleRate: 44_100, channels: 2, bitrate: 128_000, layer: 3, samplesPerFrame: 1152))
         status.reconnects = 4
         status.silenceSeconds = 1.25
         status.droppedSeconds = 0.5

@@ -68,11 +68,16 @@ package struct StatusCommand: Sendable, Equatable {
             print("radio-relay CRITICAL: \(place)/status.json answered \(answer.status)\(reason)")
             return Verdict.down.rawValue
         }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any] else {
-            print("radio-relay CRITICAL: \(place)/status.json is not the status JSON")
+        let snapshot: StatusSnapshot
+        do {
+            snapshot = try JSONDecoder().decode(StatusSnapshot.self, from: Data(answer.body))
+        } catch {
+            print(
+                "radio-relay CRITICAL: \(place)/status.json is not the status JSON of this version (\(Self.why(error)))"
+            )
             return Verdict.down.rawValue
         }
-        let report = StatusTable.report(object)
+        let report = StatusTable.report(snapshot)
         if json {
             // As it came, less what a terminal would take as a command (valid JSON holds no raw control character).
             print(
@@ -81,6 +86,23 @@ package struct StatusCommand: Sendable, Equatable {
             print(report.text)
         }
         return report.verdict.rawValue
+    }
+
+    /// What a decoding error says, in a few printable words (the path to the key and what was wrong).
+    static func why(_ error: any Error) -> String {
+        func path(_ keys: [any CodingKey]) -> String {
+            keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+        }
+        let text: String
+        switch error as? DecodingError {
+        case .keyNotFound(let key, let context)?:
+            text = "no \(path(context.codingPath + [key]))"
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?, .dataCorrupted(let context)?:
+            text = context.codingPath.isEmpty ? "not JSON" : "\(path(context.codingPath)): \(context.debugDescription)"
+        default:
+            text = "not JSON"
+        }
+        return StatusTable.text(text, limit: 160)
     }
 
     /// Where the status endpoint is: `--url`, else the config's `status` address, else 127.0.0.1:8080.
@@ -125,39 +147,36 @@ package struct StatusCommand: Sendable, Equatable {
     }
 }
 
-/// The table `radio-relay status` prints, and its verdict, as a pure function of `/status.json` (tests:
-/// `StatusCommandTests`). A station is down when its threads stalled (`alive` false); degraded when the input that
-/// plays is retrying or is a lower one than its first (a live source above them is no degradation, and a live-only
-/// station waiting for its source is fine); else OK.
+/// The table `radio-relay status` prints, and its verdict, as a pure function of `/status.json` decoded into the
+/// server's own schema (`StatusSnapshot`; tests: `StatusCommandTests`). A station is down when its threads stalled
+/// (`alive` false); degraded when the input that plays is retrying or is a lower one than its first (a live source
+/// above them is no degradation, and a live-only station waiting for its source is fine); else OK. Every figure
+/// and text came from a server: counts are clamped, sums saturate, texts are made printable.
 package enum StatusTable {
-    package static func report(_ object: [String: Any]) -> (verdict: StatusCommand.Verdict, text: String) {
-        let stations = object["stations"] as? [[String: Any]] ?? []
+    package static func report(_ snapshot: StatusSnapshot) -> (verdict: StatusCommand.Verdict, text: String) {
+        let stations = snapshot.stations
         var verdict = StatusCommand.Verdict.ok
         var problems: [String] = []
         var notes: [String] = []
         var rows = [["STATION", "STATE", "INPUT", "LISTENERS raw/http/hls", "TITLE", "BITRATE", "UPTIME"]]
         var listeners = 0
         for station in stations {
-            let name = text(station["name"], limit: 64) ?? "?"
+            let name = text(station.name, limit: 64)
             let (state, why) = judge(station)
             if state > verdict { verdict = state }
             if let why {
                 if state == .ok { notes.append("\(name) \(why)") } else { problems.append("\(name) \(why)") }
             }
-            let total = count(station["listeners"])
-            let http = min(total, count(station["listeners_http"]))
-            let hls = (station["outputs"] as? [[String: Any]] ?? []).reduce(0) {
-                adding($0, count(($1["hls"] as? [String: Any])?["players"]))
-            }
+            let total = station.outputs.reduce(0) { adding($0, count($1.listeners)) }
+            let http = min(total, station.outputs.reduce(0) { adding($0, count($1.httpListeners)) })
+            let hls = station.outputs.reduce(0) { adding($0, count($1.hls?.players ?? 0)) }
             listeners = adding(listeners, adding(total, hls))
-            let bitrate = (station["opus_bitrate"] as? Int).map { "\($0 / 1000)k" } ?? "-"
-            let uptime = (station["uptime_seconds"] as? Double).map(duration) ?? "-"
-            let title = text(station["title"], limit: 40) ?? ""
+            let bitrate = station.opusBitrate > 0 ? "\(station.opusBitrate / 1000)k" : "-"
+            let title = station.title.map { text($0, limit: 40) } ?? ""
             rows.append([
                 name, state == .ok ? "ok" : state == .degraded ? "degraded" : "down",
-                text(station["input_playing"], limit: 32) ?? "-", "\(total - http)/\(http)/\(hls)",
-                title.isEmpty ? "-" : title,
-                bitrate, uptime,
+                station.playingInput.map { text($0, limit: 32) } ?? "-", "\(total - http)/\(http)/\(hls)",
+                title.isEmpty ? "-" : title, bitrate, duration(station.uptime),
             ])
         }
         if stations.isEmpty {
@@ -172,11 +191,8 @@ package enum StatusTable {
         return (verdict, summary + "\n" + table(rows))
     }
 
-    /// A count from the JSON: a whole number from 0 up, else 0 (a hostile server's `-1` or `1e300` is nothing).
-    static func count(_ value: Any?) -> Int {
-        guard let number = value as? Int, number > 0 else { return 0 }
-        return number
-    }
+    /// A count from a server: a whole number from 0 up, else 0 (a hostile server's `-1` is nothing).
+    static func count(_ number: Int) -> Int { max(0, number) }
 
     /// `a + b` saturating at `Int.max` (the JSON's numbers are a server's to choose).
     static func adding(_ a: Int, _ b: Int) -> Int {
@@ -184,12 +200,10 @@ package enum StatusTable {
         return overflow ? Int.max : sum
     }
 
-    /// A string from the JSON made safe to print: no control or bidi characters (no terminal escape, no forged
-    /// second line of plugin output), no `|` (plugin performance data), at most `limit` bytes; nil when it is not a
-    /// string.
-    static func text(_ value: Any?, limit: Int) -> String? {
-        // `|` would start a plugin's performance data.
-        (value as? String).map { Sanitized.text($0, limit: limit).replacingOccurrences(of: "|", with: "\u{A6}") }
+    /// A server's text made safe to print: no control or bidi characters (no terminal escape, no forged second
+    /// line of plugin output), no `|` (plugin performance data), at most `limit` bytes.
+    static func text(_ value: String, limit: Int) -> String {
+        Sanitized.text(value, limit: limit).replacingOccurrences(of: "|", with: "\u{A6}")
     }
 
     /// Text to print as it came, less the control characters a terminal acts on (and bidi controls); line breaks
@@ -203,25 +217,23 @@ package enum StatusTable {
     }
 
     /// A station's state and why it is not OK (or, for an OK station, a note: an input an operator forced).
-    static func judge(_ station: [String: Any]) -> (StatusCommand.Verdict, String?) {
-        if station["alive"] as? Bool == false { return (.down, "is down (its threads stalled)") }
-        let inputs = (station["inputs"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String != "live" }
-        let playing = text(station["input_playing"], limit: 32)
-        if playing == "live" { return (.ok, nil) }
+    static func judge(_ station: StationStatus) -> (StatusCommand.Verdict, String?) {
+        if !station.alive { return (.down, "is down (its threads stalled)") }
+        let inputs = station.inputs.filter { $0.kind != .live }
+        let playing = station.playingInput.map { text($0, limit: 32) }
+        if station.inputs.contains(where: { $0.kind == .live && $0.name == station.playingInput }) { return (.ok, nil) }
         if inputs.isEmpty { return (.ok, nil) }  // live-only, waiting for its source
-        if station["upstream_state"] as? String == "retrying" {
-            let reason = text(station["upstream_reason"], limit: 120)
-            return (.degraded, "is retrying its input" + (reason.map { " (\($0))" } ?? ""))
+        if case .retrying(let reason) = station.upstream {
+            return (.degraded, "is retrying its input" + (reason.isEmpty ? "" : " (\(text(reason, limit: 120)))"))
         }
         // A standby that cannot work (its file cannot be read, dead air) fails the station when it is needed.
-        if let broken = inputs.first(where: { $0["state"] as? String == "failed" }) {
-            let name = text(broken["name"], limit: 32) ?? "?"
-            let reason = text(broken["reason"], limit: 120).map { " (\($0))" } ?? ""
-            return (.degraded, "has input \(name) failed\(reason)")
+        if let broken = inputs.first(where: { $0.state == .failed }) {
+            let reason = broken.reason.map { " (\(text($0, limit: 120)))" } ?? ""
+            return (.degraded, "has input \(text(broken.name, limit: 32)) failed\(reason)")
         }
-        if let first = text(inputs.first?["name"], limit: 32), let playing, playing != first {
+        if let first = inputs.first.map({ text($0.name, limit: 32) }), let playing, playing != first {
             // Forcing is an operator's act, not a fault: OK, with a note.
-            if text(station["input_forced"], limit: 32) == playing {
+            if station.forcedInput.map({ text($0, limit: 32) }) == playing {
                 return (.ok, "plays input \(playing), forced by an operator")
             }
             return (.degraded, "plays input \(playing), not its first (\(first))")

@@ -17,13 +17,13 @@ extension MetricsReport {
         for station in snapshot.stations {
             for input in station.inputs {
                 let labels = "station=\"\(labelValue(station.name))\",input=\"\(labelValue(input.name))\""
-                let up = input.connected && input.state != "failed"
+                let up = input.connected && input.state != .failed
                 out += "\(prefix)input_up{\(labels)} \(up ? 1 : 0)\n"
             }
         }
         // A station that takes live sources: whether one is on the air, since when, and what it sent.
         let live = snapshot.stations.compactMap { station in
-            station.inputs.first { $0.kind == "live" }.map { (station.name, $0.source) }
+            station.inputs.first { $0.kind == .live }.map { (station.name, $0.source) }
         }
         let liveFamilies: [(name: String, help: String, value: (InputState.Source?) -> Double)] = [
             ("live_source_connected", "1 while a live source client is connected", { $0 == nil ? 0 : 1 }),

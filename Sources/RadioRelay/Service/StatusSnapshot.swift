@@ -11,7 +11,7 @@ package struct StatusSnapshot: Sendable, Equatable {
     /// Seconds since the server started.
     package var uptime = 0.0
     /// The listener places taken and allowed across all stations (`ListenerBudget`), when known.
-    package var budget: ListenerPlaces?
+    package var budget: BudgetStatus?
     package var stations: [StationStatus] = []
     /// The server's own loops (the HTTP front end, the status endpoint) and their wake-ups so far.
     package var loops: [LoopStatus] = []
@@ -44,7 +44,7 @@ package struct StatusSnapshot: Sendable, Equatable {
         self.init(stations: stations, uptime: uptime, alive: alive)
         self.loops = loops.map { LoopStatus(name: $0.0, wakeups: $0.1.wakeups.load(ordering: .relaxed)) }
         self.budget = budget.map {
-            ListenerPlaces(used: $0.open.load(ordering: .relaxed), limit: $0.limit.load(ordering: .relaxed))
+            BudgetStatus(used: $0.open.load(ordering: .relaxed), limit: $0.limit.load(ordering: .relaxed))
         }
         // Every station of a server shares one admission point and its roster.
         if let roster = stations.first?.services.admission.roster {
@@ -59,35 +59,6 @@ package struct StatusSnapshot: Sendable, Equatable {
     package var isHealthy: Bool { stations.allSatisfy(\.alive) }
 }
 
-/// One admitted listener in a `StatusSnapshot` (`ListenerEntry`, read once).
-package struct ListenerStatus: Sendable, Equatable {
-    package var id: ListenerID
-    package var kind: ListenerProtocol
-    package var station: String
-    package var mount: String
-    package var address: String
-    package var userAgent: String?
-    package var seconds: Double
-    package var bytes: Int
-
-    package init(_ entry: ListenerEntry, now: Double) {
-        id = entry.id
-        kind = entry.kind
-        station = entry.station
-        mount = entry.mount
-        address = entry.address
-        userAgent = entry.userAgent
-        seconds = max(0, now - entry.connectedAt)
-        bytes = entry.bytes.load(ordering: .relaxed)
-    }
-}
-
-/// One of the server's own loops in a `StatusSnapshot`.
-package struct LoopStatus: Sendable, Equatable {
-    package var name: String
-    package var wakeups: Int
-}
-
 /// One station in a `StatusSnapshot`.
 package struct StationStatus: Sendable, Equatable {
     package var name: String
@@ -98,7 +69,8 @@ package struct StationStatus: Sendable, Equatable {
     package var upstream = StationState.Upstream.connecting
     package var lastError: String?
     package var title: String?
-    package var format: DataFormat?
+    /// The input's audio as the Parser found it, once known.
+    package var format: FormatStatus?
     package var bytesIn = 0
     package var reconnects = 0
     package var decodeErrors = 0
@@ -123,15 +95,15 @@ package struct StationStatus: Sendable, Equatable {
     package var playingInput: String?
     /// 0 while the station plays its first input (or a live source), n while it plays the input n places below.
     package var playingRank: Int {
-        let ranked = inputs.filter { $0.kind != "live" }
+        let ranked = inputs.filter { $0.kind != .live }
         guard let playingInput, let index = ranked.firstIndex(where: { $0.name == playingInput }) else { return 0 }
         return index
     }
     package var forcedInput: String?
     package var switches: [InputSwitch] = []
     package var switchCounts: [String: Int] = [:]
-    /// The last titles, newest last (shown newest first).
-    package var history = SongHistory()
+    /// The last titles, newest first.
+    package var history: [HistoryStatus] = []
     /// Seconds since the station started (a reload that restarts it starts this again).
     package var uptime = 0.0
 
@@ -152,6 +124,10 @@ package struct StationStatus: Sendable, Equatable {
     package var slowDrops: Int { total(\.slowDrops) }
     /// Listeners disconnected for sending too much.
     package var chattyDrops: Int { total(\.chattyDrops) }
+    /// Of `listeners`, those that came over HTTP.
+    package var httpListeners: Int { total(\.httpListeners) }
+    /// Connections closed for a missing, invalid or late PROXY header.
+    package var proxyRejected: Int { total(\.proxyRejected) }
 
     private func total(_ figure: (OutputStatus) -> Int) -> Int { outputs.reduce(0) { $0 + figure($1) } }
 
@@ -170,7 +146,7 @@ package struct StationStatus: Sendable, Equatable {
         upstream = state.upstream
         lastError = state.lastError
         title = state.title
-        format = state.format
+        format = state.format.map(FormatStatus.init)
         bytesIn = state.bytesIn
         packets = state.packets
         decodedPackets = state.decodedPackets
@@ -189,24 +165,10 @@ package struct StationStatus: Sendable, Equatable {
         forcedInput = state.forcedInput
         switches = state.switches
         switchCounts = state.switchCounts
-        history = station.history.snapshot
+        history = station.history.snapshot.entries.reversed().map(HistoryStatus.init)
         uptime = max(0, wallClockNow() - station.createdAt)
     }
 
-    /// `connecting`, `connected` or `retrying`.
-    package var upstreamState: String {
-        switch upstream {
-        case .connecting: "connecting"
-        case .connected: "connected"
-        case .retrying: "retrying"
-        }
-    }
-
-    /// Why the upstream is down, while it is.
-    package var upstreamReason: String? {
-        if case .retrying(let reason) = upstream { return reason }
-        return nil
-    }
 }
 
 /// One output of a station in a `StationStatus`: the main one (`rendition` "main") or a rendition.
@@ -275,30 +237,4 @@ package struct OutputStatus: Sendable, Equatable {
         sessionBuckets = statistics.buckets
         endedSessionSeconds = statistics.endedSeconds
     }
-}
-
-/// An output's HLS stream in a status report: segments made and held, and the answers given from it.
-package struct HLSStatus: Sendable, Equatable {
-    package var segments = 0
-    package var heldBytes = 0
-    package var answered = 0
-    package var notFound = 0
-    /// Distinct addresses that fetched within the last 30 s (`HLSPlayers`).
-    package var players = 0
-
-    package init() {}
-
-    init(_ stream: HLSStream) {
-        segments = stream.statistics.segments
-        heldBytes = stream.heldBytes
-        answered = stream.answered.load(ordering: .relaxed)
-        notFound = stream.notFound.load(ordering: .relaxed)
-        players = stream.playerCount()
-    }
-}
-
-/// The listener places taken and allowed across all stations (the descriptor budget).
-package struct ListenerPlaces: Sendable, Equatable {
-    package var used: Int
-    package var limit: Int
 }

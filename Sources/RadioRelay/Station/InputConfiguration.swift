@@ -49,14 +49,14 @@ public struct InputConfiguration: Sendable, Equatable {
     public var isOggOpus: Bool { !isLive && UpstreamURL.isOggOpus(upstream) }
     public var isPaced: Bool { paced ?? isFile }
 
-    /// `file`, `http`, `https` or `tcp`, for status.
-    public var kind: String {
-        if isLive { return "live" }
+    /// `file`, `http`, `https`, `tcp` or `live`, for status.
+    public var kind: InputState.Kind {
+        if isLive { return .live }
         return switch try? UpstreamURL.classify(upstream) {
-        case .file: "file"
-        case .tcp: "tcp"
-        case .http: upstream.lowercased().hasPrefix("https:") ? "https" : "http"
-        case nil: "unknown"
+        case .file: .file
+        case .tcp: .tcp
+        case .http: upstream.lowercased().hasPrefix("https:") ? .https : .http
+        case nil: .unknown
         }
     }
 

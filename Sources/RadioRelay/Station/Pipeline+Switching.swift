@@ -136,30 +136,30 @@ extension Pipeline {
         let now = monotonicNow()
         state.inputs = inputs.enumerated().map { index, input in
             let dead = !selector.isHealthy(index, now: now) && selector.inputs[index].isDead
-            var shown: String
+            var shown: InputState.Phase
             var reason: String?
             var connected = false
             switch input.activity {
             case .idle:
-                shown = "standby"
+                shown = .standby
             case .connecting:
-                shown = "connecting"
+                shown = .connecting
             case .connected:
                 connected = true
-                shown = index == selector.playing ? "playing" : "standby"
+                shown = index == selector.playing ? .playing : .standby
             case .retrying(let why):
-                shown = "retrying"
+                shown = .retrying
                 reason = why
             case .waiting(let why):
-                shown = "waiting"
+                shown = .waiting
                 reason = why.map { "no live source connected (the last one \($0))" } ?? "no live source connected"
             }
             if let problem = input.unreadable, input.downloader == nil {
-                shown = "failed"
+                shown = .failed
                 reason = problem
             }
             if dead {
-                shown = index == selector.playing ? "playing" : "failed"
+                shown = index == selector.playing ? .playing : .failed
                 reason =
                     "dead air: below \(Int(configuration.failover.deadAirLevel)) dBFS for "
                     + "\(String(format: "%g", configuration.failover.deadAir)) s"

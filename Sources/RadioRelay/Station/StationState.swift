@@ -10,6 +10,25 @@ public struct StationState: Sendable, Equatable {
         case connected
         /// Waiting before the next attempt, with the reason of the last failure.
         case retrying(reason: String)
+
+        /// Which of the three, without the reason (`upstream_state`).
+        public var phase: Phase {
+            switch self {
+            case .connecting: .connecting
+            case .connected: .connected
+            case .retrying: .retrying
+            }
+        }
+
+        public enum Phase: String, Sendable, Codable {
+            case connecting, connected, retrying
+        }
+
+        /// Why it is down, while it is.
+        public var reason: String? {
+            if case .retrying(let reason) = self { return reason }
+            return nil
+        }
     }
 
     public var upstream: Upstream = .connecting
@@ -51,14 +70,25 @@ public struct StationState: Sendable, Equatable {
 
 /// What status shows of one input.
 public struct InputState: Sendable, Equatable {
+    /// Where an input's audio comes from.
+    public enum Kind: String, Sendable, Codable {
+        case http, https, tcp, file, live, unknown
+    }
+
+    /// What an input is doing: `standby` is connected, or not needed now (`connected` says).
+    public enum Phase: String, Sendable, Codable, CaseIterable {
+        case playing, standby, connecting, retrying
+        /// Dead air (still connected and listened to), or a file that cannot be read.
+        case failed
+        /// The live input with no source connected.
+        case waiting
+    }
+
     public var name: String
-    /// `http`, `https`, `tcp`, `file` or `live`.
-    public var kind: String
+    public var kind: Kind
     /// Its URL or path, redacted.
     public var url: String
-    /// `playing`, `standby` (connected, or not needed now: `connected` says), `connecting`, `retrying`,
-    /// `failed` (dead air: still connected and listened to) or `waiting` (the live input, no source connected).
-    public var state: String
+    public var state: Phase
     public var reason: String?
     /// Wall-clock seconds since it is in this state.
     public var since: Double
@@ -70,6 +100,22 @@ public struct InputState: Sendable, Equatable {
     public var format: String?
     /// The live source on the air (the `live` input's, while one is connected).
     public var source: Source?
+
+    package init(
+        name: String, kind: Kind, url: String = "", state: Phase, reason: String? = nil, since: Double = 0,
+        connected: Bool = false, title: String? = nil, bytesIn: Int = 0, reconnects: Int = 0
+    ) {
+        self.name = name
+        self.kind = kind
+        self.url = url
+        self.state = state
+        self.reason = reason
+        self.since = since
+        self.connected = connected
+        self.title = title
+        self.bytesIn = bytesIn
+        self.reconnects = reconnects
+    }
 
     /// A live source client, as status shows it.
     public struct Source: Sendable, Equatable {
