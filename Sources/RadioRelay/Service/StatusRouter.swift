@@ -2,8 +2,10 @@ import RadioRelayMedia
 import RadioRelayNet
 import RadioRelaySystem
 
-/// What the status endpoint answers to a parsed request head, as a pure function: the snapshot is taken (through
-/// the closure) only for a request that reports it. Every response closes the connection (`Connection: close`).
+/// What the status endpoint answers to a parsed request head, as a pure function of an ordered table of `routes`
+/// (methods, a path, a report or a command): the snapshot is taken (through the closure) only for a request that
+/// reports it; what no route takes has one answer (`unrouted`). Every response closes the connection
+/// (`Connection: close`).
 ///
 /// | request | answer |
 /// |---|---|
@@ -82,6 +84,72 @@ enum StatusRouter {
         }
     }
 
+    /// One route of the status endpoint: the methods it takes, and what it is — a report (answered from a snapshot,
+    /// behind the access rules) or a command (a `StationRequest` parsed from the path, behind the rules that keep a
+    /// web page out too).
+    struct Route: Sendable {
+        enum Kind: Sendable {
+            case report(
+                path: String, answer: @Sendable (HTTPRequestHead.Request, () -> StatusSnapshot) -> HTTPResponse)
+            case command(@Sendable (HTTPRequestHead.Request) -> StationRequest?)
+        }
+
+        var name: String
+        var methods: [String]
+        var kind: Kind
+
+        /// Whether the request's path is this route's, and the command it asks for, when it is a command route.
+        func match(_ request: HTTPRequestHead.Request) -> (Bool, StationRequest?) {
+            switch kind {
+            case .report(let path, _): return (request.path == path, nil)
+            case .command(let parse):
+                let wanted = parse(request)
+                return (wanted != nil, wanted)
+            }
+        }
+    }
+
+    /// The routes, in order; what none takes is answered by `unrouted`.
+    static let routes: [Route] = [
+        Route(
+            name: "status", methods: ["GET", "HEAD"],
+            kind: .report(path: "/status.json") { _, snapshot in
+                HTTPResponse(status: 200, contentType: "application/json", body: StatusReport.json(snapshot()))
+            }),
+        Route(
+            name: "metrics", methods: ["GET", "HEAD"],
+            kind: .report(path: "/metrics") { _, snapshot in
+                HTTPResponse(status: 200, contentType: MetricsReport.contentType, body: MetricsReport.text(snapshot()))
+            }),
+        Route(
+            name: "health", methods: ["GET", "HEAD"],
+            kind: .report(path: "/health") { _, snapshot in
+                let current = snapshot()
+                return .text(current.isHealthy ? 200 : 503, StatusReport.health(current))
+            }),
+        Route(
+            name: "index", methods: ["GET", "HEAD"],
+            kind: .report(path: "/") { _, _ in
+                .text(200, "radio-relay \(RadioRelayVersion.string)\n" + paths.joined(separator: "\n") + "\n")
+            }),
+        Route(
+            name: "force", methods: ["POST"],
+            kind: .command { stationRequest($0.path).flatMap { if case .force = $0.command { $0 } else { nil } } }),
+        Route(
+            name: "release", methods: ["POST"],
+            kind: .command { stationRequest($0.path).flatMap { $0.command == .release ? $0 : nil } }),
+        Route(
+            name: "killsource", methods: ["POST"],
+            kind: .command {
+                $0.path.hasPrefix("/stations/")
+                    ? stationRequest($0.path).flatMap { $0.command == .killSource ? $0 : nil } : nil
+            }),
+        // Icecast's call is a GET; with the status token instead of the source's credentials.
+        Route(
+            name: "admin killsource", methods: ["GET", "POST"],
+            kind: .command { $0.path == "/admin/killsource" ? stationRequest($0.path, query: $0.query) : nil }),
+    ]
+
     static func route(
         _ head: HTTPRequestHead.Result, access: StatusAccess = StatusAccess(), snapshot: () -> StatusSnapshot
     ) -> Action {
@@ -90,43 +158,56 @@ enum StatusRouter {
         case .answer(let answer): return .respond(answer)
         case .request(let parsed): request = parsed
         }
-        if let wanted = stationRequest(request.path, query: request.query) {
-            return command(request, wanting: wanted, access: access)
+        for route in routes {
+            let (matches, wanted) = route.match(request)
+            guard matches else { continue }
+            guard route.methods.contains(request.method) else {
+                var response = HTTPResponse.text(405, "only \(route.methods.joined(separator: " and "))\n")
+                response.headers.append(("Allow", route.methods.joined(separator: ", ")))
+                response.omitsBody = request.method == "HEAD"
+                return .respond(response)
+            }
+            switch route.kind {
+            case .report(_, let answer):
+                if let refusal = refusal(request, access: access) { return .respond(refusal) }
+                var response = answer(request, snapshot)
+                response.omitsBody = request.method == "HEAD"
+                return .respond(response)
+            case .command:
+                guard let wanted else { break }
+                return command(request, wanting: wanted, access: access)
+            }
         }
+        return .respond(unrouted(request, access: access))
+    }
+
+    /// The one answer to what no route takes: 405 for a method other than `GET` and `HEAD`, else (past the access
+    /// rules, so that a path cannot be probed without them) 404.
+    static func unrouted(_ request: HTTPRequestHead.Request, access: StatusAccess) -> HTTPResponse {
         guard request.method == "GET" || request.method == "HEAD" else {
             var response = HTTPResponse.text(405, "only GET and HEAD\n")
             response.headers.append(("Allow", "GET, HEAD"))
-            return .respond(response)
+            return response
         }
+        var response =
+            refusal(request, access: access) ?? .text(404, "not found; try \(paths.joined(separator: ", "))\n")
+        response.omitsBody = request.method == "HEAD"
+        return response
+    }
+
+    /// The access rules' refusal of a report (421 for another Host, 401 without the token), or nil.
+    static func refusal(_ request: HTTPRequestHead.Request, access: StatusAccess) -> HTTPResponse? {
         var response: HTTPResponse
         switch access.decide(request) {
-        case .allowed: break
+        case .allowed: return nil
         case .wrongHost:
             response = .text(421, "this server does not answer for that Host\n")
-            response.omitsBody = request.method == "HEAD"
-            return .respond(response)
         case .unauthorized:
             response = .text(401, "a bearer token is required\n")
             response.headers.append(("WWW-Authenticate", "Bearer realm=\"radio-relay\""))
-            response.omitsBody = request.method == "HEAD"
-            return .respond(response)
-        }
-        switch request.path {
-        case "/status.json":
-            response = HTTPResponse(status: 200, contentType: "application/json", body: StatusReport.json(snapshot()))
-        case "/metrics":
-            response = HTTPResponse(
-                status: 200, contentType: MetricsReport.contentType, body: MetricsReport.text(snapshot()))
-        case "/health":
-            let current = snapshot()
-            response = .text(current.isHealthy ? 200 : 503, StatusReport.health(current))
-        case "/":
-            response = .text(200, "radio-relay \(RadioRelayVersion.string)\n" + paths.joined(separator: "\n") + "\n")
-        default:
-            response = .text(404, "not found; try \(paths.joined(separator: ", "))\n")
         }
         response.omitsBody = request.method == "HEAD"
-        return .respond(response)
+        return response
     }
 
     /// The command a path asks for: `/stations/NAME/force/INPUT`, `/stations/NAME/release`,
@@ -153,13 +234,6 @@ enum StatusRouter {
     private static func command(
         _ request: HTTPRequestHead.Request, wanting wanted: StationRequest, access: StatusAccess
     ) -> Action {
-        // Icecast's `/admin/killsource` is a GET; the same rules keep a web page from calling it.
-        guard request.method == "POST" || (wanted.command == .killSource && request.method == "GET") else {
-            var response = HTTPResponse.text(405, "only POST\n")
-            response.headers.append(("Allow", "POST"))
-            response.omitsBody = request.method == "HEAD"
-            return .respond(response)
-        }
         // A web page can make a browser send a simple POST anywhere, the operator's own machine included; browsers
         // say where a request comes from, tools do not.
         if request.field("origin") != nil || request.field("sec-fetch-site") != nil {

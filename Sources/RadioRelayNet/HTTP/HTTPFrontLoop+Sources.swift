@@ -9,15 +9,6 @@ import RadioRelaySystem
 /// socket leaves this loop for its station's pipeline (through the station's `SourceDesk`), so no limit on
 /// unfinished requests can touch it from then on.
 extension HTTPFrontLoop {
-    /// Whether `request` is the source protocol's (only when a station takes sources: otherwise `PUT` and `SOURCE`
-    /// are answered 405 and `/admin/` 404 as any other unknown request).
-    func isSourceProtocol(_ request: HTTPRequestHead.Request) -> Bool {
-        guard request.method == "PUT" || request.method == "SOURCE" || request.path.hasPrefix("/admin/") else {
-            return false
-        }
-        return front.takesSources
-    }
-
     func handleSourceProtocol(_ connection: HTTPConnection, _ request: HTTPRequestHead.Request) {
         let now = monotonicNow()
         let isSource = request.method == "PUT" || request.method == "SOURCE"

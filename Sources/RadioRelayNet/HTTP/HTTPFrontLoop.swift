@@ -99,13 +99,12 @@ package final class HTTPFrontLoop {
     /// Reads the request and acts once its head is decided.
     package func handleRequest(_ connection: HTTPConnection, mask: UInt32) {
         guard let head = http.readHead(connection, mask: mask) else { return }
-        if case .request(let request) = head, isSourceProtocol(request) {
-            return handleSourceProtocol(connection, request)
-        }
         let (directory, broadcasters) = front.directory()
         switch PublicRouter.route(head, directory: directory, host: front.address.description) {
         case .respond(let response):
             send(response, on: connection)
+        case .source(let request):
+            handleSourceProtocol(connection, request)
         case .hls(let mount, let response, let request):
             answerHLS(
                 connection, response, request: request, mount: directory.mounts[mount], broadcaster: broadcasters[mount]

@@ -2,7 +2,9 @@ import RadioRelayMedia
 import RadioRelaySystem
 
 /// What the public HTTP address answers, decided from the request head, the directory and the time (`now`, the wall
-/// clock unless given; HLS answers read their stream's snapshot under its lock and count themselves): a response to
+/// clock unless given; HLS answers read their stream's snapshot under its lock and count themselves) by the first of
+/// its `routes` (`PublicRouter+Routes`: methods, a path pattern, an answer; built once) whose path matches and whose
+/// methods include the request's; what none takes has one answer (`unrouted`): a response to
 /// send (then the connection closes, or, for HLS, is kept for the next request when the request allows it), a
 /// stream to hand to the mount's station, or an event stream to keep. Every answer allows any origin (web players
 /// fetch across origins). A request that announces a body (none is taken here) is never kept for another request:
@@ -42,6 +44,8 @@ package enum PublicRouter {
         case pageEvents(head: [UInt8], request: ListenerRequest)
         /// An HLS answer of mount `mount`'s stream: sent once the player's session is admitted (`HLSSessions`).
         case hls(mount: Int, response: HTTPResponse, request: ListenerRequest)
+        /// The live-source protocol (`PUT`, `SOURCE`, `/admin/…`): the front end's source desk answers it.
+        case source(HTTPRequestHead.Request)
     }
 
     package static let allowedMethods = "GET, HEAD, OPTIONS"
@@ -91,84 +95,31 @@ package enum PublicRouter {
         case .answer(let answer): return .respond(answer)
         case .request(let parsed): request = parsed
         }
-        // RFC 9112 §3.2: a 1.1 request without Host (or an absolute-form target) is answered with 400.
-        if request.version == "HTTP/1.1" && request.host == nil {
-            return .respond(text(400, "bad request: HTTP/1.1 needs a Host header\n"))
+        // RFC 9112 §3.2: a 1.1 request without Host (or an absolute-form target) is answered with 400 — by every
+        // route but the source protocol's (source clients of every age are taken as Icecast takes them).
+        let hostMissing = request.version == "HTTP/1.1" && request.host == nil
+        let context = Route.Context(request: request, directory: directory, now: now, host: host)
+        for route in routes {
+            guard let capture = route.match(request, directory) else { continue }
+            if hostMissing && route.needsHost { break }
+            guard route.methods.isEmpty || route.methods.contains(request.method) else { continue }
+            return route.answer(context, capture)
         }
-        switch request.method {
-        case "OPTIONS":
-            var response = preflight(request)
-            if directory.takesSources { response.headers.append(("Allow", allowedMethods + ", PUT, SOURCE")) }
-            return .respond(response)
-        case "GET", "HEAD": break
-        default:
+        if hostMissing { return .respond(text(400, "bad request: HTTP/1.1 needs a Host header\n")) }
+        return .respond(unrouted(request, directory: directory))
+    }
+
+    /// The one answer to what no route takes: 405 with `Allow` for a method none of them takes, else 404.
+    static func unrouted(_ request: HTTPRequestHead.Request, directory: PublicDirectory) -> HTTPResponse {
+        guard ["GET", "HEAD", "OPTIONS"].contains(request.method) else {
             var response = text(405, "only \(allowedMethods)\n")
             response.headers.append(("Allow", allowedMethods))
-            return .respond(response)
+            return response
         }
-        let isHead = request.method == "HEAD"
-        if let index = directory.mount(at: request.path) {
-            let mount = directory.mounts[index]
-            let titles = mount.format == .mp3 && request.field("icy-metadata") == "1"
-            let interval = titles ? ICYMetadataBlock.interval : 0
-            let head = streamHead(mount, metaInterval: interval)
-            guard !isHead else { return .respond(HTTPResponse(rawHead: head)) }
-            return .stream(mount: index, head: head, request: listenerRequest(request, metaInterval: interval))
-        }
-        if request.path == IndexPage.eventsPath && !directory.mounts.isEmpty {
-            let head = eventsHead()
-            return isHead
-                ? .respond(HTTPResponse(rawHead: head))
-                : .pageEvents(head: head, request: listenerRequest(request, metaInterval: 0))
-        }
-        if let index = directory.events(at: request.path) {
-            let head = eventsHead()
-            return isHead
-                ? .respond(HTTPResponse(rawHead: head))
-                : .events(mount: index, head: head, request: listenerRequest(request, metaInterval: 0))
-        }
-        if let (index, kind) = Playlists.playlist(at: request.path, in: directory) {
-            return .respond(
-                Playlists.response(
-                    kind, mount: directory.mounts[index],
-                    base: Playlists.base(request, directory: directory, fallbackHost: host), head: isHead))
-        }
-        if request.path == IcecastStatus.path {
-            return .respond(IcecastStatus.response(request, directory: directory, fallbackHost: host))
-        }
-        // `/NAME/history.json`, before the HLS directory of the same name.
-        if let history = directory.history(at: request.path) {
-            let body = "{\"station\":\(JSONText.string(history.station)),\"history\":\(history.history.json)}\n"
-            var response = HTTPResponse(
-                status: 200, contentType: "application/json", bytes: Array(body.utf8),
-                headers: [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=5")])
-            response.omitsBody = isHead
-            return .respond(response)
-        }
-        if let (index, name) = directory.hls(at: request.path) {
-            let response = hls(request, directory: directory, mount: index, name: name, now: now)
-            return .hls(mount: index, response: response, request: listenerRequest(request, metaInterval: 0))
-        }
-        var response: HTTPResponse
-        if request.path == "/" || request.path == "/index.html" {
-            response = HTTPResponse(
-                status: 200, contentType: "text/html; charset=utf-8", body: IndexPage.html(directory))
-            response.headers += [
-                ("Access-Control-Allow-Origin", "*"), ("Content-Security-Policy", IndexPage.contentSecurityPolicy),
-                ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
-            ]
-        } else if request.path == IndexPage.stylePath || request.path == IndexPage.scriptPath {
-            let css = request.path == IndexPage.stylePath
-            response = HTTPResponse(
-                status: 200, contentType: css ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8",
-                bytes: Array((css ? IndexPage.style : IndexPage.script).utf8),
-                headers: [("Cache-Control", "public, max-age=300"), ("X-Content-Type-Options", "nosniff")])
-        } else {
-            let known = directory.mounts.map(\.path).joined(separator: ", ")
-            response = text(404, "no mount \(Sanitized.text(request.path, limit: 128)); mounts: \(known)\n")
-        }
-        response.omitsBody = isHead
-        return .respond(response)
+        let known = directory.mounts.map(\.path).joined(separator: ", ")
+        var response = text(404, "no mount \(Sanitized.text(request.path, limit: 128)); mounts: \(known)\n")
+        response.omitsBody = request.method == "HEAD"
+        return response
     }
 
     /// The head of a stream's response: what Icecast sends for an Ogg mount, less what Ogg does not need; for an
