@@ -1,4 +1,5 @@
 import Foundation
+import RadioRelayMedia
 import RadioRelayNet
 import Testing
 

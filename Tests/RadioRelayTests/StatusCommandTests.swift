@@ -3,6 +3,7 @@ import RadioRelayTestSupport
 import Testing
 
 @testable import RadioRelay
+@testable import RadioRelayNet
 @testable import RadioRelaySystem
 
 /// `radio-relay status`: its command line, and its verdict and table as a pure function of `/status.json` — a
@@ -11,7 +12,7 @@ import Testing
     /// A station as its server shows it: outputs `main` (with its listeners and 4 HLS players) and `low`.
     static func station(
         _ name: String, alive: Bool = true, upstream: StationState.Upstream = .connected, playing: String? = "1",
-        inputs: [(String, InputState.Kind)] = [("1", .http), ("2", .http)], listeners: Int = 3, http: Int = 1
+        inputs: [(String, InputKind)] = [("1", .http), ("2", .http)], listeners: Int = 3, http: Int = 1
     ) -> StationStatus {
         var station = StationStatus(name: name)
         station.alive = alive
@@ -59,7 +60,7 @@ import Testing
                 == .down)
         #expect(Self.verdict([]).0 == .down, "no station")
         // A live source above the inputs is no degradation; a live-only station waiting for its source is fine.
-        let live: [(String, InputState.Kind)] = [("live", .live), ("1", .http)]
+        let live: [(String, InputKind)] = [("live", .live), ("1", .http)]
         #expect(Self.verdict([Self.station("a", playing: "live", inputs: live)]).0 == .ok)
         #expect(Self.verdict([Self.station("a", playing: "1", inputs: live)]).0 == .ok)
         #expect(

@@ -2,20 +2,6 @@ import RadioRelayMedia
 import RadioRelayNet
 import RadioRelaySystem
 
-/// What a reload (SIGHUP) does when one option's value changes: each option of the table says (`OptionSpecification
-/// .reload`), and the plan carries it out.
-package enum ReloadRule: String, Sendable, Equatable, CaseIterable {
-    /// Applied to what runs: listeners, pipeline and Ogg stream go on.
-    case inPlace = "in place"
-    /// In place while the station's page rings hold what it asks for (a lag or burst they were sized for); beyond
-    /// that, the station restarts.
-    case inPlaceWithinRing = "in place within the page ring, else a station restart"
-    /// The station restarts on its listening sockets (its listeners are closed; new ones wait in the backlog).
-    case restartsStation = "a station restart"
-    /// Only a restart of the process applies it: a reload logs the key by name, and the running value stays.
-    case restartsProcess = "a process restart"
-}
-
 /// What a reload does to the running stations, decided from the old and new configurations alone (a pure value).
 ///
 /// A station is matched by name. Unchanged: kept as it is (listeners, pipeline and Ogg stream go on, no new headers).

@@ -25,20 +25,25 @@ package final class Server {
     package let accessLog: AccessLog
     /// The listener places all its outputs share.
     package let budget: ListenerBudget
-    /// The stations running now (a reload adds, replaces and removes some). Confined to the calling thread.
+    /// The stations running now (a reload adds, replaces and removes some), a service of the group. Set from the
+    /// calling thread only.
     package internal(set) var stations: [Station] {
-        didSet {
-            status?.setStations(stations)
-            http?.setStations(stations)
+        get { stationServices.stations }
+        set {
+            stationServices.stations = newValue
+            status?.setStations(newValue)
+            http?.setStations(newValue)
         }
     }
+    private let stationServices: StationServices
     /// The status endpoint, when the configuration has a status address.
     package let status: StatusServer?
     /// The public HTTP address (mounts, `/`, events), when the configuration has one.
     package let http: HTTPFront?
-    /// Starts everything in order (stopping what started if one fails); dropped once all run, so that a station a
-    /// reload stops is released at once (its listening socket closed, its port free for its successor).
-    private var group: ServiceGroup?
+    /// Starts everything in order (stopping what started if one fails) and stops it in reverse. It holds the
+    /// stations through `stationServices` (the ones running now), so a station a reload stops is released at once
+    /// (its listening socket closed, its port free for its successor).
+    private let group: ServiceGroup
     private let accessLogService: AccessLogService
     let notifier = SystemdNotifier()
     /// Reads the configuration again on SIGHUP; nil when the stations did not come from a file.
@@ -80,7 +85,7 @@ package final class Server {
                     station, services: services, adoptedSocket: assignment.stations[station.name],
                     renditionSockets: assignment.renditions(of: station), onUnexpectedExit: onUnexpectedExit))
         }
-        self.stations = stations
+        stationServices = StationServices(stations)
         status = try settings.status.map {
             try StatusServer(
                 address: try Self.socketAddress($0, "status"), stations: stations, limits: statusLimits,
@@ -99,8 +104,7 @@ package final class Server {
         // The loops first, the access log, each station then its pushes, the HTTP front end (after the stations it
         // hands listeners to), the status endpoint last.
         let parts: [any Service] =
-            [pool, accessLogService] + stations.flatMap { [$0, $0.pushService] as [any Service] }
-            + (http.map { [$0] } ?? []) + (status.map { [$0] } ?? [])
+            [pool, accessLogService, stationServices] + (http.map { [$0] } ?? []) + (status.map { [$0] } ?? [])
         group = ServiceGroup(parts)
     }
 
@@ -125,8 +129,7 @@ package final class Server {
         for warning in configuration.warnings { Log.warning(warning) }
         for note in configuration.notes { Log.notice(note) }
         for station in stations { Self.announce(station) }
-        try group?.start()
-        group = nil
+        try group.start()
     }
 
     /// Stops the status endpoint, the HTTP front end, every station (with its pushes) in reverse order, the access
@@ -134,13 +137,7 @@ package final class Server {
     /// thread outlived `timeout`.
     @discardableResult
     package func stop(timeout: Double = 5) -> Bool {
-        // Those a reload changed are no longer the group's: the running ones are walked here.
-        var clean = status?.stop(timeout: timeout) ?? true
-        if let http, !http.stop(timeout: timeout) { clean = false }
-        for station in stations.reversed() where !station.stop(timeout: timeout) { clean = false }
-        if !accessLogService.stop(timeout: 1) { clean = false }
-        if !pool.stop(timeout: timeout) { clean = false }
-        return clean
+        group.stop(timeout: timeout)
     }
 
     /// The start-up lines of a station: where it listens, its settings in force, each other output.
@@ -280,26 +277,3 @@ package final class Server {
 }
 
 @available(*, unavailable) extension Server: Sendable {}
-
-/// The access log as a service of the server's group: it opens its file (if the configuration names one) when the
-/// group starts, and at the stop gives the lines still queued at most its timeout.
-final class AccessLogService: Service {
-    let name = "access log"
-    let log: AccessLog
-    let path: String?
-
-    init(log: AccessLog, path: String?) {
-        self.log = log
-        self.path = path
-    }
-
-    func start() throws {
-        // Opened by the log's own thread: a FIFO without a reader or a hung disk cannot hold the start-up.
-        if let path { log.open(path: path) }
-    }
-
-    func stop(timeout: Double) -> Bool {
-        log.stop(timeout: timeout)
-        return true
-    }
-}

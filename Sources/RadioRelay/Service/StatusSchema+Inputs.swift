@@ -30,7 +30,7 @@ extension InputState: Codable {
     public init(from decoder: any Swift.Decoder) throws {
         let values = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            name: try values.decode(String.self, forKey: .name), kind: try values.decode(Kind.self, forKey: .kind),
+            name: try values.decode(String.self, forKey: .name), kind: try values.decode(InputKind.self, forKey: .kind),
             url: try values.decodeIfPresent(String.self, forKey: .url) ?? "",
             state: try values.decode(Phase.self, forKey: .state),
             reason: try values.decodeIfPresent(String.self, forKey: .reason),

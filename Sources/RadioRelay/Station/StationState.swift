@@ -70,11 +70,6 @@ public struct StationState: Sendable, Equatable {
 
 /// What status shows of one input.
 public struct InputState: Sendable, Equatable {
-    /// Where an input's audio comes from.
-    public enum Kind: String, Sendable, Codable {
-        case http, https, tcp, file, live, unknown
-    }
-
     /// What an input is doing: `standby` is connected, or not needed now (`connected` says).
     public enum Phase: String, Sendable, Codable, CaseIterable {
         case playing, standby, connecting, retrying
@@ -85,7 +80,7 @@ public struct InputState: Sendable, Equatable {
     }
 
     public var name: String
-    public var kind: Kind
+    public var kind: InputKind
     /// Its URL or path, redacted.
     public var url: String
     public var state: Phase
@@ -102,7 +97,7 @@ public struct InputState: Sendable, Equatable {
     public var source: Source?
 
     package init(
-        name: String, kind: Kind, url: String = "", state: Phase, reason: String? = nil, since: Double = 0,
+        name: String, kind: InputKind, url: String = "", state: Phase, reason: String? = nil, since: Double = 0,
         connected: Bool = false, title: String? = nil, bytesIn: Int = 0, reconnects: Int = 0
     ) {
         self.name = name

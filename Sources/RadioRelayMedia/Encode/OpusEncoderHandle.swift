@@ -1,19 +1,6 @@
 import COpus
 import RadioRelaySystem
 
-/// A libopus error code and its text (`opus_strerror`).
-public struct OpusError: Error, CustomStringConvertible {
-    public let code: Int32
-    public let call: String
-
-    package init(code: Int32, call: String) {
-        self.code = code
-        self.call = call
-    }
-
-    public var description: String { "libopus \(call): \(String(cString: opus_strerror(code)))" }
-}
-
 /// Owns one `OpusEncoder` (`opus_encoder_create`/`opus_encoder_destroy`): 48 kHz, stereo or mono, 20 ms frames.
 package final class OpusEncoderHandle {
     package static let frameSize = 960

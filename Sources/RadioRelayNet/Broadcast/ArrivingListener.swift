@@ -1,23 +1,6 @@
 import RadioRelayMedia
 import RadioRelaySystem
 
-/// What an HTTP listener asked for: kept for its stream (titles in band) and for its access-log line.
-package struct ListenerRequest: Sendable, Equatable {
-    /// The request line, `GET /jazz.mp3 HTTP/1.1`: the path without its query (whose values could be secrets).
-    package var line: String
-    package var referrer: String?
-    package var userAgent: String?
-    /// Audio bytes between ICY metadata blocks (`icy-metaint`), when it asked for titles in band; 0: none.
-    package var metaInterval = 0
-
-    package init(line: String, referrer: String? = nil, userAgent: String? = nil, metaInterval: Int = 0) {
-        self.line = line
-        self.referrer = referrer
-        self.userAgent = userAgent
-        self.metaInterval = metaInterval
-    }
-}
-
 /// A connection the HTTP front end hands to a station's network loop once its request is read: the socket, the
 /// peer, and the response head the loop sends before the stream's first byte. Moved from the front end's thread to
 /// the loop's through the pool loop's queue of commands, never touched by two threads at once.

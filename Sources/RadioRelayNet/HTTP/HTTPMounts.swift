@@ -1,3 +1,5 @@
+import RadioRelayMedia
+
 /// A station as the HTTP front end sees it: its outputs' mounts, each with what its answers show and the broadcaster
 /// that takes its listeners. `Station` (a layer up) is one; the front end asks for each request, so a reload's
 /// stations and a new title are served at once.

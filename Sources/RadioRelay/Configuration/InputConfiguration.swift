@@ -50,7 +50,7 @@ public struct InputConfiguration: Sendable, Equatable {
     public var isPaced: Bool { paced ?? isFile }
 
     /// `file`, `http`, `https`, `tcp` or `live`, for status.
-    public var kind: InputState.Kind {
+    public var kind: InputKind {
         if isLive { return .live }
         return switch try? UpstreamURL.classify(upstream) {
         case .file: .file
@@ -171,4 +171,9 @@ extension FailoverSettings {
                     + "3600 s and crossfade 0 to 10 s")
         }
     }
+}
+
+/// Where an input's audio comes from, as status shows it.
+public enum InputKind: String, Sendable, Codable {
+    case http, https, tcp, file, live, unknown
 }

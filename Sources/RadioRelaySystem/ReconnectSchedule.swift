@@ -1,7 +1,3 @@
-import RadioRelayMedia
-import RadioRelayNet
-import RadioRelaySystem
-
 /// When the pipeline next tries its upstream: a pure value on virtual time.
 ///
 /// Delays use decorrelated jitter: each is drawn between the first delay and three times the previous one, capped
@@ -9,36 +5,36 @@ import RadioRelaySystem
 /// up for `stableAfter` seconds resets the delay entirely. One that delivered for at least `deliveredAfter` seconds
 /// but not a minute (a server that drops its sources now and then) is followed by the first delay with at most half
 /// of it as jitter: listeners hear a short gap, not a growing one. Failures without such a connection keep growing.
-struct ReconnectSchedule: Equatable {
-    private(set) var delays: ClosedRange<Double>
+package struct ReconnectSchedule: Equatable, Sendable {
+    package private(set) var delays: ClosedRange<Double>
     /// Seconds a connection must last before its failure starts again from the first delay.
-    let stableAfter: Double
+    package let stableAfter: Double
     /// Seconds a connection must have delivered for its failure to be retried after about the first delay.
-    let deliveredAfter = 10.0
+    package let deliveredAfter = 10.0
     /// The last delay waited (0 before any failure, or after a stable connection).
-    private(set) var previous = 0.0
+    package private(set) var previous = 0.0
     /// Monotonic time of the next attempt.
-    private(set) var nextAttempt = 0.0
+    package private(set) var nextAttempt = 0.0
     /// Failures so far.
-    private(set) var failures = 0
+    package private(set) var failures = 0
     /// When the current connection delivered its first bytes.
-    private(set) var connectedAt: Double?
+    package private(set) var connectedAt: Double?
 
-    init(delays: ClosedRange<Double>, stableAfter: Double = 60) {
+    package init(delays: ClosedRange<Double>, stableAfter: Double = 60) {
         self.delays = delays
         self.stableAfter = stableAfter
     }
 
-    func isDue(now: Double) -> Bool { now >= nextAttempt }
+    package func isDue(now: Double) -> Bool { now >= nextAttempt }
 
     /// New delays (a reload); the next failure uses them.
-    mutating func update(delays: ClosedRange<Double>) {
+    package mutating func update(delays: ClosedRange<Double>) {
         self.delays = delays
         previous = min(previous, delays.upperBound)
     }
 
     /// Records a failure at `now`; returns how long until the next attempt. `random` is uniform in 0..<1.
-    mutating func failed(now: Double, random: Double) -> Double {
+    package mutating func failed(now: Double, random: Double) -> Double {
         let first = delays.lowerBound
         let lasted = connectedAt.map { now - $0 } ?? 0
         connectedAt = nil
@@ -60,10 +56,10 @@ struct ReconnectSchedule: Equatable {
     }
 
     /// The upstream delivered at `now`.
-    mutating func connected(now: Double) {
+    package mutating func connected(now: Double) {
         if connectedAt == nil { connectedAt = now }
     }
 
     /// A finished input that loops (a file) starts again at once.
-    mutating func again() { nextAttempt = 0 }
+    package mutating func again() { nextAttempt = 0 }
 }

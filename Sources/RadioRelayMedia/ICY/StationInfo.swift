@@ -1,8 +1,5 @@
-import RadioRelayMedia
-import RadioRelaySystem
-
-/// How a station presents itself to HTTP listeners (the `icy-*` response headers, the index page). All optional:
-/// what is not configured is not sent.
+/// How a station presents itself (the `icy-*` fields: a listener's response headers, the index page, a source's
+/// `ice-*` headers, a push's). All optional: what is not configured is not sent.
 public struct StationInfo: Sendable, Equatable {
     /// `icy-name`: the station's name as people read it ("Jazz Radio"); the index page shows it too.
     public var displayName: String?

@@ -1,20 +1,20 @@
 import Foundation
 import Glibc
-import RadioRelayNet
 import RadioRelaySystem
 
 /// One `GET` to a status endpoint, blocking (a command-line tool, not the server), within one overall deadline of
 /// `timeout` seconds from the name's resolution to the answer's last byte (a server that drips a byte every few
 /// seconds cannot keep the command running), at most 16 MiB.
-enum StatusFetch {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+package enum StatusFetch {
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// The whole exchange's deadline, in seconds.
-    static let timeout = 5.0
+    package static let timeout = 5.0
 
-    static func get(host: String, port: Int, path: String, token: String?, timeout: Double = timeout) throws(Failure)
+    package static func get(host: String, port: Int, path: String, token: String?, timeout: Double = timeout)
+        throws(Failure)
         -> (status: Int, body: [UInt8])
     {
         let deadline = monotonicNow() + timeout
