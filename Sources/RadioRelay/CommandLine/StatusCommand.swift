@@ -18,7 +18,9 @@ package struct StatusCommand: Sendable, Equatable {
     package var json = false
 
     package static let defaultConfig = "/etc/radio-relay/radio-relay.conf"
-    package static let defaultAddress = (host: "127.0.0.1", port: 8080)
+    package static let defaultAddress = (
+        host: ServerSettings.defaultStatus.host, port: ServerSettings.defaultStatus.port
+    )
 
     /// The Nagios plugin exit statuses.
     package enum Verdict: Int32, Sendable, Comparable {
@@ -137,13 +139,7 @@ package struct StatusCommand: Sendable, Equatable {
 
     /// `HOST:PORT`, `[V6]:PORT`; nil otherwise.
     static func hostAndPort(_ text: String) -> (host: String, port: Int)? {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-            (1...65535).contains(port)
-        else { return nil }
-        var host = text[..<colon]
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = host.dropFirst().dropLast() }
-        guard !host.isEmpty, !host.contains("/"), !host.contains("@") else { return nil }
-        return (String(host), port)
+        HostPort(parsing: text).map { ($0.host, $0.port) }
     }
 }
 

@@ -27,7 +27,8 @@ extension ConfigFileReader {
             var (clean, seen) = readKeys(section, options, label: "[rendition \(label)]", into: &settings)
             if seen["port"] == nil {
                 problems.add(
-                    section.line, "[rendition \(label)] has no port: add port = 1 to 65535 (each output has its own)")
+                    section.line,
+                    "[rendition \(label)] has no port: add port = \(Port.accepts) (each output has its own)")
                 clean = false
             }
             guard validName else { continue }

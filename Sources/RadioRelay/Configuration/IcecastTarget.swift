@@ -112,22 +112,11 @@ package struct IcecastTarget: Sendable, Equatable, CustomStringConvertible {
     }
 
     private static func hostAndPort(_ text: Substring, form: String) throws(Problem) -> (String, Int) {
-        var host = text
-        var portText: Substring?
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { throw Problem("an IPv6 host needs its closing ]") }
-            host = text[text.index(after: text.startIndex)..<close]
-            let after = text[text.index(after: close)...]
-            if after.hasPrefix(":") {
-                portText = after.dropFirst()
-            } else if !after.isEmpty {
-                throw Problem("after [IPv6] comes :PORT or the mount: write \(form)")
-            }
-        } else if let colon = text.lastIndex(of: ":") {
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
+        if text.hasPrefix("["), !text.contains("]") { throw Problem("an IPv6 host needs its closing ]") }
+        guard let (host, portText) = HostPort.split(text) else {
+            if text.hasPrefix("[") { throw Problem("after [IPv6] comes :PORT or the mount: write \(form)") }
+            throw Problem("the URL has no host name: write \(form)")
         }
-        guard !host.isEmpty else { throw Problem("the URL has no host name: write \(form)") }
         if text.hasPrefix("["), Values.address(String(host)) == nil || !host.contains(":") {
             throw Problem("[\(host)] is not an IPv6 address")
         }
@@ -135,9 +124,7 @@ package struct IcecastTarget: Sendable, Equatable, CustomStringConvertible {
             throw Problem("the host name \(host) has a character a host name cannot have")
         }
         guard let portText else { return (String(host), defaultPort) }
-        guard let port = Units.integer(String(portText), in: 1...65535) else {
-            throw Problem("the port \(portText) is not 1 to 65535")
-        }
+        guard let port = Port.parse(portText) else { throw Problem("the port \(portText) is not \(Port.accepts)") }
         return (String(host), port)
     }
 

@@ -173,7 +173,7 @@ extension OptionSpecification {
         .init(
             name: "mp3-port", placeholder: "PORT",
             summary: "raw TCP port of the MP3 pass-through (default 0: any free port; listeners use /NAME.mp3)",
-            accepts: "0 to 65535", setting: station(Values.integer(0...65535), { $0.mp3Port = $1 }),
+            accepts: "0 to 65535", setting: station(Values.integer(Port.rangeOrAnyFree), { $0.mp3Port = $1 }),
             reload: .restartsStation),
         .init(
             name: "hls-segment", placeholder: "SECONDS", summary: "the longest HLS segment (default 2)",
@@ -230,8 +230,8 @@ extension OptionSpecification {
 
     /// `--port P`: the station's listening port (the demo takes it too).
     static let port = OptionSpecification(
-        name: "port", placeholder: "P", summary: "listening TCP port (default 8000)", accepts: "1 to 65535",
-        setting: station(Values.integer(1...65535), { $0.broadcaster.port = $1 }), reload: .restartsStation)
+        name: "port", placeholder: "P", summary: "listening TCP port (default 8000)", accepts: Port.accepts,
+        setting: station(Values.integer(Port.range), { $0.broadcaster.port = $1 }), reload: .restartsStation)
 
     /// `--bind ADDR`: the station's listening address (the demo takes it too).
     static let bind = OptionSpecification(

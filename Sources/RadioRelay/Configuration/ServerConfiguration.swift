@@ -72,7 +72,10 @@ package struct ServerConfiguration: Sendable, Equatable {
 package struct ServerSettings: Sendable, Equatable {
     /// Where the status endpoint listens; nil when `status = off`. A config file has one by default; a server run
     /// from flags only with `--status` (`commandLine`).
-    package var status: ListenAddress? = ListenAddress(host: "127.0.0.1", port: 8080)
+    package var status: ListenAddress? = Self.defaultStatus
+    /// Where the status endpoint listens unless the configuration says otherwise (and where `radio-relay status`
+    /// looks first).
+    package static let defaultStatus = ListenAddress(host: "127.0.0.1", port: 8080)
     package var logLevel = Log.Priority.info
     /// Where HTTP listeners connect (every station's mount, `/`, events); nil (the default, or `http = off`):
     /// raw TCP only.
@@ -115,25 +118,20 @@ package struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     /// `ADDR:PORT`, with brackets around an IPv6 address; nil unless the host is an IP literal and the port is
     /// 1 to 65535.
     package init?(parsing text: String) {
-        guard let colon = text.lastIndex(of: ":") else { return nil }
-        var host = Substring(text[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = host.dropFirst().dropLast() }
-        guard let port = Units.integer(String(text[text.index(after: colon)...]), in: 1...65535),
-            Values.address(String(host)) != nil
-        else { return nil }
-        self.init(host: String(host), port: port)
+        guard let parsed = HostPort(parsing: text), Values.address(parsed.host) != nil else { return nil }
+        self.init(host: parsed.host, port: parsed.port)
     }
 
     /// `PORT` alone (every address: `0.0.0.0`) or `ADDR:PORT` as above.
     package init?(parsingPortOrAddress text: String) {
-        if let port = Units.integer(text, in: 1...65535) {
+        if let port = Port.parse(text) {
             self.init(host: "0.0.0.0", port: port)
         } else {
             self.init(parsing: text)
         }
     }
 
-    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { HostPort(host: host, port: port).description }
 
     /// The socket address to bind; nil unless the host is an IP literal.
     package var socketAddress: SocketAddress? { SocketAddress(host: host, port: UInt16(clamping: port)) }

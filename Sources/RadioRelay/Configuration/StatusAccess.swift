@@ -66,13 +66,8 @@ package struct StatusAccess: Sendable, Equatable {
 
     /// Whether a `Host` value (`name`, `name:port`, `[v6]:port`, an IP literal) names this server.
     func allowsHost(_ value: String) -> Bool {
-        var host = Substring(value)
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { return false }
-            host = host[host.index(after: host.startIndex)..<close]
-            return Self.isAddress(String(host), family: AF_INET6)
-        }
-        if let colon = host.lastIndex(of: ":") { host = host[..<colon] }
+        guard let (host, _) = HostPort.split(Substring(value)) else { return false }
+        if value.hasPrefix("[") { return Self.isAddress(String(host), family: AF_INET6) }
         let name = host.lowercased()
         if name.hasSuffix(".") { return allowsHost(String(name.dropLast())) && !name.hasSuffix("..") }
         if Self.isAddress(name, family: AF_INET) { return true }

@@ -128,7 +128,7 @@ enum Values {
     static func rendition(_ text: String, of station: StationConfiguration) -> RenditionConfiguration? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3 || (parts.count == 4 && parts[3] == "mono"), StationNames.isValid(parts[0]),
-            let port = Units.integer(parts[1], in: 1...65535), let bitrate = bitrate(parts[2])
+            let port = Port.parse(parts[1]), let bitrate = bitrate(parts[2])
         else { return nil }
         var rendition = RenditionConfiguration(name: parts[0])
         rendition.encoder = station.encoder

@@ -64,8 +64,8 @@ public struct BroadcasterConfiguration: Sendable, Equatable {
     public static let listenerLimitRange = 0...1_000_000
 
     public func validate() throws {
-        guard (0...65535).contains(port) else {
-            throw ConfigurationError("port \(port) is out of range 1-65535 (0: any free port)")
+        guard Port.rangeOrAnyFree.contains(port) else {
+            throw ConfigurationError("port \(port) is out of range \(Port.accepts) (0: any free port)")
         }
         guard Self.burstRange.contains(burst) else {
             throw ConfigurationError("burst \(burst) s: use 0 to 60 seconds")

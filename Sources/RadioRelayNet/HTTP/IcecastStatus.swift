@@ -98,11 +98,9 @@ package enum IcecastStatus {
 
     /// `host:port` → `host`; `[::1]:8000` → `::1`.
     static func hostName(_ host: String) -> String {
-        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
-            return String(host[host.index(after: host.startIndex)..<close])
-        }
-        if host.filter({ $0 == ":" }).count == 1, let colon = host.firstIndex(of: ":") { return String(host[..<colon]) }
-        return host
+        // An IPv6 literal without brackets has no port to strip.
+        guard host.hasPrefix("[") || host.filter({ $0 == ":" }).count <= 1 else { return host }
+        return HostPort.split(Substring(host)).map { String($0.host) } ?? host
     }
 
     /// `Wed, 02 Dec 2026 14:17:14 +0000`, as Icecast writes its dates.

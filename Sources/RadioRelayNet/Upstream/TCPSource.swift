@@ -26,12 +26,8 @@ package final class TCPSource {
         guard url.lowercased().hasPrefix("tcp://") else { return nil }
         var rest = Substring(url.dropFirst(6))
         if rest.hasSuffix("/") { rest = rest.dropLast() }
-        guard let colon = rest.lastIndex(of: ":"), let port = UInt16(rest[rest.index(after: colon)...]), port > 0
-        else { return nil }
-        var host = rest[..<colon]
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = host.dropFirst().dropLast() }
-        guard !host.isEmpty, !host.contains("/"), !host.contains("@") else { return nil }
-        return (String(host), port)
+        guard let parsed = HostPort(parsing: rest) else { return nil }
+        return (parsed.host, UInt16(clamping: parsed.port))
     }
 
     package init(url: String, connectTimeout: Int, chunkSize: Int, peerTimeout: PeerTimeout? = nil)

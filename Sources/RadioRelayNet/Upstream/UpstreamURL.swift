@@ -42,7 +42,7 @@ public enum UpstreamURL: Equatable, Sendable {
         }
         if lower.hasPrefix("tcp://") {
             guard TCPSource.endpoint(url) != nil else {
-                throw DownloadError(.badURL, url: url, "a tcp: upstream is tcp://HOST:PORT (port 1 to 65535)")
+                throw DownloadError(.badURL, url: url, "a tcp: upstream is tcp://HOST:PORT (port \(Port.accepts))")
             }
             return .tcp
         }
