@@ -59,6 +59,12 @@ import Testing
             #expect(plan.server.first?.rule == option.reload, "\(option.key)")
             #expect(plan.keep == ["a"], "\(option.key): the station is not touched")
             #expect(!(plan.server.first?.new.contains("0123456789abcdef") ?? true))
+            // What applies in place is applied by the option's own entry: the running value becomes the new one.
+            guard case .server(_, let differs, _, let adopt)? = option.target else { continue }
+            var applied = running.server
+            adopt(&applied, new.server)
+            #expect(!differs(applied, new.server), "\(option.key): adopt leaves the value as it ran")
+            #expect(OptionSpecification.serverOption(key: option.key)?.name == option.name)
         }
         var changed = running
         changed.server.networkThreads = 4

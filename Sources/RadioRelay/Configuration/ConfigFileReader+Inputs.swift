@@ -5,8 +5,9 @@ import RadioRelaySystem
 /// `[input STATION/NAME]`: one more input of a station in the file, after its `upstream` values in priority, read
 /// over the station's own settings (so a key it leaves out — its pace, its timeouts, its title — is the station's).
 extension ConfigFileReader {
-    /// The keys an input takes: its URL (required), its title, and how it is read.
-    static let inputKeys: Set = ["upstream", "title", "pace", "connect_timeout", "stall_timeout"]
+    /// The options an input takes (the table's with an `input` field): its URL (required), its title, and how it is
+    /// read.
+    static var inputOptions: [OptionSpecification] { OptionSpecification.stationSettings.filter { $0.input != nil } }
 
     /// Adds station `station`'s input sections to `station.namedInputs`, in the file's order, then checks the whole
     /// list: at least one input, all of one kind (the line of the first that differs). Returns whether all was good.
@@ -16,7 +17,7 @@ extension ConfigFileReader {
     ) -> Bool {
         var clean = true
         var inputLines = stationSection.entries.filter { $0.key == "upstream" }.map(\.line)
-        let options = OptionSpecification.stationSettings.filter { Self.inputKeys.contains($0.key) }
+        let options = Self.inputOptions
         var firstLines: [String: Int] = [:]
         var hadInputSection = false
         for section in lines.sections {
@@ -48,11 +49,8 @@ extension ConfigFileReader {
                 clean = false
             }
             var input = InputConfiguration(name: name, upstream: url)
-            input.title = settings.title
+            for option in options { option.input?(settings, &input) }
             input.titleIsOwn = seen["title"] != nil
-            input.paced = settings.paced
-            input.connectTimeout = settings.connectTimeout
-            input.stallTimeout = settings.stallTimeout
             station.namedInputs.append(input)
             inputLines.append(seen["upstream"] ?? section.line)
         }

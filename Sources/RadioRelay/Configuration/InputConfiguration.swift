@@ -9,8 +9,11 @@ public struct InputConfiguration: Sendable, Equatable {
     /// Its name in status, metrics, logs and the force command: its position (`1`, `2`, …) for an `upstream` value,
     /// the section's name for an `[input]` section.
     public var name: String
-    /// An http(s) URL (ICY or not), `tcp://` (another relay's Ogg Opus), a file: URL or a path.
+    /// An http(s) URL (ICY or not), `tcp://` (another relay's Ogg Opus), a file: URL or a path; empty for the live
+    /// source's input, which has none.
     public var upstream: String
+    /// The live source's input (`source_password`): a kind of its own, fed by the source client that connects.
+    public private(set) var isLive = false
     /// The title shown while it plays when it gives none of its own (no ICY title, a file without an ID3 title, a
     /// live source that sends none).
     public var title: String?
@@ -30,7 +33,8 @@ public struct InputConfiguration: Sendable, Equatable {
 
     /// The live source's input (`source_password`): fed by the source client that connects, never connected to.
     public static func live(timeout: Int, title: String? = nil) -> InputConfiguration {
-        var input = InputConfiguration(name: liveName, upstream: liveUpstream)
+        var input = InputConfiguration(name: liveName, upstream: "")
+        input.isLive = true
         input.title = title
         input.stallTimeout = timeout
         input.connectTimeout = timeout
@@ -39,9 +43,6 @@ public struct InputConfiguration: Sendable, Equatable {
     }
 
     public static let liveName = "live"
-    static let liveUpstream = "live:"
-    /// The live source's input.
-    public var isLive: Bool { upstream == Self.liveUpstream }
 
     /// A file (played at real time, looped).
     public var isFile: Bool { !isLive && (try? UpstreamURL.classify(upstream)) == .file }

@@ -12,7 +12,7 @@ extension OptionSpecification {
             summary: "http(s) Icecast/SHOUTcast MP3 stream or a file; repeat it for backups (default: demo)",
             accepts: "an http(s) URL, a file: URL or a path",
             setting: station({ $0 }, { $0.upstreams.append($1) }), acceptsCredential: true, isRepeatable: true,
-            reload: .inPlace),
+            reload: .inPlace, input: { settings, input in input.upstream = settings.upstreams.last ?? input.upstream }),
         port,
         bind,
         .init(
@@ -88,7 +88,8 @@ extension OptionSpecification {
         .init(
             name: "pace", placeholder: "auto|yes|no",
             summary: "read the upstream at real time, nothing dropped (auto: files and responses with a length)",
-            accepts: "auto, yes or no", setting: station(Values.pace, { $0.paced = $1 }), reload: .inPlace),
+            accepts: "auto, yes or no", setting: station(Values.pace, { $0.paced = $1 }), reload: .inPlace,
+            input: { settings, input in input.paced = settings.paced }),
         .init(
             name: "reconnect-max", placeholder: "SECONDS",
             summary: "longest wait between upstream reconnects; the waits grow from 1 s up to it (default 30)",
@@ -100,13 +101,13 @@ extension OptionSpecification {
             summary: "the longest an upstream connection may take (default 10)",
             accepts: "\(Values.text(StationConfiguration.timeoutRange)) seconds",
             setting: station(Values.integer(StationConfiguration.timeoutRange), { $0.connectTimeout = $1 }),
-            reload: .inPlace),
+            reload: .inPlace, input: { settings, input in input.connectTimeout = settings.connectTimeout }),
         .init(
             name: "stall-timeout", placeholder: "SECONDS",
             summary: "seconds without a byte before an upstream counts as failed (default 10)",
             accepts: "\(Values.text(StationConfiguration.timeoutRange)) seconds",
             setting: station(Values.integer(StationConfiguration.timeoutRange), { $0.stallTimeout = $1 }),
-            reload: .inPlace),
+            reload: .inPlace, input: { settings, input in input.stallTimeout = settings.stallTimeout }),
         .init(
             name: "peer-timeout", placeholder: "SECONDS",
             summary: "seconds any connection may go on with a peer that stopped answering (default 20)",
@@ -157,7 +158,7 @@ extension OptionSpecification {
             name: "title", placeholder: "TEXT",
             summary: "the title shown while an input without titles of its own plays",
             accepts: "one line of 1 to 256 printable characters", setting: station(Values.line, { $0.title = $1 }),
-            reload: .inPlace),
+            reload: .inPlace, input: { settings, input in input.title = settings.title }),
         .init(
             name: "chain-titles", placeholder: "yes|no",
             summary: "start a chained Ogg link at each new ICY title (default no: players mishandle chaining)",

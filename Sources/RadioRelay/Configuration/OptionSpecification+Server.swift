@@ -17,7 +17,8 @@ extension OptionSpecification {
                 guard let parsed = read(text) else { return false }
                 store(&settings, parsed)
                 return true
-            }, differs: { value($0) != value($1) }, shown: { shown(value($0)) })
+            }, differs: { value($0) != value($1) }, shown: { shown(value($0)) },
+            adopt: { running, new in store(&running, value(new)) })
     }
 
     static let status = OptionSpecification(
@@ -119,4 +120,7 @@ extension OptionSpecification {
 
     /// The keys a config file has that are no flag of `serve`.
     static var fileOnly: [OptionSpecification] { serverOptions.filter { !$0.isFlag } }
+
+    /// The server option whose config-file key is `key`.
+    static func serverOption(key: String) -> OptionSpecification? { serverOptions.first { $0.key == key } }
 }

@@ -18,10 +18,12 @@ struct OptionSpecification: Sendable {
         /// `isServerDefault`).
         case station(StationSetting)
         /// The server's: a `[server]` key, and a `serve` flag when `isFlag`. `differs` compares two settings' values,
-        /// `shown` is the value as a log line quotes it (no secret).
+        /// `shown` is the value as a log line quotes it (no secret), `adopt` copies the value of the second settings
+        /// into the first (a reload that applies the key in place).
         case server(
             ServerSetting, differs: @Sendable (ServerSettings, ServerSettings) -> Bool,
-            shown: @Sendable (ServerSettings) -> String)
+            shown: @Sendable (ServerSettings) -> String, adopt: @Sendable (inout ServerSettings, ServerSettings) -> Void
+        )
     }
 
     /// Without the dashes: "port".
@@ -51,13 +53,18 @@ struct OptionSpecification: Sendable {
     let refusal: (@Sendable (String) -> String?)?
     /// The value as messages quote it: a push URL without its password.
     let quoted: @Sendable (String) -> String
+    /// For a key an `[input STATION/NAME]` section takes: what it sets on the input, from the settings the section
+    /// was read into (the station's, with the section's keys over them); nil for the keys an input does not take.
+    let input: InputField?
+    typealias InputField = @Sendable (StationConfiguration, inout InputConfiguration) -> Void
 
     init(
         name: String, placeholder: String, summary: String, accepts: String, setting: StationSetting? = nil,
         target: Target? = nil, isFlag: Bool = true, acceptsCredential: Bool = false, isServerDefault: Bool = false,
         isRepeatable: Bool = false, reload: ReloadRule? = nil, refusal: (@Sendable (String) -> String?)? = nil,
-        quoted: @escaping @Sendable (String) -> String = Redaction.text
+        quoted: @escaping @Sendable (String) -> String = Redaction.text, input: InputField? = nil
     ) {
+        self.input = input
         self.name = name
         self.placeholder = placeholder
         self.summary = summary
@@ -80,7 +87,7 @@ struct OptionSpecification: Sendable {
 
     /// How it sets the server's settings, if it is a server setting.
     var serverSetting: ServerSetting? {
-        if case .server(let setting, _, _) = target { return setting }
+        if case .server(let setting, _, _, _) = target { return setting }
         return nil
     }
 

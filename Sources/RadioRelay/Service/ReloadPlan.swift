@@ -36,7 +36,7 @@ package struct ReloadPlan: Equatable, Sendable {
     ) {
         self.init(running: running.stations, new: new.stations, fits: fits)
         for option in OptionSpecification.serverOptions {
-            guard case .server(_, let differs, let shown) = option.target, differs(running.server, new.server) else {
+            guard case .server(_, let differs, let shown, _) = option.target, differs(running.server, new.server) else {
                 continue
             }
             server.append(

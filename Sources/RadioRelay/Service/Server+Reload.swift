@@ -55,29 +55,19 @@ extension Server {
     /// that take a restart of the process are logged by name and keep their running value.
     private func applyServerChanges(_ plan: ReloadPlan, new: ServerSettings) {
         var running = configuration.server
-        for change in plan.server {
-            guard change.rule == .inPlace else { continue }
-            switch change.key {
-            case OptionSpecification.logLevel.key:
-                running.logLevel = new.logLevel
-            case OptionSpecification.httpProxyProtocol.key:
-                running.httpProxyProtocol = new.httpProxyProtocol
-                http?.setProxyProtocol(new.httpProxyProtocol)
-            case OptionSpecification.httpProxyFrom.key:
-                running.httpProxyFrom = new.httpProxyFrom
-                http?.setTrustedProxies(new.httpProxyFrom ?? .loopback)
-            case OptionSpecification.publicURL.key:
-                running.publicURL = new.publicURL
-                http?.setPublicURL(new.publicURL)
-            case OptionSpecification.statusToken.key, OptionSpecification.statusHosts.key:
-                running.statusAccess = new.statusAccess
-                status?.setAccess(new.statusAccess)
-            default:
-                Log.error("reload: [server] \(change.key) has no in-place rule carried out; it stays as it runs")
+        for change in plan.server where change.rule == .inPlace {
+            // The option's own entry copies its value (`ReloadRuleTests`: every in-place key has one).
+            guard case .server(_, _, _, let adopt)? = OptionSpecification.serverOption(key: change.key)?.target else {
                 continue
             }
+            adopt(&running, new)
             Log.notice("reload: [server] \(change.key) = \(change.new) (was \(change.running)), in place")
         }
+        // What runs takes the settings now in force (each setter replaces a value: the same one again is no change).
+        http?.setProxyProtocol(running.httpProxyProtocol)
+        http?.setTrustedProxies(running.httpProxyFrom ?? .loopback)
+        http?.setPublicURL(running.publicURL)
+        status?.setAccess(running.statusAccess)
         for line in plan.processRestarts { Log.warning(line) }
         Log.threshold = logLevelOverride ?? running.logLevel
         running.stationDefaults = new.stationDefaults
@@ -86,7 +76,7 @@ extension Server {
 
     /// The services a new station runs with: the server's loops, listener places and access log.
     private var services: ListenerServices {
-        ListenerServices(pool: pool, budget: budget, accessLog: accessLog)
+        ListenerServices(pool: pool, budget: budget, accessLog: accessLog, admission: admission)
     }
 
     /// A new station; one that cannot start (its port taken) is logged and left out. Returns whether it runs.

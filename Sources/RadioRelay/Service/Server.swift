@@ -25,6 +25,9 @@ package final class Server {
     package let accessLog: AccessLog
     /// The listener places all its outputs share.
     package let budget: ListenerBudget
+    /// The one admission point of every output and the front end, with its roster (`/status.json`'s listeners):
+    /// stations a reload starts get the same.
+    package let admission = ListenerAdmission()
     /// The stations running now (a reload adds, replaces and removes some), a service of the group. Set from the
     /// calling thread only.
     package internal(set) var stations: [Station] {
@@ -77,7 +80,7 @@ package final class Server {
         let assignment = try SocketActivation.assign(
             passed, to: configuration.stations.flatMap(SocketActivation.listeners(of:)),
             status: settings.status.map { ($0.host, $0.port) }, http: settings.http.map { ($0.host, $0.port) })
-        let services = ListenerServices(pool: pool, budget: budget, accessLog: accessLog)
+        let services = ListenerServices(pool: pool, budget: budget, accessLog: accessLog, admission: admission)
         var stations: [Station] = []
         for station in configuration.stations {
             stations.append(
