@@ -128,13 +128,15 @@ package final class ListenerAdmission: Sendable {
 
     /// Decides; on `.admit` the listener has its places and an entry in the roster, whose ID it carries until it
     /// leaves (`leave`).
+    /// - Parameter place: the station and mount as the caller keeps them (an output's, shared by its listeners);
+    ///   nil: made from the ask.
     package func admit<Places: ListenerPlaces>(
-        _ ask: AdmissionAsk, places: inout Places, now: Double
+        _ ask: AdmissionAsk, places: inout Places, now: Double, at place: ListenerMount? = nil
     ) -> (AdmissionDecision, ListenerEntry?) {
         let decision = policy.decide(ask, places: &places)
         guard decision == .admit else { return (decision, nil) }
         let entry = ListenerEntry(
-            id: .next(), kind: ask.kind, station: ask.station, mount: ask.mount,
+            id: .next(), kind: ask.kind, place: place ?? ListenerMount(station: ask.station, mount: ask.mount),
             address: Self.shownAddress(ask.client), userAgent: ask.request?.userAgent, connectedAt: now)
         roster.add(entry)
         return (decision, entry)

@@ -35,6 +35,8 @@ package final class Broadcaster: Sendable {
     /// the listener list name for its listeners, raw ones too.
     package let station: String
     package let mount: String
+    /// The two as its listeners' roster entries share them.
+    package let listenerMount: ListenerMount
     /// The loops that serve it, and whether they are its own (started and stopped with it).
     package let pool: NetworkPool
     private let ownsPool: Bool
@@ -74,6 +76,7 @@ package final class Broadcaster: Sendable {
         admission = services.admission
         self.station = station ?? name
         self.mount = mount ?? "/\(name)"
+        listenerMount = ListenerMount(station: self.station, mount: self.mount)
         // An adopted socket is owned from here on, closed even when the configuration is refused.
         let adopted = adoptedSocket.map { FileDescriptor(owning: $0) }
         try configuration.validate()

@@ -42,7 +42,8 @@ extension NetworkLoop {
         let ask = AdmissionAsk(
             station: broadcaster.station, mount: broadcaster.mount, kind: kind, client: peer, request: request)
         var places = StationPlaces(loop: self, key: HostKey(peer), peer: peer)
-        let (decision, admitted) = broadcaster.admission.admit(ask, places: &places, now: now)
+        let (decision, admitted) = broadcaster.admission.admit(
+            ask, places: &places, now: now, at: broadcaster.listenerMount)
         guard let entry = admitted else {
             host.member.assigned.subtract(1, ordering: .relaxed)
             counters.rejected.add(1, ordering: .relaxed)
