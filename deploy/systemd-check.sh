@@ -1048,9 +1048,9 @@ check_access_log() {
         sleep 0.1
     done
     owner=$(cx 5 stat -L -c '%U %a' "$path" 2>/dev/null)
-    local n=$(grep -c ' "-" 200 ' <<<"$lines")
+    local n=$(grep -c ' "TCP /[^"]*" 200 ' <<<"$lines")
     ((n >= 2)) || why+="$path has $n raw listeners' lines (2 expected); "
-    grep -qvE '^[0-9a-f.:]+ - - \[[0-9]{2}/[A-Z][a-z]{2}/[0-9]{4}:[0-9:]{8} \+0000\] "[^"]*" [0-9]{3} [0-9]+ "[^"]*" "[^"]*" [0-9]+$' <<<"$lines" &&
+    grep -qvE '^[0-9a-f.:]+ [0-9a-f]{8}-[1-9][0-9]* - \[[0-9]{2}/[A-Z][a-z]{2}/[0-9]{4}:[0-9:]{8} \+0000\] "[^"]*" [0-9]{3} [0-9]+ "[^"]*" "[^"]*" [0-9]+$' <<<"$lines" &&
         why+="a line is not in the combined format; "
     local figures="$path ($(cx 5 readlink -f "$path" 2>/dev/null), owner and mode $owner): $n lines, the first: $(head -n 1 <<<"$lines")"
     if [[ -z $why ]]; then pass access-log "$figures"; else fail access-log "${why}$figures"; fi
@@ -1077,7 +1077,7 @@ check_logrotate() {
         sleep 0.1
     done
     local moved=$(cx 5 grep -c . "$log.1" 2>/dev/null) owner=$(cx 5 stat -L -c '%U %a' "$log" 2>/dev/null)
-    (($(grep -c ' "-" 200 ' <<<"$fresh") == 1)) || why+="the new $log has not the next listener's one line; "
+    (($(grep -c ' "TCP /[^"]*" 200 ' <<<"$fresh") == 1)) || why+="the new $log has not the next listener's one line; "
     [[ $moved == "$old" ]] || why+="$log.1 has ${moved:-no} lines, the log had $old before; "
     local figures="logrotate -d $conf: exit $status; logrotate -f then its postrotate reload: $log.1 with $moved lines (was $old), a new $log (owner and mode $owner) with the next listener's line: $(head -n 1 <<<"$fresh")"
     if [[ -z $why ]]; then pass logrotate "$figures"; else fail logrotate "${why}$figures"; fi
