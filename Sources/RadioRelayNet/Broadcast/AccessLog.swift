@@ -34,6 +34,16 @@ package struct AccessRecord: Sendable, Equatable {
     }
 }
 
+extension AccessRecord {
+    /// The line of an admitted listener that leaves now (wall clock): its address, ID and mount as its roster entry
+    /// has them.
+    package init(leaving entry: ListenerEntry, request: ListenerRequest?, bytes: Int, seconds: Double) {
+        self.init(
+            host: entry.address, time: wallClockNow(), id: entry.id, mount: entry.mount, request: request, bytes: bytes,
+            seconds: seconds)
+    }
+}
+
 /// The access log (`access_log = FILE`): one line per listener when it leaves, in the combined format Icecast
 /// writes, so that log analysers read it as they read Icecast's:
 ///

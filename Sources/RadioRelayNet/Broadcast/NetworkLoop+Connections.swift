@@ -215,8 +215,7 @@ extension NetworkLoop {
         if let accessLog = broadcaster.accessLog, accessLog.isOpen {
             accessLog.write(
                 AccessRecord(
-                    host: listener.entry.address, time: wallClockNow(), id: listener.entry.id,
-                    mount: listener.entry.mount, request: listener.request,
+                    leaving: listener.entry, request: listener.request,
                     bytes: listener.bytesSent - listener.responseHeadSent, seconds: now - listener.connectedAt))
         }
         if quiet { return }

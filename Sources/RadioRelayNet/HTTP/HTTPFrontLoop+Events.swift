@@ -97,8 +97,7 @@ extension HTTPFrontLoop {
         let now = monotonicNow()
         connection.accessLog?.write(
             AccessRecord(
-                host: entry.address, time: wallClockNow(), id: entry.id, mount: entry.mount,
-                request: connection.request, bytes: entry.bytes.load(ordering: .relaxed),
+                leaving: entry, request: connection.request, bytes: entry.bytes.load(ordering: .relaxed),
                 seconds: now - entry.connectedAt))
         if Log.isEnabled(.info) {
             http.loop.logLimited(

@@ -62,8 +62,8 @@ extension HTTPFrontLoop {
         let seconds = max(0, session.lastSeen - entry.connectedAt)
         broadcaster.accessLog?.write(
             AccessRecord(
-                host: entry.address, time: wallClockNow(), id: entry.id, mount: entry.mount, request: session.request,
-                bytes: entry.bytes.load(ordering: .relaxed), seconds: seconds))
+                leaving: entry, request: session.request, bytes: entry.bytes.load(ordering: .relaxed), seconds: seconds)
+        )
         if Log.isEnabled(.info) {
             http.loop.logLimited(
                 .left, .info, now: monotonicNow(),
