@@ -100,7 +100,8 @@ extension RealTimeTests {
             _ = raw.read(for: 0.5)
             _ = http.read(for: 0.5)
             _ = events.read(for: 0.2)
-            let snapshot = StatusSnapshot(stations: [rig.station], uptime: 1, alive: [true], loops: [])
+            var snapshot = StatusSnapshot(stations: [rig.station], uptime: 1, alive: [true], loops: [])
+            snapshot.list(rig.admission.roster)
             let listed = snapshot.listeners
             #expect(snapshot.listenersTotal == 4)
             #expect(Set(listed.map(\.kind)) == [.tcp, .http, .hls, .events])

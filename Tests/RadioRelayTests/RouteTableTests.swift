@@ -124,5 +124,12 @@ import Testing
         #expect(status(action("PUT", "/status.json")) == 405 && status(action("DELETE", "/nope")) == 405)
         #expect(status(action("GET", "/nope")) == 404 && status(action("GET", "/health")) == 200)
         #expect(status(action("POST", "/stations/main/force/")) == 405, "not a command: a POST to a report's place")
+        // Only /status.json reads the listener list (a balancer's /health and a scrape of /metrics do not).
+        for (path, lists) in [("/status.json", 1), ("/health", 0), ("/metrics", 0), ("/", 0)] {
+            var listed = 0
+            let request = HTTPRequestHead.Request(method: "GET", path: path, version: "HTTP/1.1")
+            _ = StatusRouter.route(.request(request), snapshot: { StatusSnapshot() }, listing: { _ in listed += 1 })
+            #expect(listed == lists, "\(path)")
+        }
     }
 }

@@ -89,10 +89,12 @@ package final class Server {
                     renditionSockets: assignment.renditions(of: station), onUnexpectedExit: onUnexpectedExit))
         }
         stationServices = StationServices(stations)
+        let roster = admission.roster
         status = try settings.status.map {
             try StatusServer(
                 address: try Self.socketAddress($0, "status"), stations: stations, limits: statusLimits,
                 adoptedSocket: assignment.status, access: settings.statusAccess, budget: budget,
+                roster: roster,
                 onUnexpectedExit: onUnexpectedExit)
         }
         http = try settings.http.map {

@@ -42,6 +42,7 @@ final class StationStatusResponder: StatusResponder {
     func answer(_ head: HTTPRequestHead.Result) -> StatusAnswer {
         StatusRouter.answer(
             head, access: server.access, snapshot: { server.snapshot(alive: alive, now: monotonicNow()) },
+            listing: { snapshot in server.roster.map { snapshot.list($0) } },
             dispatch: { Self.dispatch($0, to: server.stations) }
         ).bytes
     }

@@ -58,9 +58,10 @@ enum StatusRouter {
     /// The answer to `head`, with commands carried out by `dispatch` (the responder's: a ticket, or why not).
     static func answer(
         _ head: HTTPRequestHead.Result, access: StatusAccess = StatusAccess(), snapshot: () -> StatusSnapshot,
+        listing: (inout StatusSnapshot) -> Void = { _ in },
         dispatch: (StationRequest) -> Result<CommandTicket, ConfigurationError>
     ) -> Answer {
-        switch route(head, access: access, snapshot: snapshot) {
+        switch route(head, access: access, snapshot: snapshot, listing: listing) {
         case .respond(let response):
             return .now(response)
         case .command(let wanted):
@@ -89,8 +90,12 @@ enum StatusRouter {
     /// web page out too).
     struct Route: Sendable {
         enum Kind: Sendable {
+            /// `answer` gets the snapshot, and what adds the listener list to one (only `/status.json` lists).
             case report(
-                path: String, answer: @Sendable (HTTPRequestHead.Request, () -> StatusSnapshot) -> HTTPResponse)
+                path: String,
+                answer:
+                    @Sendable (HTTPRequestHead.Request, () -> StatusSnapshot, (inout StatusSnapshot) -> Void) ->
+                    HTTPResponse)
             case command(@Sendable (HTTPRequestHead.Request) -> StationRequest?)
         }
 
@@ -113,23 +118,25 @@ enum StatusRouter {
     static let routes: [Route] = [
         Route(
             name: "status", methods: ["GET", "HEAD"],
-            kind: .report(path: "/status.json") { _, snapshot in
-                HTTPResponse(status: 200, contentType: "application/json", body: StatusReport.json(snapshot()))
+            kind: .report(path: "/status.json") { _, snapshot, listing in
+                var current = snapshot()
+                listing(&current)
+                return HTTPResponse(status: 200, contentType: "application/json", body: StatusReport.json(current))
             }),
         Route(
             name: "metrics", methods: ["GET", "HEAD"],
-            kind: .report(path: "/metrics") { _, snapshot in
+            kind: .report(path: "/metrics") { _, snapshot, _ in
                 HTTPResponse(status: 200, contentType: MetricsReport.contentType, body: MetricsReport.text(snapshot()))
             }),
         Route(
             name: "health", methods: ["GET", "HEAD"],
-            kind: .report(path: "/health") { _, snapshot in
+            kind: .report(path: "/health") { _, snapshot, _ in
                 let current = snapshot()
                 return .text(current.isHealthy ? 200 : 503, StatusReport.health(current))
             }),
         Route(
             name: "index", methods: ["GET", "HEAD"],
-            kind: .report(path: "/") { _, _ in
+            kind: .report(path: "/") { _, _, _ in
                 .text(200, "radio-relay \(RadioRelayVersion.string)\n" + paths.joined(separator: "\n") + "\n")
             }),
         Route(
@@ -150,8 +157,11 @@ enum StatusRouter {
             kind: .command { $0.path == "/admin/killsource" ? stationRequest($0.path, query: $0.query) : nil }),
     ]
 
+    /// - Parameter listing: adds the listener list to a snapshot (`/status.json` only: the list is read and sorted
+    ///   for no other report).
     static func route(
-        _ head: HTTPRequestHead.Result, access: StatusAccess = StatusAccess(), snapshot: () -> StatusSnapshot
+        _ head: HTTPRequestHead.Result, access: StatusAccess = StatusAccess(), snapshot: () -> StatusSnapshot,
+        listing: (inout StatusSnapshot) -> Void = { _ in }
     ) -> Action {
         let request: HTTPRequestHead.Request
         switch head.opening(HTTPResponse.text) {
@@ -170,7 +180,7 @@ enum StatusRouter {
             switch route.kind {
             case .report(_, let answer):
                 if let refusal = refusal(request, access: access) { return .respond(refusal) }
-                var response = answer(request, snapshot)
+                var response = answer(request, snapshot, listing)
                 response.omitsBody = request.method == "HEAD"
                 return .respond(response)
             case .command:

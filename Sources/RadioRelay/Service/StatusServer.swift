@@ -50,11 +50,14 @@ package final class StatusServer: Service {
     private let otherLoops: LockedBox<[(String, LoopActivity)]> = LockedBox([])
     /// The process's listener places, reported as their use and limit.
     let budget: ListenerBudget?
+    /// The admitted listeners `/status.json` lists (the server's one roster); nil: none listed.
+    let roster: ListenerRoster?
 
     /// Binds and listens on `address` now (or adopts `adoptedSocket`, already listening); `start()` begins serving.
     package init(
         address: SocketAddress, stations: [Station], limits: Limits = Limits(), startedAt: Double = monotonicNow(),
         adoptedSocket: Int32? = nil, access: StatusAccess = StatusAccess(), budget: ListenerBudget? = nil,
+        roster: ListenerRoster? = nil,
         onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
     ) throws {
         guard limits.headerTimeout.isFinite, limits.headerTimeout > 0, limits.maxRequestBytes >= 256,
@@ -69,6 +72,7 @@ package final class StatusServer: Service {
         self.limits = limits
         self.startedAt = startedAt
         self.budget = budget
+        self.roster = roster
     }
 
     /// The stations after a reload.

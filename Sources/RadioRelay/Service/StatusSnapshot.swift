@@ -46,13 +46,14 @@ package struct StatusSnapshot: Sendable, Equatable {
         self.budget = budget.map {
             BudgetStatus(used: $0.open.load(ordering: .relaxed), limit: $0.limit.load(ordering: .relaxed))
         }
-        // Every station of a server shares one admission point and its roster.
-        if let roster = stations.first?.services.admission.roster {
-            let (entries, total) = roster.list(limit: Self.listedListeners)
-            let now = monotonicNow()
-            listeners = entries.map { ListenerStatus($0, now: now) }
-            listenersTotal = total
-        }
+    }
+
+    /// The admitted listeners of `roster` (the first `listedListeners` by ID), into `listeners` and
+    /// `listenersTotal`: what `/status.json` adds to the figures the other reports share.
+    package mutating func list(_ roster: ListenerRoster, now: Double = monotonicNow()) {
+        let (entries, total) = roster.list(limit: Self.listedListeners)
+        listeners = entries.map { ListenerStatus($0, now: now) }
+        listenersTotal = total
     }
 
     /// True when every station's threads are alive (the `/health` answer).
