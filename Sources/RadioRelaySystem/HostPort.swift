@@ -38,22 +38,26 @@ package struct HostPort: Sendable, Equatable, CustomStringConvertible {
     /// The host and what follows its `:` (nil: no port was written), for an authority whose port may be left out
     /// (`HOST`, `[V6]`); nil when it is not an authority at all.
     package static func split(_ text: Substring) -> (host: Substring, port: Substring?)? {
+        // By bytes, not Characters: a `:` or `]` followed by a combining mark is one Character, and must still count.
+        let bytes = text.utf8
         var host = text
         var port: Substring?
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { return nil }
-            host = text[text.index(after: text.startIndex)..<close]
-            let after = text[text.index(after: close)...]
-            if after.hasPrefix(":") {
-                port = after.dropFirst()
+        if bytes.first == UInt8(ascii: "[") {
+            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            host = text[bytes.index(after: bytes.startIndex)..<close]
+            let after = text[bytes.index(after: close)...]
+            if after.utf8.first == UInt8(ascii: ":") {
+                port = after[after.utf8.index(after: after.utf8.startIndex)...]
             } else if !after.isEmpty {
                 return nil
             }
-        } else if let colon = text.lastIndex(of: ":") {
+        } else if let colon = bytes.lastIndex(of: UInt8(ascii: ":")) {
             host = text[..<colon]
-            port = text[text.index(after: colon)...]
+            port = text[bytes.index(after: colon)...]
         }
-        guard !host.isEmpty, !host.contains("/"), !host.contains("@") else { return nil }
+        guard !host.isEmpty, !host.utf8.contains(UInt8(ascii: "/")), !host.utf8.contains(UInt8(ascii: "@")) else {
+            return nil
+        }
         return (host, port)
     }
 

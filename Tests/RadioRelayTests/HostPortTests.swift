@@ -16,6 +16,9 @@ import Testing
             #expect(HostPort(parsing: bad) == nil, "\(bad)")
         }
         #expect(HostPort.split("[::1]")?.port == nil && HostPort.split("host")?.host == "host")
+        // A separator followed by a combining mark is still a separator (the port then is not digits: refused).
+        #expect(HostPort.split("host:\u{301}80")?.host == "host" && HostPort(parsing: "host:\u{301}80") == nil)
+        #expect(HostPort.split("[::1]\u{301}:80") == nil && HostPort.split("[\u{301}::1]:80")?.port == "80")
         #expect(Port.parse("65535") == 65535 && Port.parse("1") == 1 && Port.parse("0") == nil && Port.parse("") == nil)
         #expect(Port.range == 1...65535 && Port.rangeOrAnyFree.contains(0))
     }

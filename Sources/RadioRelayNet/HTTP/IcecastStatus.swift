@@ -99,7 +99,9 @@ package enum IcecastStatus {
     /// `host:port` → `host`; `[::1]:8000` → `::1`.
     static func hostName(_ host: String) -> String {
         // An IPv6 literal without brackets has no port to strip.
-        guard host.hasPrefix("[") || host.filter({ $0 == ":" }).count <= 1 else { return host }
+        guard host.utf8.first == UInt8(ascii: "[") || host.utf8.filter({ $0 == UInt8(ascii: ":") }).count <= 1 else {
+            return host
+        }
         return HostPort.split(Substring(host)).map { String($0.host) } ?? host
     }
 
