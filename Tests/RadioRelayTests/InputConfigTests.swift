@@ -71,7 +71,8 @@ import Testing
             """)
         let station = try #require(file.stations.first)
         #expect(station.inputs.map(\.titleIsOwn) == [false, false, true])
-        let made = station.inputs.map { StationInput($0, station: station) }
+        let chain = StageChain(StageChain.Configuration(), encoders: [])
+        let made = station.inputs.map { StationInput($0, station: station, chain: chain) }
         let (live, upstream, id) = (made[0], made[1], made[2])
         #expect(upstream.title == "Station Title" && id.title == "Station ID" && live.title == "Station Title")
         upstream.ownTitle = "ID3 Title"
@@ -82,9 +83,9 @@ import Testing
         #expect(live.title == "DJ's Song")
         var plain = station
         plain.title = nil
-        let quiet = StationInput(plain.inputs[0], station: plain)
+        let quiet = StationInput(plain.inputs[0], station: plain, chain: chain)
         #expect(quiet.title == "", "a DJ without metadata: no title, not the relayed one's")
-        quiet.liveName = "Bob's Show"
+        quiet.live?.name = "Bob's Show"
         #expect(quiet.title == "Bob's Show")
     }
 

@@ -14,7 +14,7 @@ extension Pipeline {
     /// `stall_timeout` is shorter).
     func checkAudio(_ index: Int, now: Double) {
         let input = inputs[index]
-        guard let downloader = input.downloader, input.announced, !input.configuration.isFile else { return }
+        guard let downloader = input.downloader, input.announced, input.file == nil else { return }
         if input.packets != input.connection.lastPackets {
             input.connection.audioArrived(packets: input.packets, bytes: input.bytesIn, now: now)
             return
@@ -27,7 +27,8 @@ extension Pipeline {
             reason = "stalled: no data for \(Int(timeout)) s (\(received) bytes on this connection)"
         } else {
             let type = downloader.responseHeaders["content-type"].map { ", Content-Type \(Sanitized.text($0))" } ?? ""
-            reason = "no \(codecName(input)) in \(Int(timeout)) s (\(received) bytes on this connection\(type))"
+            reason =
+                "no \(input.reading.expectedAudio) in \(Int(timeout)) s (\(received) bytes on this connection\(type))"
         }
         fail(index, DownloadError(.transfer, url: input.configuration.upstream, reason), now: now)
     }
@@ -50,7 +51,7 @@ extension Pipeline {
         let input = inputs[index]
         // A paced input whose read-ahead still holds bytes is not late: it is held back (a crossfade into it holds
         // its audio until the old input's has come), and all of it is audio held for the listeners.
-        guard input.downloader != nil, input.flowing, input.announced, !input.configuration.isFile,
+        guard input.downloader != nil, input.flowing, input.announced, input.file == nil,
             input.backlog.isEmpty, selector.inputs[index].failure == nil, input.connection.knowsCadence,
             Self.isLate(
                 sinceAudio: now - input.connection.lastAudioAt, longestGap: input.connection.longestGap(now: now),
@@ -64,17 +65,6 @@ extension Pipeline {
                 + "\(String(format: "%.1f", now - input.connection.lastAudioAt)) s: late")
     }
 
-    /// What audio an input was expected to send, for its errors: `audio` while a live source's format is not yet
-    /// recognised, else its codec's (`MPEG audio`, `Opus audio`).
-    func codecName(_ input: StationInput) -> String {
-        if input.configuration.isOggOpus { return "Opus audio" }
-        switch input.decoder?.codec {
-        case .opus?: return "Opus audio"
-        case .mpeg?: return "MPEG audio"
-        case nil: return "audio"
-        }
-    }
-
     /// How often a file input that waits unconnected has its file checked, in seconds.
     static let fileCheckInterval = 5.0
 
@@ -82,12 +72,12 @@ extension Pipeline {
     /// that cannot be read shows as failed, with why, in status, metrics and `radio-relay status`, long before the
     /// station needs it; logged once when it is found and once when it is back.
     func checkFiles(now: Double) {
-        for input in inputs where input.configuration.isFile && input.downloader == nil {
-            guard now - input.fileCheckedAt >= Self.fileCheckInterval else { continue }
-            input.fileCheckedAt = now
-            let problem = input.fileProblem
-            guard problem != input.unreadable else { continue }
-            input.unreadable = problem
+        for input in inputs where input.downloader == nil {
+            guard let file = input.file, now - file.checkedAt >= Self.fileCheckInterval else { continue }
+            file.checkedAt = now
+            let problem = file.problem
+            guard problem != file.unreadable else { continue }
+            file.unreadable = problem
             if let problem {
                 input.lastError = problem
                 Log.warning("\(configuration.name): \(describe(input)) \(problem): it cannot play when it is needed")

@@ -16,10 +16,10 @@ extension Pipeline {
     func manageConnections(now: Double) {
         if fadingOut != nil && now - outgoingAudioAt > Self.outgoingPatience {
             // The input fading out stopped delivering (it stalls): the front must not wait for it.
-            transcoder?.endOutgoing()
+            chain.endOutgoing()
             fadingOut = nil
         }
-        for (index, input) in inputs.enumerated() where !input.configuration.isLive {
+        for (index, input) in inputs.enumerated() where input.live == nil {
             let wanted = selector.shouldConnect(index, now: now)
             if input.downloader == nil {
                 if !wanted, index != selector.playing, case .retrying = input.activity {
@@ -39,11 +39,11 @@ extension Pipeline {
 
     func connect(_ index: Int, now: Double) {
         let input = inputs[index]
-        if input.passEnded {
-            input.passEnded = false
+        if let file = input.file, file.passEnded {
+            file.passEnded = false
             // The pass's last frame and the Reader's tail, before the next pass's first (no hole at the seam).
             do {
-                try input.decoder?.endPass { try route(index, $0) }
+                try endPass(index)
             } catch {
                 logLimited(.stageError, .error, "\(configuration.name): \(describe(input)): end of a pass: \(error)")
             }
@@ -51,7 +51,8 @@ extension Pipeline {
                 // An empty file, or one without audio: looping it again at once would spin.
                 fail(
                     index,
-                    DownloadError(.file, url: input.configuration.upstream, "no \(codecName(input)) in the file"),
+                    DownloadError(
+                        .file, url: input.configuration.upstream, "no \(input.reading.expectedAudio) in the file"),
                     now: now)
                 return
             }
@@ -67,11 +68,10 @@ extension Pipeline {
             input.downloader = try Downloader(url: input.configuration.upstream, options: options)
             input.connection = .init(openedAt: now, lastAudioAt: now, packets: input.packets, bytes: input.bytesIn)
             // A looping file announces itself once; a network input on every (re)connection.
-            input.announced = input.configuration.isFile && input.packets > 0
-            input.decoder?.restart(metaInterval: nil)
-            input.demuxer.reset()
-            if input.configuration.isFile {
-                input.readFileTitle()
+            input.announced = input.file != nil && input.packets > 0
+            input.reading.restart(metaInterval: nil)
+            if let file = input.file {
+                if let title = file.readTitle() { input.ownTitle = title }
                 input.set(.connected)
                 input.paced = input.configuration.isPaced
             }
@@ -99,7 +99,7 @@ extension Pipeline {
 
     func fail(_ index: Int, _ error: any Error, now: Double) {
         let input = inputs[index]
-        if input.configuration.isLive {
+        if input.live != nil {
             let unsupported = error as? UnsupportedFormat
             let reason = unsupported.map { "refused: \($0)" } ?? Redaction.text(describeEnd(error))
             return endLive(index, reason: reason, answer: unsupported.map(Self.unsupported), now: now)
@@ -116,12 +116,12 @@ extension Pipeline {
         let wait = input.reconnect.failed(now: now, random: Double.random(in: 0..<1))
         if index == fadingOut {
             // Its crossfade ends early: its last audio fades out quickly.
-            transcoder?.endOutgoing()
+            chain.endOutgoing()
             fadingOut = nil
         }
-        if index == selector.playing, let transcoder {
+        if index == selector.playing {
             // Its last audio fades out rather than stopping on a sample.
-            transcoder.fadeOut(frames: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate))
+            chain.fadeOut(frames: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate))
         }
         selector.failed(index, reason: text, now: now)
         Log.warning(
@@ -179,11 +179,11 @@ extension Pipeline {
     /// The input's stream ended. A file loops; a network stream that ends is an outage of that input.
     func ended(_ index: Int, now: Double) {
         let input = inputs[index]
-        if input.configuration.isLive { return liveClosed(index, now: now) }
+        if input.live != nil { return liveClosed(index, now: now) }
         input.downloader = nil
-        if input.configuration.isFile && configuration.loop {
+        if let file = input.file, configuration.loop {
             // Again once what was read has played out; `connect` checks that this pass had audio.
-            input.passEnded = true
+            file.passEnded = true
             input.reconnect.again()
         } else {
             fail(
@@ -196,22 +196,22 @@ extension Pipeline {
         let input = inputs[index]
         try checkFormat(input, downloader.responseHeaders["content-type"])
         let interval = try downloader.icyMetaInterval()
-        input.decoder?.restart(metaInterval: interval)
+        input.reading.restart(metaInterval: interval)
         input.set(.connected)
         let now = monotonicNow()
         if index == selector.playing { clock.connected() }
         input.connection.lastAudioAt = now
         input.reconnect.connected(now: now)
         let headers = downloader.responseHeaders
-        input.paced = input.configuration.paced ?? (input.configuration.isFile || headers["content-length"] != nil)
+        input.paced = input.configuration.paced ?? (input.file != nil || headers["content-length"] != nil)
         input.pace = (now, 0)
-        if input.paced && !input.configuration.isFile && input.configuration.paced == nil {
+        if input.paced && input.file == nil && input.configuration.paced == nil {
             let who = inputs.count == 1 ? "the upstream" : "input \(input.name)"
             Log.info("\(configuration.name): \(who) announced its length: read at real time, nothing dropped")
         }
-        guard !input.configuration.isLive else { return }  // its connection was logged when it was handed over
+        guard input.live == nil else { return }  // its connection was logged when it was handed over
         let name = headers["icy-name"].map { " \"\(Sanitized.text($0))\"" } ?? ""
-        let what = input.configuration.isFile ? "file opened" : "connected"
+        let what = input.file != nil ? "file opened" : "connected"
         Log.info(
             "\(configuration.name): \(describe(input)) \(what): \(input.configuration.shown)\(name)"
                 + (interval.map { ", ICY metadata every \($0) bytes" } ?? ""))

@@ -11,7 +11,7 @@ import RadioRelaySystem
 /// hands back to its other inputs; the input right below stayed connected meanwhile.
 extension Pipeline {
     /// The live source's input, when the station takes one (always the first).
-    var liveIndex: Int? { inputs.first?.configuration.isLive == true ? 0 : nil }
+    var liveIndex: Int? { inputs.first?.live != nil ? 0 : nil }
 
     /// Carries out what the station's desk holds: a source handed over, a title sent by the source (a kill is a
     /// command: `carryOut`).
@@ -25,10 +25,10 @@ extension Pipeline {
             return
         }
         let input = inputs[index]
-        if let reason = input.liveEnding {
+        if let reason = input.live?.ending {
             // A source that closed: its read-ahead plays out first (its last words), then the station hands back.
             guard input.backlog.isEmpty || index != selector.playing else { return }
-            input.liveEnding = nil
+            input.live?.ending = nil
             endLive(index, reason: reason, now: now)
         }
         if let source = desk.takeArrival() { attach(source, to: index, now: now) }
@@ -44,7 +44,7 @@ extension Pipeline {
             input.ownTitle = title
             if index == selector.playing {
                 do {
-                    try transcoder?.accept(.metadata(["StreamTitle": title]))
+                    try input.reading.announce(title: title, plays: true)
                 } catch {
                     logLimited(.stageError, .error, "\(configuration.name): live source title: \(error)")
                 }
@@ -64,11 +64,11 @@ extension Pipeline {
         input.downloader = Downloader(source: source)
         input.forgetConnection()
         input.connection = .init(openedAt: now, lastAudioAt: now, packets: input.packets, bytes: input.bytesIn)
-        input.decoder?.restart(metaInterval: nil)
+        input.reading.restart(metaInterval: nil)
         input.ownTitle = nil
         input.format = nil
-        input.liveLabel = source.label
-        input.liveName = source.request.info.displayName.flatMap { $0.isEmpty ? nil : $0 }
+        input.live?.label = source.label
+        input.live?.name = source.request.info.displayName.flatMap { $0.isEmpty ? nil : $0 }
         input.paced = true
         input.pace = (now, 0)
         input.set(.connecting)
@@ -82,17 +82,17 @@ extension Pipeline {
         let input = inputs[index]
         input.downloader?.source?.close()
         input.downloader = nil
-        input.liveEnding = "disconnected"
+        input.live?.ending = "disconnected"
     }
 
     /// The source ends: its connection closes (with `answer` when it may still be answered), the desk takes the
     /// next one, and the selector hands back to the other inputs.
     func endLive(_ index: Int, reason: String, answer: [UInt8]? = nil, now: Double) {
         let input = inputs[index]
-        let label = input.liveLabel
+        let label = input.live?.label ?? "live source"
         input.downloader?.source?.close(answer: answer)
         input.downloader = nil
-        input.liveEnding = nil
+        input.live?.ending = nil
         let wasPlaying = index == selector.playing
         input.forgetConnection(keepingBacklog: false)
         input.set(.waiting(reason))
@@ -100,12 +100,10 @@ extension Pipeline {
         input.format = nil
         station.desk.release()
         if index == fadingOut {
-            transcoder?.endOutgoing()
+            chain.endOutgoing()
             fadingOut = nil
         }
-        if wasPlaying, let transcoder {
-            transcoder.fadeOut(frames: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate))
-        }
+        if wasPlaying { chain.fadeOut(frames: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate)) }
         selector.failed(index, reason: reason, now: now)
         let next = inputs.indices.first { $0 != index && selector.isHealthy($0, now: now) }
         let back =

@@ -28,7 +28,7 @@ extension Pipeline {
                 shown = .waiting
                 reason = why.map { "no live source connected (the last one \($0))" } ?? "no live source connected"
             }
-            if let problem = input.unreadable, input.downloader == nil {
+            if let problem = input.file?.unreadable, input.downloader == nil {
                 shown = .failed
                 reason = problem
             }
@@ -58,43 +58,18 @@ extension Pipeline {
         case .idle, .connecting: state.upstream = .connecting
         case .waiting: state.upstream = .retrying(reason: "waiting for a live source")
         }
-        // The counters of every input's reading, those of inputs no longer listed included.
-        var packets = retired.packets
-        var decoded = retired.decoded
-        var skipped = retired.skipped
-        var errors = retired.errors
-        var readers = 0
-        for input in inputs {
-            if let decoder = input.decoder {
-                packets += decoder.parser.statistics.packets
-                skipped += decoder.parser.statistics.bytesSkipped
-                decoded += decoder.decoded.packets
-                errors += decoder.decoded.errors
-                readers += decoder.readersMade
-            } else {
-                skipped += input.demuxer.statistics.bytesSkipped
-                errors += input.demuxer.statistics.badPages + input.demuxer.statistics.droppedPackets
-            }
-        }
-        if transcoder != nil {
-            state.packets = packets
-            state.decodedPackets = decoded
-            state.readers = readers
-        }
-        state.skippedBytes = skipped
-        state.decodeErrors = errors + (relay?.statistics.streamErrors ?? 0)
+        // The counters of every input's reading, those of inputs no longer listed included (the chain adds its own:
+        // `PipelineChain.report`).
+        let counters = inputs.reduce(retired) { $0 + $1.reading.counters }
+        state.packets = counters.packets
+        state.decodedPackets = counters.decoded
+        state.readers = counters.readers
+        state.skippedBytes = counters.skippedBytes
+        state.decodeErrors = counters.errors
     }
 
     /// Counts of an input leaving the list (a reload), kept in the station's totals.
     func retire(_ input: StationInput) {
-        if let decoder = input.decoder {
-            retired.packets += decoder.parser.statistics.packets
-            retired.skipped += decoder.parser.statistics.bytesSkipped
-            retired.decoded += decoder.decoded.packets
-            retired.errors += decoder.decoded.errors
-        } else {
-            retired.skipped += input.demuxer.statistics.bytesSkipped
-            retired.errors += input.demuxer.statistics.badPages + input.demuxer.statistics.droppedPackets
-        }
+        retired = retired + input.reading.counters
     }
 }

@@ -44,27 +44,13 @@ extension Pipeline {
     /// as they were, a new rendition's Encoder (made by the station, its header pages in its ring) joins, a removed
     /// one's is dropped.
     func reshapeOutputs(_ current: [StationOutput]) {
-        guard let transcoder else {
-            outputs = current
+        let previous = outputs.filter { $0.format == .oggOpus }.map(\.label)
+        do {
+            try chain.reshape(current, previous: previous, arriving: station.takeArrivingEncoders())
+        } catch {
+            Log.error("\(configuration.name): \(error)")
             return
         }
-        let arriving = station.takeArrivingEncoders()
-        let previous = outputs.filter { $0.format == .oggOpus }.map(\.label)
-        var encoders: [Encoder] = []
-        var from: [Int?] = []
-        for output in current where output.format == .oggOpus {
-            if let index = previous.firstIndex(of: output.label), transcoder.encoders.indices.contains(index) {
-                encoders.append(transcoder.encoders[index])
-                from.append(index)
-            } else if let made = arriving[output.label] {
-                encoders.append(made)
-                from.append(nil)
-            } else {
-                Log.error("\(configuration.name): output \(output.label) has no encoder: its listeners get no audio")
-                return
-            }
-        }
-        transcoder.replaceEncoders(encoders, from: from)
         outputs = current
     }
 
@@ -81,12 +67,11 @@ extension Pipeline {
             if let found = remaining.firstIndex(where: { $0.element.configuration.upstream == configured.upstream }) {
                 let (index, input) = remaining.remove(at: found)
                 input.configuration = configured
-                input.meter = LevelMeter(
-                    thresholdDB: configuration.failover.deadAirLevel, rate: configuration.commonRate)
+                input.reading.reconfigure(configuration)
                 made.append(input)
                 previous.append(index)
             } else {
-                made.append(StationInput(configured, station: configuration))
+                made.append(StationInput(configured, station: configuration, chain: chain))
                 previous.append(nil)
             }
         }
@@ -99,7 +84,7 @@ extension Pipeline {
         if let fading = fadingOut {
             // A crossfade under way moves with its outgoing input, or ends with it.
             fadingOut = previous.firstIndex(of: fading)
-            if fadingOut == nil { transcoder?.endOutgoing() }
+            if fadingOut == nil { chain.endOutgoing() }
         }
         selector = selector.remapped(previous: previous, settings: Self.selectorSettings(configuration))
         inputs = made
@@ -111,7 +96,7 @@ extension Pipeline {
                     : "; input \(playingName) is gone: input \(playing.name) plays once it is up"))
         if !playingKept {
             // The input that played is gone: as a failure of it, the rules choose again (its audio fades out).
-            transcoder?.fadeOut(frames: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate))
+            chain.fadeOut(frames: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate))
         }
     }
 

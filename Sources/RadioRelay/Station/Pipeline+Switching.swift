@@ -42,47 +42,38 @@ extension Pipeline {
                 + "\(String(format: "%g", configuration.failover.deadAir)) s"
         default: break
         }
-        if let transcoder {
-            // The old input's waiting tail fades out, the new one's audio fades in over it; the new one's newest
-            // decoded audio (a hot standby's) goes first. An old input that still delivers (a switch up, a force, dead
-            // air) goes on fading out with its next audio for the whole crossfade: the station runs at its lead,
-            // so little of it waits.
-            let continues = from.downloader != nil && from.flowing && selector.inputs[change.from].failure == nil
-            let waiting = PCMBuffer.frames(transcoder.queuedSeconds, rate: configuration.commonRate)
-            transcoder.beginSwitch(
-                crossfade: Self.fadeFrames(configuration.failover.crossfade, rate: configuration.commonRate),
-                minimum: Self.fadeFrames(Self.shortFade, rate: configuration.commonRate),
-                outgoingContinues: continues)
-            fadingOut = continues && transcoder.takesOutgoing ? change.from : nil
-            transcoder.inputHasFrames = to.format?.codec != .opus
-            outgoingAudioAt = now
-            do {
-                if let format = to.format, format != local.format { try transcoder.accept(.format(format)) }
-                // Only as much of it as the fade needs: the rest is older than the clock wants. With the old input
-                // going on, the new one's next audio comes as the old one's does: as much as waits, and 20 ms more.
-                let fade = Self.fadeFrames(
-                    max(configuration.failover.crossfade, Self.shortFade), rate: configuration.commonRate)
-                // A live source is not an upstream to catch up with: all it sent so far plays (at most a second).
-                let wanted =
-                    to.configuration.isLive
-                    ? to.pending.frameCount
-                    : continues ? min(fade, waiting) + Self.fadeFrames(0.02, rate: configuration.commonRate) : fade
-                if to.pending.frameCount > wanted { to.pending.drop(frames: to.pending.frameCount - wanted) }
-                if to.pending.frameCount > 0 {
-                    try transcoder.accept(.pcm(to.pending.take(frames: to.pending.frameCount)))
-                }
-            } catch {
-                Log.error("\(configuration.name): switching to input \(to.name): \(error)")
-            }
-        } else if let relay {
-            // As a reconnect does: the root's head (a new link only if it cannot carry on the same one) and tags.
-            if let head = to.head { relay.accept(.head(serial: head.serial, head.head)) }
-            if let tags = to.tags { relay.accept(.tags(serial: tags.serial, comments: tags.comments)) }
+        // The old input's waiting tail fades out, the new one's audio fades in over it (a transcoding station's; an
+        // edge hands the new root's head and tags over, as a reconnect does). An old input that still delivers (a
+        // switch up, a force, dead air) goes on fading out with its next audio for the whole crossfade: the station
+        // runs at its lead, so little of it waits.
+        let continues = from.downloader != nil && from.flowing && selector.inputs[change.from].failure == nil
+        let waiting = PCMBuffer.frames(chain.queuedSeconds, rate: configuration.commonRate)
+        // Of the new one's newest kept audio (a hot standby's), only as much as the fade needs: the rest is older
+        // than the clock wants. With the old input going on, the new one's next audio comes as the old one's does:
+        // as much as waits, and 20 ms more. A live source is not an upstream to catch up with: all it sent so far
+        // plays (at most a second).
+        let fade = Self.fadeFrames(
+            max(configuration.failover.crossfade, Self.shortFade), rate: configuration.commonRate)
+        var handover = InputHandover()
+        handover.crossfade = Self.fadeFrames(configuration.failover.crossfade, rate: configuration.commonRate)
+        handover.minimum = Self.fadeFrames(Self.shortFade, rate: configuration.commonRate)
+        handover.outgoingContinues = continues
+        handover.keptFrames =
+            to.live != nil
+            ? nil : continues ? min(fade, waiting) + Self.fadeFrames(0.02, rate: configuration.commonRate) : fade
+        handover.format = to.format
+        handover.stationFormat = local.format
+        outgoingAudioAt = now
+        do {
+            try to.reading.takeOver(handover)
+        } catch {
+            Log.error("\(configuration.name): switching to input \(to.name): \(error)")
         }
+        fadingOut = continues && chain.takesOutgoing ? change.from : nil
         takeEvents()
         // The input left keeps its own pace from here if it is paced and goes on being read.
         from.pace = (now, 0)
-        from.pending.removeAll()
+        from.reading.forgetKeptAudio()
         clock.connected()
         if let title = to.title { offer(title) }
         let record = InputSwitch(
@@ -121,7 +112,7 @@ extension Pipeline {
             }
             return .done("station \(station): the force is released: the rules choose the input again")
         case .killSource:
-            guard let index = liveIndex, inputs[index].downloader != nil, inputs[index].liveEnding == nil else {
+            guard let index = liveIndex, inputs[index].downloader != nil, inputs[index].live?.ending == nil else {
                 return .refused("station \(station): no live source is on the air")
             }
             endLive(index, reason: "ended by /admin/killsource", now: now)

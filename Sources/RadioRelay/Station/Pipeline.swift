@@ -25,10 +25,9 @@ final class Pipeline {
     var local = StationState()
     /// New titles at most once a second, the newest winning.
     var titles = TitleThrottle()
+    /// The station's chain: a transcoding station's (its inputs decoded) or an edge's (Ogg Opus roots relayed). The
+    /// pipeline drives it, and its inputs' readings feed it, without knowing which.
     let chain: any PipelineChain
-    /// The chain as what it is: a transcoding station's (MP3 inputs decoded) or an edge's (Ogg Opus roots).
-    let transcoder: StageChain?
-    let relay: OpusRelayChain?
     var clock: StreamClock
     /// The inputs in priority order, and which one plays.
     var inputs: [StationInput]
@@ -40,7 +39,7 @@ final class Pipeline {
     var outgoingAudioAt = 0.0
     static let outgoingPatience = 0.25
     /// Counts of what inputs no longer listed had taken (their share of the station's counters).
-    var retired = (packets: 0, decoded: 0, skipped: 0, errors: 0)
+    var retired = ReadingCounters()
     /// Lines an upstream can cause at will (a format change per frame, a stage error per piece): one a second per
     /// kind, then a count.
     var logLimit = LogRateLimit<PipelineLogTopic>(limit: 1, window: 1)
@@ -52,14 +51,12 @@ final class Pipeline {
         outputs = station.outputs
         self.shared = state
         self.chain = chain
-        transcoder = chain as? StageChain
-        relay = chain as? OpusRelayChain
         var clockSettings = StreamClock.Settings()
         clockSettings.jitter = configuration.silenceAfter
         clockSettings.maxLead = configuration.maxLead
         clock = StreamClock(settings: clockSettings, now: monotonicNow())
         let station = station.configuration
-        inputs = station.inputs.map { StationInput($0, station: station) }
+        inputs = station.inputs.map { StationInput($0, station: station, chain: chain) }
         selector = InputSelector(inputs: station.inputs.count, settings: Self.selectorSettings(station))
     }
 
@@ -193,8 +190,8 @@ final class Pipeline {
     }
 
     func publishState() {
-        chain.report(into: &local)
         reportInputs(into: &local)
+        chain.report(into: &local)
         let snapshot = local
         shared.withLock { $0 = snapshot }
     }

@@ -4,11 +4,11 @@ import RadioRelayNet
 import RadioRelaySystem
 
 /// One input of a station at run time, confined to the pipeline thread: its connection (Downloader, reconnect
-/// schedule, the read-ahead of a paced one), what reads its bytes — an MP3 input's `InputDecoder` (ICY → Parser →
-/// Reader, to the common format), an Ogg Opus root's `OggDemuxer` — and what it has that a switch to it needs: its
-/// newest decoded audio (`pending`), its format and title, a root's head and tags. Every input that is connected is
-/// read and measured (`meter`), whether it plays or not, so that the selector hears a standby's health and a
-/// silenced input's recovery; only the one that plays reaches the station's chain.
+/// schedule, the read-ahead of a paced one), what reads its bytes (`reading`: a transcoding station's
+/// `DecodedInput`, an edge's `RelayedInput`), its format and title, and what its kind has of its own (`origin`: a
+/// `FileInput`'s passes and checks, a `LiveInput`'s source). Every input that is connected is read (and measured),
+/// whether it plays or not, so that the selector hears a standby's health and a silenced input's recovery; only the
+/// one that plays reaches the station's chain.
 final class StationInput {
     /// What its connection is doing.
     enum Activity: Equatable {
@@ -22,11 +22,18 @@ final class StationInput {
         case waiting(String?)
     }
 
+    /// Where its audio comes from, with what that kind has of its own.
+    enum Origin {
+        /// An upstream on the network (HTTP, or a root's TCP).
+        case network
+        case file(FileInput)
+        case live(LiveInput)
+    }
+
     var configuration: InputConfiguration
-    /// An MP3 input's decoding (nil for an Ogg Opus root).
-    let decoder: InputDecoder?
-    /// An Ogg Opus root's demuxing (unused for an MP3 input).
-    var demuxer = OggDemuxer()
+    /// What reads its bytes, and feeds the station's chain while it plays.
+    let reading: any InputReading
+    let origin: Origin
     var downloader: Downloader?
     var reconnect: ReconnectSchedule
     private(set) var activity = Activity.idle
@@ -102,8 +109,6 @@ final class StationInput {
     /// Read at real time (a file, `pace = yes`, a response with a length).
     var paced = false
     var backlog = Backlog(limit: 64 * 1024)
-    /// A file's pass ended: its next one starts once this one played out, and only if it had audio.
-    var passEnded = false
     /// Its audio flows on this connection (the selector was told).
     var flowing = false
     var bytesIn = 0
@@ -114,47 +119,32 @@ final class StationInput {
     /// Its newest title: an ICY `StreamTitle`, a root's `TITLE=`, a file's ID3 title; else the configured one.
     var ownTitle: String?
     var format: DataFormat?
-    /// A file's ID3 title was looked for (once per input).
-    var fileTitleRead = false
-    /// The newest decoded audio of an input that does not play (what a switch to it starts with), bounded.
-    var pending: PCMQueue
-    var meter: LevelMeter
     /// A paced input that does not play keeps its own real-time pace: seconds of audio decoded since `origin`.
     var pace = (origin: 0.0, seconds: 0.0)
-    /// An Ogg Opus root's newest head and tags, handed to the relay chain when it starts to play.
-    var head: (serial: UInt32, head: OpusPacketInfo.Head)?
-    var tags: (serial: UInt32, comments: [String])?
     /// The dead-air reason last told, so that the log says it once.
     var quietLogged = false
-    /// A file input's file cannot be read now (why), found while it waits unconnected (`Pipeline.checkFiles`):
-    /// shown as failed, so the fallback's absence is seen before the emergency.
-    var unreadable: String?
-    var fileCheckedAt = -Double.infinity
-    /// The live source closed its connection: what it sent is played out, then the station hands back (why).
-    var liveEnding: String?
-    /// How logs name the live source connected last (`live source ADDR:PORT`).
-    var liveLabel = "live source"
-    /// The `ice-name` of the live source connected last (a title when it sends none).
-    var liveName: String?
-
-    init(_ configuration: InputConfiguration, station: StationConfiguration) {
+    /// - Parameter chain: the station's, which makes what reads the input's bytes.
+    init(_ configuration: InputConfiguration, station: StationConfiguration, chain: any PipelineChain) {
         self.configuration = configuration
-        if configuration.isOggOpus {
-            decoder = nil
+        reading = chain.reading(for: configuration, station: station)
+        if configuration.isLive {
+            origin = .live(LiveInput())
+        } else if configuration.isFile {
+            origin = .file(FileInput(path: Downloader.path(of: configuration.upstream)))
         } else {
-            var decoding = InputDecoder.Configuration()
-            decoding.commonRate = station.commonRate
-            // Live: a frame goes on as soon as it is complete, and a live stream's LAME tag says nothing about
-            // where the station's stream ends; a file's says where each pass of its loop starts and ends.
-            decoding.confirmsFrames = false
-            decoding.gapless = configuration.isFile
-            decoding.maxTagLength = Parser.liveTagLimit
-            decoding.recognisesFormat = configuration.isLive
-            decoder = InputDecoder(decoding)
+            origin = .network
         }
         reconnect = ReconnectSchedule(delays: station.reconnectDelay)
-        pending = PCMQueue(sampleRate: station.commonRate)
-        meter = LevelMeter(thresholdDB: station.failover.deadAirLevel, rate: station.commonRate)
+    }
+
+    var file: FileInput? {
+        if case .file(let file) = origin { return file }
+        return nil
+    }
+
+    var live: LiveInput? {
+        if case .live(let live) = origin { return live }
+        return nil
     }
 
     var name: String { configuration.name }
@@ -164,9 +154,11 @@ final class StationInput {
     /// `title` it has from its section or the station, else a live source's `ice-name`; else nothing (`""` for a
     /// live source, so that the relayed input's last title does not stay on a DJ's set).
     var title: String? {
-        if configuration.isFile && configuration.titleIsOwn, let own = configuration.title { return own }
-        guard configuration.isLive else { return ownTitle ?? configuration.title }
-        return ownTitle ?? configuration.title ?? liveName ?? ""
+        switch origin {
+        case .network: return ownTitle ?? configuration.title
+        case .file: return (configuration.titleIsOwn ? configuration.title : nil) ?? ownTitle ?? configuration.title
+        case .live(let live): return ownTitle ?? configuration.title ?? live.name ?? ""
+        }
     }
 
     func set(_ activity: Activity) {
@@ -175,53 +167,14 @@ final class StationInput {
         since = wallClockNow()
     }
 
-    /// The newest decoded audio kept while it does not play: enough for a crossfade into it.
-    static let pendingSeconds = 1.0
-
-    /// Keeps `buffer` as its newest audio, dropping the oldest beyond `pendingSeconds`.
-    func keep(_ buffer: PCMBuffer) {
-        pending.append(buffer)
-        let limit = Int(Self.pendingSeconds * Double(pending.sampleRate))
-        if pending.frameCount > limit { pending.drop(frames: pending.frameCount - limit) }
-    }
-
     /// Forgets what the connection left: kept audio, the pass, whether it flows; its read-ahead too unless
     /// `keepingBacklog` (what a finite input that plays sent before it ended still plays).
     func forgetConnection(keepingBacklog: Bool = false) {
         if !keepingBacklog { backlog.clear() }
-        pending.removeAll()
-        passEnded = false
+        reading.forgetKeptAudio()
+        file?.passEnded = false
         flowing = false
         announced = false
-    }
-
-    /// Why this file input's file cannot be read (nil: it can, or it is no file input).
-    var fileProblem: String? {
-        guard configuration.isFile else { return nil }
-        let path = Downloader.path(of: configuration.upstream)
-        guard access(path, R_OK) != 0 else { return nil }
-        return "cannot read \(path): \(String(cString: strerror(errno)))"
-    }
-
-    /// A file's ID3 title, read once from its first bytes (a local file: a bounded read on the pipeline thread).
-    func readFileTitle() {
-        guard !fileTitleRead, configuration.isFile else { return }
-        fileTitleRead = true
-        let path = Downloader.path(of: configuration.upstream)
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: ID3Title.readLimit)
-        var filled = 0
-        while filled < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { buffer -> Int in
-                guard let base = buffer.baseAddress else { return -1 }
-                return read(fd, base + filled, buffer.count - filled)
-            }
-            if n <= 0 { break }
-            filled += n
-        }
-        if let title = ID3Title.read(Array(bytes[..<filled])) { ownTitle = title }
     }
 }
 
