@@ -11,9 +11,11 @@ import Testing
 /// changes: a new key without a rule (or without a value to try here) fails this suite.
 @Suite struct ReloadRuleTests {
     /// A value different from the default, for each key a config file has; for the rules that depend on the size of
-    /// the change (`inPlaceWithinRing`), one within the ring and one beyond it.
+    /// the change, one in place and one that restarts the station: within the ring and beyond it
+    /// (`inPlaceWithinRing`), another MP3 upstream and an Ogg Opus root (`inPlaceWithinKind`).
     static let samples: [String: [String]] = [
-        "upstream": [Fixture.path("mono-48k.mp3")], "port": ["9301"], "bind": ["127.0.0.2"], "bitrate": ["128k"],
+        "upstream": [Fixture.path("mono-48k.mp3"), "http://root.example/main.opus"], "port": ["9301"],
+        "bind": ["127.0.0.2"], "bitrate": ["128k"],
         "channels": ["1"], "page_ms": ["40"], "flush_ms": ["500"], "flush_hold_ms": ["200"], "burst": ["1", "60"],
         "max_lag": ["5", "600"], "max_lead": ["2"], "max_listeners": ["10"], "max_per_ip": ["3"],
         "proxy_protocol": ["yes"], "proxy_from": ["10.0.0.1"], "complexity": ["5"], "pace": ["yes"],
@@ -98,14 +100,23 @@ import Testing
             let station = try Station(running)  // bound, not started: canUpdate reads its rings
             for (index, sample) in samples.enumerated() {
                 var new = running
+                if option.key == "upstream" { new.upstreams = [] }  // the sample replaces the upstream
                 #expect(setting(option.key == "push_ca" ? pem : sample, &new), "\(option.key) = \(sample)")
-                let plan = ReloadPlan(running: [running], new: [new], fits: station.canUpdate(to:))
-                let expected: ReloadRule =
-                    option.reload == .inPlaceWithinRing ? (index == 0 ? .inPlace : .restartsStation) : option.reload!
+                let plan = ReloadPlan(running: [running], new: [new], fits: station.ringsHold)
+                let expected: ReloadRule
+                switch option.reload {
+                case .inPlaceWithinRing?, .inPlaceWithinKind?: expected = index == 0 ? .inPlace : .restartsStation
+                case let rule?: expected = rule
+                case nil: expected = .restartsProcess
+                }
                 switch expected {
-                case .inPlace: #expect(plan.update.map(\.name) == ["a"], "\(option.key) = \(sample): \(plan)")
-                case .restartsStation: #expect(plan.restart.map(\.name) == ["a"], "\(option.key) = \(sample): \(plan)")
-                case .inPlaceWithinRing, .restartsProcess: Issue.record("\(option.key): \(expected) for a station")
+                case .inPlace:
+                    #expect(plan.update.map(\.name) == ["a"], "\(option.key) = \(sample): \(plan)")
+                case .restartsStation:
+                    #expect(plan.restart.map(\.name) == ["a"], "\(option.key) = \(sample): \(plan)")
+                    #expect(plan.restartKeys["a"] == [option.key] || option.reload == .inPlaceWithinRing)
+                case .inPlaceWithinRing, .inPlaceWithinKind, .restartsProcess:
+                    Issue.record("\(option.key): \(expected) for a station")
                 }
             }
         }

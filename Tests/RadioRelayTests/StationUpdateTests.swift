@@ -18,11 +18,15 @@ import Testing
         limits.maxLead = 2
         limits.upstream = Fixture.path("mono-48k.mp3")
         limits.chainTitles = true
-        // Bitrate, complexity and constrained VBR are the encoder's to change mid-stream.
+        // Bitrate and complexity are the encoder's to change mid-stream (`bitrate`, `complexity`: in place).
         limits.encoder.bitrate = 64_000
         limits.encoder.complexity = 5
-        limits.encoder.constrainedVBR = false
         #expect(station.canUpdate(to: original) && station.canUpdate(to: limits))
+        // A value that no key of the option table sets (constrained VBR is `transcode`'s only): a reload cannot
+        // bring it, and a difference in it is not let through.
+        var unexplained = limits
+        unexplained.encoder.constrainedVBR = false
+        #expect(!station.canUpdate(to: unexplained))
         var mono = original
         mono.encoder.channels = 1
         var pages = original

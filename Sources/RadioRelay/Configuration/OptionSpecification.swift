@@ -53,13 +53,16 @@ struct OptionSpecification: Sendable {
     let refusal: (@Sendable (String) -> String?)?
     /// The value as messages quote it: a push URL without its password.
     let quoted: @Sendable (String) -> String
+    /// For a station setting: how the values of two stations' settings compare, and how one takes the other's (what
+    /// a reload plan reads, `StationReload`); nil for the others.
+    let stationValue: StationValue?
     /// For a key an `[input STATION/NAME]` section takes: what it sets on the input, from the settings the section
     /// was read into (the station's, with the section's keys over them); nil for the keys an input does not take.
     let input: InputField?
     typealias InputField = @Sendable (StationConfiguration, inout InputConfiguration) -> Void
 
     init(
-        name: String, placeholder: String, summary: String, accepts: String, setting: StationSetting? = nil,
+        name: String, placeholder: String, summary: String, accepts: String, setting: StationValue? = nil,
         target: Target? = nil, isFlag: Bool = true, acceptsCredential: Bool = false, isServerDefault: Bool = false,
         isRepeatable: Bool = false, reload: ReloadRule? = nil, refusal: (@Sendable (String) -> String?)? = nil,
         quoted: @escaping @Sendable (String) -> String = Redaction.text, input: InputField? = nil
@@ -69,7 +72,8 @@ struct OptionSpecification: Sendable {
         self.placeholder = placeholder
         self.summary = summary
         self.accepts = accepts
-        self.target = target ?? setting.map { .station($0) }
+        self.target = target ?? setting.map { .station($0.set) }
+        stationValue = setting
         self.isFlag = isFlag
         self.acceptsCredential = acceptsCredential
         self.isServerDefault = isServerDefault
@@ -103,16 +107,30 @@ struct OptionSpecification: Sendable {
     /// The option's key in a config file: the flag's name with `_` for `-` ("max-lag" → "max_lag").
     var key: String { String(name.map { $0 == "-" ? "_" : $0 }) }
 
-    /// A setting that reads the text with `read` (one of `Values`) and stores what it read with `store`.
-    static func station<Value>(
+    /// A setting that reads the text with `read` (one of `Values`) and stores what it read at `path`, the value a
+    /// reload compares.
+    static func station<Value: Equatable & SendableMetatype>(
         _ read: @escaping @Sendable (String) -> Value?,
-        _ store: @escaping @Sendable (inout StationConfiguration, Value) -> Void
-    ) -> StationSetting {
-        { text, station in
-            guard let value = read(text) else { return false }
-            store(&station, value)
-            return true
-        }
+        _ path: any WritableKeyPath<StationConfiguration, Value> & Sendable
+    ) -> StationValue {
+        station(read, { $0[keyPath: path] = $1 }, compared: path)
+    }
+
+    /// A setting that reads the text with `read` and stores what it read with `store`; a reload compares the value
+    /// at `compared` (what `store` changes).
+    static func station<Value, Compared: Equatable & SendableMetatype>(
+        _ read: @escaping @Sendable (String) -> Value?,
+        _ store: @escaping @Sendable (inout StationConfiguration, Value) -> Void,
+        compared: any WritableKeyPath<StationConfiguration, Compared> & Sendable
+    ) -> StationValue {
+        StationValue(
+            set: { text, station in
+                guard let value = read(text) else { return false }
+                store(&station, value)
+                return true
+            },
+            differs: { $0[keyPath: compared] != $1[keyPath: compared] },
+            adopt: { $0[keyPath: compared] = $1[keyPath: compared] })
     }
 
     static let config = OptionSpecification(
@@ -165,4 +183,12 @@ struct OptionSpecification: Sendable {
             return "  \(option.synopsis)\(padding)\(option.summary)"
         }.joined(separator: "\n")
     }
+}
+
+/// A station setting's value: how it is set from text, how two stations' settings compare in it, and how one takes
+/// the other's (a reload plan finds what changed this way, and that nothing changed outside the table).
+struct StationValue: Sendable {
+    let set: OptionSpecification.StationSetting
+    let differs: @Sendable (StationConfiguration, StationConfiguration) -> Bool
+    let adopt: @Sendable (inout StationConfiguration, StationConfiguration) -> Void
 }

@@ -10,6 +10,11 @@ public struct StationConfiguration: Sendable, Equatable {
     public var upstreams: [String] = []
     /// The inputs of `[input STATION/NAME]` sections, after the `upstream` values in priority.
     public var namedInputs: [InputConfiguration] = []
+    /// What the `upstream` key and the `[input]` sections set, as a reload compares it.
+    var inputList: InputList {
+        get { InputList(upstreams: upstreams, named: namedInputs) }
+        set { (upstreams, namedInputs) = (newValue.upstreams, newValue.named) }
+    }
     /// The first input's URL; setting it makes it the station's one `upstream` value.
     public var upstream: String {
         get { upstreams.first ?? namedInputs.first?.upstream ?? "" }
@@ -31,7 +36,8 @@ public struct StationConfiguration: Sendable, Equatable {
         get { customMount ?? "\(name).opus" }
         set { customMount = newValue }
     }
-    private var customMount: String?
+    /// The `mount` key's value (nil: the default), what a reload compares.
+    var customMount: String?
     public var commonRate = OpusClock.rate
     /// Read the upstream at real time, holding it back at the lead (nothing dropped). nil: yes for files and for
     /// HTTP responses that announce their length (finite), no for live streams (which arrive at real time by
@@ -251,4 +257,10 @@ public struct StationConfiguration: Sendable, Equatable {
             throw ConfigurationError("station \(name): pushes twice to \(target): Icecast takes one source per mount")
         }
     }
+}
+
+/// A station's inputs as its settings give them: the `upstream` values and the `[input]` sections.
+struct InputList: Equatable, Sendable {
+    var upstreams: [String]
+    var named: [InputConfiguration]
 }

@@ -5,11 +5,8 @@ import RadioRelaySystem
 /// What a reload does to the running stations, decided from the old and new configurations alone (a pure value).
 ///
 /// A station is matched by name. Unchanged: kept as it is (listeners, pipeline and Ogg stream go on, no new headers).
-/// Changed only in what a running station can take (limits, lag, burst, flush, lead, jitter, reconnect delays, its
-/// upstream, and the same of each rendition): updated in place. Changed in the encoding of any output (bitrate,
-/// channels, complexity, page duration, rates), in a listening address or mount, in its set of renditions, or in a
-/// lag or burst a page ring was not sized for: restarted, which closes its listeners. New names start; missing names
-/// stop.
+/// Changed: updated in place or restarted (which closes its listeners) as the rules of the keys that changed say
+/// (`StationReload`, read from the option table). New names start; missing names stop.
 package struct ReloadPlan: Equatable, Sendable {
     /// A `[server]` key whose value changed, with what the reload does about it (its option's rule).
     package struct ServerChange: Equatable, Sendable {
@@ -28,9 +25,11 @@ package struct ReloadPlan: Equatable, Sendable {
     package var update: [StationConfiguration] = []
     package var restart: [StationConfiguration] = []
     package var keep: [String] = []
+    /// Why each station restarts: the keys that changed whose rules say so.
+    package var restartKeys: [String: [String]] = [:]
 
     /// The plan for a whole configuration: the server's keys, then the stations.
-    /// - Parameter fits: whether a running station (by name) can take a new configuration in place.
+    /// - Parameter fits: whether a running station's page rings (by name) hold what a new configuration asks for.
     package init(
         running: ServerConfiguration, new: ServerConfiguration, fits: (StationConfiguration) -> Bool
     ) {
@@ -47,31 +46,24 @@ package struct ReloadPlan: Equatable, Sendable {
     }
 
     /// The plan for the stations alone.
-    /// - Parameter fits: whether a running station (by name) can take a new configuration in place.
+    /// - Parameter fits: whether a running station's page rings (by name) hold what a new configuration asks for.
     package init(
         running: [StationConfiguration], new: [StationConfiguration], fits: (StationConfiguration) -> Bool
     ) {
         let old = Dictionary(running.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let names = Set(new.map(\.name))
-        for var configuration in new {
+        for configuration in new {
             guard let current = old[configuration.name] else {
                 start.append(configuration)
                 continue
             }
-            // A config file gives every station a fresh random serial when it is read: the running stream keeps its
-            // own, or no station would ever count as unchanged.
-            configuration.encoder.serial = current.encoder.serial
-            for index in configuration.renditions.indices {
-                let name = configuration.renditions[index].name
-                guard let running = current.renditions.first(where: { $0.name == name }) else { continue }
-                configuration.renditions[index].encoder.serial = running.encoder.serial
-            }
-            if current == configuration {
-                keep.append(configuration.name)
-            } else if fits(configuration) {
-                update.append(configuration)
-            } else {
-                restart.append(configuration)
+            let kept = configuration.keepingSerials(of: current)
+            switch StationReload(running: current, new: kept, ringsHold: fits) {
+            case .keep: keep.append(kept.name)
+            case .update: update.append(kept)
+            case .restart(let keys):
+                restart.append(kept)
+                restartKeys[kept.name] = keys
             }
         }
         stop = running.map(\.name).filter { !names.contains($0) }

@@ -28,7 +28,7 @@ extension Server {
             return
         }
         let plan = ReloadPlan(running: configuration, new: new) { station in
-            stations.first { $0.name == station.name }?.canUpdate(to: station) ?? false
+            stations.first { $0.name == station.name }?.ringsHold(station) ?? false
         }
         applyServerChanges(plan, new: new.server)
         for name in plan.stop {
@@ -44,7 +44,13 @@ extension Server {
                 failed.append(station.name)
             }
         }
-        for station in plan.restart where !restartStation(station) { failed.append(station.name) }
+        for station in plan.restart {
+            let keys = plan.restartKeys[station.name] ?? []
+            Log.notice(
+                "reload: station \(station.name) restarts for \(keys.joined(separator: ", ")) (its listeners are closed)"
+            )
+            if !restartStation(station) { failed.append(station.name) }
+        }
         for station in plan.start where !startStation(station) { failed.append(station.name) }
         configuration.stations = stations.map(\.configuration)
         // What happened, not what was planned: a station that could not (re)start is named as such.

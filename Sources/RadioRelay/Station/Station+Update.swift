@@ -7,28 +7,21 @@ import Synchronization
 /// A reload's changes to a running station: what it takes in place (`canUpdate`), applying them (`update`), and the
 /// Encoders of renditions it added, handed to the pipeline.
 extension Station {
-    /// Whether `new` can replace this station's settings while it runs: everything but the encoding of an output it
-    /// keeps (channels, page duration, rates — its Ogg stream would change; bitrate, complexity and constrained VBR
-    /// change in place, `Encoder.retune`), the main output's and the MP3 output's mounts and listening addresses, a
-    /// kept rendition's mount and address, and a lag or burst an output's page ring was not sized for. Renditions may
-    /// come and go (a transcoding station's): the other outputs' listeners stay.
+    /// Whether `new` can replace this station's settings while it runs: what the rules of the keys that changed say
+    /// (`StationReload`), with this station's page rings for a lag or burst (`ringsHold`).
     package func canUpdate(to new: StationConfiguration) -> Bool {
-        let old = configuration
+        switch StationReload(running: configuration, new: new, ringsHold: ringsHold) {
+        case .keep, .update: return true
+        case .restart: return false
+        }
+    }
+
+    /// Whether every output that `new` keeps has a page ring large enough for the lag and burst it asks for.
+    package func ringsHold(_ new: StationConfiguration) -> Bool {
         let current = outputs
-        let after = new.outputSettings
-        guard new.name == old.name, new.commonRate == old.commonRate, new.mp3 == old.mp3,
-            new.relaysOggOpus == old.relaysOggOpus, new.hls == old.hls, new.hlsSettings == old.hlsSettings,
-            after.first?.name == nil, current.first?.name == nil
-        else { return false }
-        let renditionsChange = Set(current.compactMap(\.name)) != Set(after.compactMap(\.name))
-        if renditionsChange && new.relaysOggOpus { return false }
-        for now in after {
-            guard let index = current.firstIndex(where: { $0.name == now.name }) else { continue }  // a new rendition
-            let was = old.outputSettings.first { $0.name == now.name }
-            guard let was, was.mount == now.mount, was.format == now.format, was.encoder.sameStream(as: now.encoder),
-                was.broadcaster.bind == now.broadcaster.bind, was.broadcaster.port == now.broadcaster.port,
-                Self.ringPages(now) <= current[index].broadcaster.ring.capacity
-            else { return false }
+        for now in new.outputSettings {
+            guard let output = current.first(where: { $0.name == now.name }) else { continue }  // a new rendition
+            guard Self.ringPages(now) <= output.broadcaster.ring.capacity else { return false }
         }
         return true
     }
