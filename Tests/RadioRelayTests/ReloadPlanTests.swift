@@ -48,6 +48,29 @@ import Testing
                 == "stopped gone; updated limits; unchanged same; failed mono, new")
     }
 
+    /// A rendition inherits the station's listening keys (`proxy_protocol`, `proxy_from`): changed with the
+    /// station's, they are judged by the station key's rule, not as something no key explains.
+    @Test func aKeyARenditionInheritsIsJudgedAsTheStations() {
+        var rendition = RenditionConfiguration(name: "low")
+        rendition.broadcaster.port = 8011
+        let running = Self.station("jazz", port: 8010) { $0.renditions = [rendition] }
+        var inherited = running
+        inherited.broadcaster.proxyProtocol = true
+        inherited.renditions[0].broadcaster.proxyProtocol = true
+        inherited.broadcaster.proxyFrom = TrustedProxies(parsing: "10.0.0.5")
+        inherited.renditions[0].broadcaster.proxyFrom = TrustedProxies(parsing: "10.0.0.5")
+        #expect(StationReload(running: running, new: inherited, ringsHold: { _ in true }) == .update)
+        var channels = running
+        channels.renditions[0].encoder.channels = 1
+        #expect(
+            StationReload(running: running, new: channels, ringsHold: { _ in true })
+                == .restart(["rendition low: channels"]))
+        var port = running
+        port.renditions[0].broadcaster.port = 8012
+        #expect(
+            StationReload(running: running, new: port, ringsHold: { _ in true }) == .restart(["rendition low: port"]))
+    }
+
     @Test func anEmptyReloadSaysSo() {
         #expect(ReloadPlan(running: [], new: [], fits: { _ in true }).summary == "no stations")
     }

@@ -45,17 +45,18 @@ package enum StationReload: Equatable, Sendable {
             value.adopt(&probe, new)
             apply(option, label: option.key)
         }
-        // A kept rendition: its keys, on what it sets (its encoding, listening side and mount).
-        let renditionKeys = OptionSpecification.stationSettings.filter {
-            ConfigFileReader.renditionKeys.contains($0.key)
-        }
+        // A kept rendition: its keys, on what it sets (its encoding, listening side and mount). The station's keys
+        // that it inherits (`proxy_protocol`, …) changed with the station's and were judged there.
+        let renditionKeys = ConfigFileReader.renditionKeys
         for rendition in new.renditions {
             guard let was = running.renditions.first(where: { $0.name == rendition.name }) else { continue }
             var (before, after) = (running.settings(of: was), new.settings(of: rendition))
-            for option in renditionKeys {
+            for option in OptionSpecification.stationSettings {
                 guard let value = option.stationValue, value.differs(before, after) else { continue }
                 value.adopt(&before, after)
-                apply(option, label: "rendition \(rendition.name): \(option.key)")
+                if renditionKeys.contains(option.key) {
+                    apply(option, label: "rendition \(rendition.name): \(option.key)")
+                }
             }
             if before.encoder != after.encoder || before.broadcaster != after.broadcaster
                 || before.customMount != after.customMount
