@@ -26,6 +26,7 @@ let package = Package(
         systemLibrary("COpus", pkgConfig: "opus", apt: "libopus-dev"),
         systemLibrary("COgg", pkgConfig: "ogg", apt: "libogg-dev"),
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
+        systemLibrary("CMaxMindDB", pkgConfig: "libmaxminddb", apt: "libmaxminddb-dev"),
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
         // The layers, each importing only those below it (docs/ARCHITECTURE.md, "Layers"). System: descriptors,
         // syscalls, epoll, threads, logging, addresses, time, redaction, the process's exit statuses.
@@ -38,10 +39,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Net: upstream transports (libcurl, files, raw TCP), the station network loops and page rings, the HTTP
-        // front end and the connection loop the status endpoint shares, PROXY.
+        // front end and the connection loop the status endpoint shares, PROXY, who may listen (libmaxminddb for
+        // countries).
         .target(
             name: "RadioRelayNet",
-            dependencies: ["RadioRelaySystem", "RadioRelayMedia", "CCurl", "CLinux"],
+            dependencies: ["RadioRelaySystem", "RadioRelayMedia", "CCurl", "CLinux", "CMaxMindDB"],
             swiftSettings: swiftSettings
         ),
         // Service: stations and pipelines, the server and reload, the status endpoint, configuration, pushes, the

@@ -61,6 +61,12 @@ import Testing
         let caFile = temporaryPath("ca.pem")
         try Self.pem.write(toFile: caFile, atomically: false, encoding: .utf8)
         defer { unlink(caFile) }
+        let agentsFile = temporaryPath("agents.txt")
+        try "*ripper*\n".write(toFile: agentsFile, atomically: false, encoding: .utf8)
+        defer { unlink(agentsFile) }
+        let countriesFile = temporaryPath("countries.mmdb")
+        try writeCountryDatabase(countriesFile, [("198.51.100.0/24", "FR")])
+        defer { unlink(countriesFile) }
         let pairs = [
             ("upstream", "http://example.com/stream.mp3"), ("port", "9000"), ("bind", "::"), ("bitrate", "128k"),
             ("page-ms", "20"), ("flush-ms", "0"), ("flush-hold-ms", "450"), ("burst", "0.5"), ("max-lag", "30"),
@@ -77,6 +83,9 @@ import Testing
             ("connect-timeout", "3"), ("stall-timeout", "4"), ("standby", "hot"), ("dead-air", "5"),
             ("dead-air-level", "-40"), ("recover", "20"), ("crossfade", "1.5"), ("title", "Station ID"),
             ("source-password", "hackme-live-1"), ("source-timeout", "7"), ("peer-timeout", "45"),
+            ("max-listener-duration", "3600"), ("overflow", "http://edge.example:8001/jazz.opus"),
+            ("allow", "10.0.0.0/8"), ("deny", "10.1.0.0/16, 2001:db8::/32"), ("deny-agents", "@" + agentsFile),
+            ("geoip", countriesFile), ("allow-countries", "FR, unknown"), ("deny-countries", "RU"),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
         let flags = Set(OptionSpecification.serve.map(\.name)).subtracting(["config"])
@@ -132,6 +141,13 @@ import Testing
         // The rest is the station's: bind, page duration, limits.
         #expect(low.broadcaster.bind == "::" && low.encoder.pageDuration == 20 && low.broadcaster.maxListeners == 5)
         #expect(low.encoder.serial != station.encoder.serial)
+        // Who may listen, and for how long (`OptionSpecification.listenerRules`).
+        #expect(station.broadcaster.maxListenerDuration == 3600 && low.broadcaster.maxListenerDuration == 3600)
+        #expect(station.overflow == ["http://edge.example:8001/jazz.opus"])
+        #expect(station.access.allow.ranges.map(\.description) == ["10.0.0.0/8"])
+        #expect(station.access.deny.ranges.map(\.description) == ["10.1.0.0/16", "2001:db8::/32"])
+        #expect(station.access.denyAgents.patterns == ["*ripper*"] && station.access.geoip?.path == countriesFile)
+        #expect(station.access.allowCountries == ["FR", "unknown"] && station.access.denyCountries == ["RU"])
     }
 
     /// `--rendition` may be repeated; each adds an output; a wrong one names what it accepts.

@@ -140,7 +140,8 @@ import Testing
         + "peer_timeout, standby, "
         + "dead_air, dead_air_level, recover, crossfade, source_password, source_timeout, title, chain_titles, hls, mp3, mp3_port, hls_segment, hls_window, "
         + "mount, display_name, description, "
-        + "genre, url, push or push_ca"
+        + "genre, url, max_listener_duration, overflow, allow, deny, deny_agents, geoip, allow_countries, deny_countries, "
+        + "push or push_ca"
 
     /// One naming rule: each station flag of `serve` is a key, `_` for `-`, and nothing else is.
     @Test func theStationKeysAreTheServeFlags() {
@@ -156,7 +157,8 @@ import Testing
                 "hls_segment", "hls_window", "mount",
                 "display_name",
                 "description", "genre",
-                "url", "push", "push_ca",
+                "url", "max_listener_duration", "overflow", "allow", "deny", "deny_agents", "geoip", "allow_countries",
+                "deny_countries", "push", "push_ca",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
         #expect(

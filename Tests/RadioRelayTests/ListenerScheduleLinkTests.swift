@@ -95,7 +95,7 @@ extension ListenerScheduleTests {
                 let end: Int64
                 switch schedule.plan(&listeners[i].state, now: now, window: ring) {
                 case .write(let limit), .moved(_, let limit): end = limit
-                case .drop:
+                case .drop, .end:
                     listeners[i].dropped = true
                     continue
                 }

@@ -167,6 +167,27 @@ extension ListenerScheduleFixture {
         #expect(!headersPending.moved)
     }
 
+    /// `max_listener_duration`: past its end a listener finishes the page (or header) in progress, then ends at a page
+    /// boundary, whatever its lag.
+    @Test func aSessionPastItsEndFinishesItsPageThenEnds() {
+        let ring = FakeRing(pages: 200)
+        var state = caughtUp(at: 190)
+        state.endsAt = 5
+        #expect(schedule.plan(&state, now: 4.9, window: ring) == .write(end: 200))
+        state.offset = 300
+        #expect(schedule.plan(&state, now: 5, window: ring) == .write(end: 191), "the page in progress only")
+        state.offset = 0
+        state.cursor = 191
+        #expect(schedule.plan(&state, now: 5.1, window: ring) == .end)
+        var behind = caughtUp(at: 20)  // 18 s behind: it would be moved, but its session is over
+        behind.endsAt = 1
+        #expect(schedule.plan(&behind, now: 2, window: ring) == .end)
+        var headers = caughtUp(at: 150)
+        headers.headersSent = 1
+        headers.endsAt = 0
+        #expect(schedule.plan(&headers, now: 1, window: ring) == .write(end: 151), "its headers and one page first")
+    }
+
     @Test func aListenerIsDroppedWhenItFallsBehindAgainOrTwiceTheAllowance() {
         let ring = FakeRing(pages: 300)
         var moved = caughtUp(at: 179)  // 12 s behind, after a move
@@ -243,7 +264,7 @@ extension ListenerScheduleFixture {
                 case .moved(_, let limit):
                     events.append("\(index) moved at \(tick)")
                     end = limit
-                case .drop:
+                case .drop, .end:
                     events.append("\(index) dropped at \(tick)")
                     end = -1
                 }

@@ -56,7 +56,7 @@ import Testing
             switch schedule.plan(&state, now: now, window: ring) {
             case .write: looks.append((now, "write"))
             case .moved: looks.append((now, "moved"))
-            case .drop: looks.append((now, "drop"))
+            case .drop, .end: looks.append((now, "drop"))
             }
             if looks.last?.action == "drop" { break }
             due = schedule.recheck(state, now: now, window: ring)

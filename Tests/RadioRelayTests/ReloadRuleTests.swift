@@ -31,6 +31,10 @@ import Testing
         "http": ["9304"], "http_proxy_protocol": ["yes"], "http_proxy_from": ["10.0.0.1"],
         "public_url": ["https://radio.example.org"], "network_threads": ["3"],
         "access_log": ["/var/log/radio-relay/other.log"], "log_level": ["debug"],
+        "allow": ["10.0.0.0/8, 2001:db8::/32"], "deny": ["198.51.100.0/24"], "deny_agents": ["(a file of patterns)"],
+        "forwarded_from": ["127.0.0.1"], "forwarded_header": ["Forwarded"], "geoip": ["(a country database)"],
+        "allow_countries": ["FR, DE"], "deny_countries": ["RU"], "max_listener_duration": ["3600"],
+        "overflow": ["http://edge.example:8001/jazz.opus"],
     ]
 
     /// Keys whose change matters only with another setting: what the running station has for them.
@@ -88,6 +92,11 @@ import Testing
         let pem = directory + "/ca.pem"
         try "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".write(
             toFile: pem, atomically: true, encoding: .utf8)
+        let agents = directory + "/agents.txt"
+        try "*ripper*\n".write(toFile: agents, atomically: true, encoding: .utf8)
+        let countries = directory + "/countries.mmdb"
+        try writeCountryDatabase(countries, [("198.51.100.0/24", "FR")])
+        let files = ["push_ca": pem, "deny_agents": "@" + agents, "geoip": countries]
         var base = StationConfiguration()
         base.name = "a"
         base.upstream = Fixture.path("stereo-44k-128k.mp3")
@@ -101,7 +110,7 @@ import Testing
             for (index, sample) in samples.enumerated() {
                 var new = running
                 if option.key == "upstream" { new.upstreams = [] }  // the sample replaces the upstream
-                #expect(setting(option.key == "push_ca" ? pem : sample, &new), "\(option.key) = \(sample)")
+                #expect(setting(files[option.key] ?? sample, &new), "\(option.key) = \(sample)")
                 let plan = ReloadPlan(running: [running], new: [new], fits: station.ringsHold)
                 let expected: ReloadRule
                 switch option.reload {

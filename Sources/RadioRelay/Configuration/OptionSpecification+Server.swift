@@ -60,6 +60,27 @@ extension OptionSpecification {
 
     /// `[server] public_url`: where listeners reach the HTTP address (behind the HTTPS front), for playlists and
     /// `/status-json.xsl`.
+    /// A config file's `[server] forwarded_from`: reverse proxies in HTTP mode whose header names the client.
+    static let forwardedFrom = OptionSpecification(
+        name: "forwarded-from", placeholder: "ADDRS",
+        summary: "reverse proxies in HTTP mode whose forwarded_header names the client (default: none)",
+        accepts: "none, or " + TrustedProxies.accepts,
+        target: server(
+            { $0 == "none" ? TrustedProxies([]) : TrustedProxies(parsing: $0) },
+            { $0.forwardedFrom = $1.ranges.isEmpty ? nil : $1 }, value: { $0.forwardedFrom ?? TrustedProxies([]) },
+            shown: { $0.ranges.isEmpty ? "none" : "\($0)" }),
+        isFlag: false, reload: .inPlace)
+
+    /// A config file's `[server] forwarded_header`: which header those proxies write.
+    static let forwardedHeader = OptionSpecification(
+        name: "forwarded-header", placeholder: "NAME",
+        summary: "the header forwarded_from proxies write: X-Forwarded-For (default) or Forwarded",
+        accepts: "X-Forwarded-For or Forwarded",
+        target: server(
+            { ForwardedFor.Header(rawValue: $0.lowercased()) }, { $0.forwardedHeader = $1 },
+            value: \.forwardedHeader, shown: { $0 == .forwarded ? "Forwarded" : "X-Forwarded-For" }),
+        isFlag: false, reload: .inPlace)
+
     static let publicURL = OptionSpecification(
         name: "public-url", placeholder: "URL",
         summary: "where listeners reach the HTTP address, for playlists' URLs (default: the request's Host)",
@@ -114,8 +135,8 @@ extension OptionSpecification {
     /// The server's settings, in the order messages list their keys: `[server]` keys, and `serve` flags where
     /// `isFlag`.
     static let serverOptions: [OptionSpecification] = [
-        status, statusToken, statusHosts, http, httpProxyProtocol, httpProxyFrom, publicURL, networkThreads, accessLog,
-        logLevel,
+        status, statusToken, statusHosts, http, httpProxyProtocol, httpProxyFrom, forwardedFrom, forwardedHeader,
+        publicURL, networkThreads, accessLog, logLevel,
     ]
 
     /// The keys a config file has that are no flag of `serve`.

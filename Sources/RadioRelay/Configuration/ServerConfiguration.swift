@@ -84,6 +84,15 @@ package struct ServerSettings: Sendable, Equatable {
     package var httpProxyProtocol = false
     /// The balancers whose PROXY header the HTTP address believes (`http_proxy_from`); nil: loopback only.
     package var httpProxyFrom: TrustedProxies?
+    /// The reverse proxies in HTTP mode whose `forwarded_header` names the client (`forwarded_from`); nil: none, the
+    /// header is never believed.
+    package var forwardedFrom: TrustedProxies?
+    /// The header those proxies write (`forwarded_header`): `X-Forwarded-For` or `Forwarded`.
+    package var forwardedHeader = ForwardedFor.Header.xForwardedFor
+    /// How the HTTP address finds a request's client behind them; nil without `forwarded_from`.
+    package var forwarding: ForwardedFor? {
+        forwardedFrom.map { ForwardedFor(proxies: $0, header: forwardedHeader) }
+    }
     /// Where listeners reach the HTTP address (`public_url`); nil: the request's `Host`.
     package var publicURL: PublicURL?
     /// Who may read the status endpoint: its bearer token (`status_token`) and host names (`status_hosts`).

@@ -89,6 +89,12 @@ public struct StationConfiguration: Sendable, Equatable {
     public var peerTimeout = 20
     /// Icecast mounts the station's stream is pushed to as a source (`--push`, `push = …`), each on its own thread.
     package var pushes: [IcecastTarget] = []
+    /// Who may listen, by address, country and user agent (`allow`, `deny`, `deny_agents`, `geoip`,
+    /// `allow_countries`, `deny_countries`).
+    package var access = AccessList()
+    /// Where a listener goes when the station (or the server) is full (`overflow`): absolute http(s) URLs, taken in
+    /// turn.
+    package var overflow: [String] = []
     /// The PEM file of CA certificates `icecasts://` pushes verify the server against (`--push-ca`, `push_ca`); nil:
     /// the system's CA store.
     package var pushCA: String?
@@ -148,6 +154,11 @@ public struct StationConfiguration: Sendable, Equatable {
             throw ConfigurationError(
                 "station \(name): mp3 = yes passes an MP3 upstream's frames through; this upstream is Ogg Opus: "
                     + "set mp3 = no (its Opus mounts serve it)")
+        }
+        if access.geoip == nil && !(access.allowCountries.isEmpty && access.denyCountries.isEmpty) {
+            throw ConfigurationError(
+                "station \(name): allow_countries and deny_countries need a country database: set geoip = PATH "
+                    + "(a MaxMind-format .mmdb file, such as GeoLite2-Country.mmdb)")
         }
         if relaysOggOpus && !renditions.isEmpty {
             throw ConfigurationError(

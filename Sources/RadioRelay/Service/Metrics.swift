@@ -147,6 +147,12 @@ enum MetricsReport {
             Double($0.chattyDrops)
         },
         Family(
+            name: "session_limit_ends_total", kind: .counter,
+            help: "Listeners whose stream ended at the session limit (max_listener_duration)"
+        ) {
+            Double($0.sessionLimitEnds)
+        },
+        Family(
             name: "proxy_header_failures_total", kind: .counter,
             help: "Connections closed for a missing, invalid or late PROXY header"
         ) { Double($0.proxyRejected) },
@@ -218,6 +224,14 @@ enum MetricsReport {
             }
         }
         inputSamples(&out, snapshot)
+        if !snapshot.refusals.isEmpty {
+            header(&out, "listeners_refused_total", .counter, "Listeners refused by the admission point, by reason")
+            for refusal in snapshot.refusals {
+                out += "\(prefix)listeners_refused_total{reason=\"\(refusal.reason.rawValue)\"} \(refusal.count)\n"
+            }
+            header(&out, "listeners_redirected_total", .counter, "Listeners sent to a station's overflow URL")
+            out += "\(prefix)listeners_redirected_total \(snapshot.redirects)\n"
+        }
         for family in pushFamilies {
             header(&out, family.name, family.kind, family.help)
             for station in snapshot.stations {

@@ -53,6 +53,7 @@ extension Server {
         }
         for station in plan.start where !startStation(station) { failed.append(station.name) }
         configuration.stations = stations.map(\.configuration)
+        admission.setPolicy(Self.policy(configuration.stations))
         // What happened, not what was planned: a station that could not (re)start is named as such.
         Log.notice("reload: \(plan.summary(failed: failed))")
     }
@@ -72,6 +73,7 @@ extension Server {
         // What runs takes the settings now in force (each setter replaces a value: the same one again is no change).
         http?.setProxyProtocol(running.httpProxyProtocol)
         http?.setTrustedProxies(running.httpProxyFrom ?? .loopback)
+        http?.setForwarding(running.forwarding)
         http?.setPublicURL(running.publicURL)
         status?.setAccess(running.statusAccess)
         for line in plan.processRestarts { Log.warning(line) }

@@ -89,12 +89,12 @@ package final class Server {
                     renditionSockets: assignment.renditions(of: station), onUnexpectedExit: onUnexpectedExit))
         }
         stationServices = StationServices(stations)
-        let roster = admission.roster
+        let admission = self.admission
         status = try settings.status.map {
             try StatusServer(
                 address: try Self.socketAddress($0, "status"), stations: stations, limits: statusLimits,
                 adoptedSocket: assignment.status, access: settings.statusAccess, budget: budget,
-                roster: roster,
+                admission: admission,
                 onUnexpectedExit: onUnexpectedExit)
         }
         http = try settings.http.map {
@@ -104,6 +104,8 @@ package final class Server {
                 trustedProxies: settings.httpProxyFrom ?? .loopback, onUnexpectedExit: onUnexpectedExit)
         }
         http?.setPublicURL(settings.publicURL)
+        http?.setForwarding(settings.forwarding)
+        admission.setPolicy(Self.policy(configuration.stations))
         // Every network loop of the pool, by thread name, and the HTTP front end.
         status?.reportLoops(pool.members.map { ($0.name, $0.activity) } + (http.map { [("http", $0.activity)] } ?? []))
         // The loops first, the access log, each station then its pushes, the HTTP front end (after the stations it
@@ -278,6 +280,20 @@ package final class Server {
             Log.error("\(error)")
             return ExitCode(for: error)
         }
+    }
+}
+
+extension Server {
+    /// The admission policy the stations' settings make: each station's access lists (`allow`, `deny`,
+    /// `deny_agents`, the countries) and `overflow` URLs, by name.
+    static func policy(_ stations: [StationConfiguration]) -> AdmissionPolicy {
+        var access: [String: AccessList] = [:]
+        var overflow: [String: [String]] = [:]
+        for station in stations {
+            if !station.access.isEmpty { access[station.name] = station.access }
+            if !station.overflow.isEmpty { overflow[station.name] = station.overflow }
+        }
+        return AdmissionPolicy(access: access, overflow: overflow)
     }
 }
 

@@ -143,6 +143,7 @@ extension OutputStatus: Codable {
         case slowMoves = "slow_moves"
         case slowDrops = "slow_drops"
         case chattyDrops = "chatty_drops"
+        case sessionLimitEnds = "session_limit_ends"
         case proxyRejected = "proxy_header_failures"
         case peakListenersHour = "peak_listeners_hour"
         case listeningSeconds = "listening_seconds"
@@ -174,6 +175,7 @@ extension OutputStatus: Codable {
         try out.encode(slowMoves, forKey: .slowMoves)
         try out.encode(slowDrops, forKey: .slowDrops)
         try out.encode(chattyDrops, forKey: .chattyDrops)
+        try out.encode(sessionLimitEnds, forKey: .sessionLimitEnds)
         try out.encode(proxyRejected, forKey: .proxyRejected)
         try out.encode(peakListenersHour, forKey: .peakListenersHour)
         try out.encode((listeningSeconds * 10).rounded() / 10, forKey: .listeningSeconds)
@@ -203,6 +205,7 @@ extension OutputStatus: Codable {
         slowMoves = try values.decodeIfPresent(Int.self, forKey: .slowMoves) ?? 0
         slowDrops = try values.decodeIfPresent(Int.self, forKey: .slowDrops) ?? 0
         chattyDrops = try values.decodeIfPresent(Int.self, forKey: .chattyDrops) ?? 0
+        sessionLimitEnds = try values.decodeIfPresent(Int.self, forKey: .sessionLimitEnds) ?? 0
         proxyRejected = try values.decodeIfPresent(Int.self, forKey: .proxyRejected) ?? 0
         peakListenersHour = try values.decodeIfPresent(Int.self, forKey: .peakListenersHour) ?? 0
         listeningSeconds = try values.decodeIfPresent(Double.self, forKey: .listeningSeconds) ?? 0

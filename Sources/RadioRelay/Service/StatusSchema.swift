@@ -15,6 +15,8 @@ extension StatusSnapshot: Codable {
         case healthy, stations, loops
         case listenersTotal = "listeners_total"
         case listeners
+        case refusals = "listener_refusals"
+        case redirects = "listener_redirects"
     }
 
     package func encode(to encoder: any Swift.Encoder) throws {
@@ -27,6 +29,8 @@ extension StatusSnapshot: Codable {
         try out.encode(loops, forKey: .loops)
         try out.encode(listenersTotal, forKey: .listenersTotal)
         try out.encode(listeners, forKey: .listeners)
+        try out.encode(refusals, forKey: .refusals)
+        try out.encode(redirects, forKey: .redirects)
     }
 
     package init(from decoder: any Swift.Decoder) throws {
@@ -39,6 +43,8 @@ extension StatusSnapshot: Codable {
         loops = try values.decodeIfPresent([LoopStatus].self, forKey: .loops) ?? []
         listenersTotal = try values.decodeIfPresent(Int.self, forKey: .listenersTotal) ?? 0
         listeners = try values.decodeIfPresent([ListenerStatus].self, forKey: .listeners) ?? []
+        refusals = try values.decodeIfPresent([RefusalStatus].self, forKey: .refusals) ?? []
+        redirects = try values.decodeIfPresent(Int.self, forKey: .redirects) ?? 0
     }
 }
 
@@ -46,6 +52,12 @@ extension StatusSnapshot: Codable {
 package struct LoopStatus: Sendable, Equatable, Codable {
     package var name: String
     package var wakeups: Int
+}
+
+/// Listeners refused since start for one reason.
+package struct RefusalStatus: Sendable, Equatable, Codable {
+    package var reason: AdmissionRefusal
+    package var count: Int
 }
 
 /// The listener places taken and allowed across all stations (the descriptor budget).

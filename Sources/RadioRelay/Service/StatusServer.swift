@@ -50,14 +50,16 @@ package final class StatusServer: Service {
     private let otherLoops: LockedBox<[(String, LoopActivity)]> = LockedBox([])
     /// The process's listener places, reported as their use and limit.
     let budget: ListenerBudget?
-    /// The admitted listeners `/status.json` lists (the server's one roster); nil: none listed.
-    let roster: ListenerRoster?
+    /// The server's admission point: its roster (the admitted listeners `/status.json` lists) and its refusals by
+    /// reason (every report); nil: none.
+    let admission: ListenerAdmission?
+    var roster: ListenerRoster? { admission?.roster }
 
     /// Binds and listens on `address` now (or adopts `adoptedSocket`, already listening); `start()` begins serving.
     package init(
         address: SocketAddress, stations: [Station], limits: Limits = Limits(), startedAt: Double = monotonicNow(),
         adoptedSocket: Int32? = nil, access: StatusAccess = StatusAccess(), budget: ListenerBudget? = nil,
-        roster: ListenerRoster? = nil,
+        admission: ListenerAdmission? = nil,
         onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
     ) throws {
         guard limits.headerTimeout.isFinite, limits.headerTimeout > 0, limits.maxRequestBytes >= 256,
@@ -72,7 +74,7 @@ package final class StatusServer: Service {
         self.limits = limits
         self.startedAt = startedAt
         self.budget = budget
-        self.roster = roster
+        self.admission = admission
     }
 
     /// The stations after a reload.
@@ -86,9 +88,12 @@ package final class StatusServer: Service {
 
     /// The snapshot the reports are made from, with each station's liveness as the loop last judged it.
     func snapshot(alive: [Bool], now: Double) -> StatusSnapshot {
-        StatusSnapshot(
+        var snapshot = StatusSnapshot(
             stations: stations, uptime: max(0, now - startedAt), alive: alive,
             loops: otherLoops.snapshot + [("status", activity)], budget: budget)
+        snapshot.refusals = admission?.refusalCounts.map { RefusalStatus(reason: $0.0, count: $0.1) } ?? []
+        snapshot.redirects = admission?.redirectCount ?? 0
+        return snapshot
     }
 
     package func start() throws {

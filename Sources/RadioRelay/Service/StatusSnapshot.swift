@@ -18,6 +18,10 @@ package struct StatusSnapshot: Sendable, Equatable {
     /// The admitted listeners, oldest first (at most `listedListeners`), and how many there are in all.
     package var listeners: [ListenerStatus] = []
     package var listenersTotal = 0
+    /// Listeners refused since start, by reason (`AdmissionRefusal`).
+    package var refusals: [RefusalStatus] = []
+    /// Listeners sent to a station's `overflow` URL since start (counted among the refusals too, by their reason).
+    package var redirects = 0
     /// Listeners listed at most (the rest are counted in `listenersTotal`): the answer stays small with any crowd.
     package static let listedListeners = 1000
 
@@ -193,6 +197,8 @@ package struct OutputStatus: Sendable, Equatable {
     package var slowMoves = 0
     package var slowDrops = 0
     package var chattyDrops = 0
+    /// Listeners whose stream ended at the session limit (`max_listener_duration`).
+    package var sessionLimitEnds = 0
     /// Connections closed for a missing, invalid or late PROXY header (`proxy_protocol = yes`).
     package var proxyRejected = 0
     package var pagesPublished = 0
@@ -227,6 +233,7 @@ package struct OutputStatus: Sendable, Equatable {
         slowMoves = counters.moved
         slowDrops = counters.droppedSlow
         chattyDrops = counters.droppedChatty
+        sessionLimitEnds = counters.sessionsEnded
         proxyRejected = counters.proxyRejected
         pagesPublished = counters.pagesPublished
         loopWakeups = output.broadcaster.counters.loop.wakeups.load(ordering: .relaxed)

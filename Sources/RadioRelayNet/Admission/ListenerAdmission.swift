@@ -84,28 +84,60 @@ package struct NoPlaces: ListenerPlaces {
     package mutating func giveBack(_ place: ListenerPlace) {}
 }
 
-/// Who is admitted, as a pure value (tests: `AdmissionPolicyTests`): the rules first, then the places; a listener
-/// refused a place gets back those it took.
+/// Who is admitted, as a pure value (tests: `AdmissionPolicyTests`): the rules first, then the station's access
+/// list (`access`, by station name), then the places; a listener refused a place gets back those it took. A station
+/// with `overflow` URLs sends a listener its station or the server has no place for to the next of them in turn
+/// (`302 Found`; a raw listener, which cannot be told, is closed).
 package struct AdmissionPolicy: Sendable, Equatable {
     package var rules: [AdmissionRule]
+    /// Each station's `allow`, `deny`, `deny_agents` and country lists, by name (a station without one is not
+    /// listed).
+    package var access: [String: AccessList]
+    /// Each station's `overflow` URLs, by name.
+    package var overflow: [String: [String]]
 
-    package init(rules: [AdmissionRule] = []) { self.rules = rules }
+    package init(rules: [AdmissionRule] = [], access: [String: AccessList] = [:], overflow: [String: [String]] = [:]) {
+        self.rules = rules
+        self.access = access
+        self.overflow = overflow
+    }
 
     package func decide<Places: ListenerPlaces>(_ ask: AdmissionAsk, places: inout Places) -> AdmissionDecision {
+        decideWithReason(ask, places: &places, turn: { 0 }).decision
+    }
+
+    /// The decision, and why a refusal (or a redirect) was made (what `/metrics` counts).
+    /// - Parameter turn: the next overflow turn (a counter the admission point keeps), asked only for a redirect.
+    package func decideWithReason<Places: ListenerPlaces>(
+        _ ask: AdmissionAsk, places: inout Places, turn: () -> Int
+    ) -> (decision: AdmissionDecision, refusal: AdmissionRefusal?) {
+        let (decision, refusal) = placeOrRefuse(ask, places: &places)
+        guard refusal == .stationFull || refusal == .serverFull, let urls = overflow[ask.station], !urls.isEmpty
+        else { return (decision, refusal) }
+        let index = Int(UInt(bitPattern: turn()) % UInt(urls.count))
+        return (.redirect(location: urls[index]), refusal)
+    }
+
+    private func placeOrRefuse<Places: ListenerPlaces>(
+        _ ask: AdmissionAsk, places: inout Places
+    ) -> (decision: AdmissionDecision, refusal: AdmissionRefusal?) {
         for rule in rules {
-            if let decision = rule.decision(ask) { return decision }
+            if let decision = rule.decision(ask) { return (decision, .rule) }
         }
-        if let refusal = places.take(.station) { return .refuse(status: 503, reason: refusal) }
+        if let refusal = access[ask.station]?.refusal(ask) {
+            return (.refuse(status: refusal.status, reason: refusal.text), refusal)
+        }
+        if let refusal = places.take(.station) { return (.refuse(status: 503, reason: refusal), .stationFull) }
         if let refusal = places.take(.address) {
             places.giveBack(.station)
-            return .refuse(status: 503, reason: refusal)
+            return (.refuse(status: 503, reason: refusal), .addressFull)
         }
         if let refusal = places.take(.server) {
             places.giveBack(.address)
             places.giveBack(.station)
-            return .refuse(status: 503, reason: refusal)
+            return (.refuse(status: 503, reason: refusal), .serverFull)
         }
-        return .admit
+        return (.admit, nil)
     }
 }
 
@@ -116,6 +148,10 @@ package struct AdmissionPolicy: Sendable, Equatable {
 package final class ListenerAdmission: Sendable {
     private let current: LockedBox<AdmissionPolicy>
     package let roster: ListenerRoster
+    /// Refusals by reason, in `AdmissionRefusal.allCases` order.
+    private let refusals = LockedBox([Int](repeating: 0, count: AdmissionRefusal.allCases.count))
+    /// Listeners sent to an overflow URL, which also counts the turn.
+    private let redirects = Atomic<Int>(0)
 
     package init(policy: AdmissionPolicy = AdmissionPolicy(), roster: ListenerRoster = ListenerRoster()) {
         current = LockedBox(policy)
@@ -133,13 +169,26 @@ package final class ListenerAdmission: Sendable {
     package func admit<Places: ListenerPlaces>(
         _ ask: AdmissionAsk, places: inout Places, now: Double, at place: ListenerMount? = nil
     ) -> (AdmissionDecision, ListenerEntry?) {
-        let decision = policy.decide(ask, places: &places)
+        let (decision, refusal) = policy.decideWithReason(ask, places: &places) {
+            redirects.add(1, ordering: .relaxed).oldValue
+        }
+        if let refusal, let index = AdmissionRefusal.allCases.firstIndex(of: refusal) {
+            refusals.withLock { $0[index] &+= 1 }
+        }
         guard decision == .admit else { return (decision, nil) }
         let entry = ListenerEntry(
             id: .next(), kind: ask.kind, place: place ?? ListenerMount(station: ask.station, mount: ask.mount),
             address: Self.shownAddress(ask.client), userAgent: ask.request?.userAgent, connectedAt: now)
         roster.add(entry)
         return (decision, entry)
+    }
+
+    /// Listeners sent to an overflow URL since start.
+    package var redirectCount: Int { redirects.load(ordering: .relaxed) }
+
+    /// Refusals since start, by reason.
+    package var refusalCounts: [(AdmissionRefusal, Int)] {
+        Array(zip(AdmissionRefusal.allCases, refusals.snapshot))
     }
 
     /// The listener is gone: out of the roster.

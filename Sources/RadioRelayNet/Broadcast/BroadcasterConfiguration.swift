@@ -14,6 +14,9 @@ public struct BroadcasterConfiguration: Sendable, Equatable {
     public var maxListeners = 20_000
     /// Connections from one address; 0: no limit.
     public var maxPerIP = 0
+    /// Seconds a listener's stream lasts at most (`max_listener_duration`): it then ends after a whole page (an MP3
+    /// output's: whole frames). 0: no limit.
+    public var maxListenerDuration = 0.0
     /// How often each listener is written to: several pages go out in one `sendmsg`, so a longer interval saves
     /// kernel time per listener and a shorter one lowers latency. `auto` (the default) lets each network loop choose
     /// from its listener count, within a hold budget; `fixed` is `flush_ms = N` (0 writes every page as it is
@@ -60,6 +63,8 @@ public struct BroadcasterConfiguration: Sendable, Equatable {
     public static let maxLagRange = 0.5...600
     /// A fixed flush interval, and auto's longest one, in milliseconds.
     public static let flushMillisecondsRange = 0...2000
+    /// The longest session limit: 30 days (0: none).
+    public static let listenerDurationRange = 0.0...2_592_000
     /// Listeners per output, and per client address (0: no limit).
     public static let listenerLimitRange = 0...1_000_000
 
@@ -72,6 +77,10 @@ public struct BroadcasterConfiguration: Sendable, Equatable {
         }
         guard Self.maxLagRange.contains(maxLag) else {
             throw ConfigurationError("max lag \(maxLag) s: use 0.5 to 600 s")
+        }
+        guard Self.listenerDurationRange.contains(maxListenerDuration) else {
+            throw ConfigurationError(
+                "max listener duration \(maxListenerDuration) s: use 0 to 2592000 seconds (30 days)")
         }
         guard Self.listenerLimitRange.contains(maxListeners), Self.listenerLimitRange.contains(maxPerIP) else {
             throw ConfigurationError("listener limits: use 0 to 1000000")

@@ -15,6 +15,8 @@ package final class BroadcasterCounters: Sendable {
     package let moved = Atomic<Int>(0)
     /// Disconnected for falling behind again after being moved.
     package let droppedSlow = Atomic<Int>(0)
+    /// Ended at their session limit (`max_listener_duration`).
+    package let sessionsEnded = Atomic<Int>(0)
     /// Disconnected for sending more than `readCap` bytes.
     package let droppedChatty = Atomic<Int>(0)
     /// Closed for a missing, invalid or late PROXY header (`proxyProtocol`), or with too many waiting for theirs.
@@ -31,6 +33,7 @@ package final class BroadcasterCounters: Sendable {
         package var peakListeners = 0
         package var httpListeners = 0
         package var proxyRejected = 0
+        package var sessionsEnded = 0
     }
 
     package var snapshot: Snapshot {
@@ -41,7 +44,8 @@ package final class BroadcasterCounters: Sendable {
             droppedChatty: droppedChatty.load(ordering: .relaxed),
             bytesSent: bytesSent.load(ordering: .relaxed), pagesPublished: pagesPublished.load(ordering: .relaxed),
             peakListeners: listeners.peak, httpListeners: httpListeners.load(ordering: .relaxed),
-            proxyRejected: proxyRejected.load(ordering: .relaxed))
+            proxyRejected: proxyRejected.load(ordering: .relaxed), sessionsEnded: sessionsEnded.load(ordering: .relaxed)
+        )
     }
 }
 

@@ -113,6 +113,12 @@ package struct ListenerSchedule: Sendable, Equatable {
         }
         state.lastFlush = now
         let betweenPages = state.offset == 0 && state.headersSent >= state.headerCount
+        if now >= state.endsAt {
+            // Its session is over (`max_listener_duration`): the page (or header) in progress is finished, then the
+            // stream ends at a page boundary, decodable to its last sample.
+            guard betweenPages else { return .write(end: min(window.head, (state.cursor ?? window.head) + 1)) }
+            return .end
+        }
         switch lag(of: state, in: window) {
         case .overtaken:
             guard !state.moved, betweenPages else { return .drop(.overtaken(afterMove: state.moved)) }
@@ -213,6 +219,8 @@ package struct ListenerState: Sendable, Equatable {
     package var moved = false
     /// Monotonic time of the last write.
     package var lastFlush = -Double.infinity
+    /// When its session ends (`max_listener_duration`); infinity: never.
+    package var endsAt = Double.infinity
 }
 
 /// How far behind the live edge a listener is.
@@ -230,6 +238,8 @@ package enum FlushAction: Sendable, Equatable {
     case moved(from: Lag, end: Int64)
     /// Too slow: disconnect.
     case drop(SlowReason)
+    /// Its session is over, at a page boundary: close.
+    case end
 }
 
 /// Why a slow listener was disconnected, in words for the log.

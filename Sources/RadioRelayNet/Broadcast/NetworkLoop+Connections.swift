@@ -76,6 +76,8 @@ extension NetworkLoop {
         let listener = Listener(
             socket: socket, peer: peer, connectedAt: now, kind: kind, responseHead: responseHead, request: request,
             entry: entry)
+        // The session limit in force when it came (a reload changes it for the next ones).
+        if configuration.maxListenerDuration > 0 { listener.state.endsAt = now + configuration.maxListenerDuration }
         let slot = Int(fd)
         if slot >= byFD.count {
             byFD += Array(repeating: nil, count: slot + 1 - byFD.count + 64)

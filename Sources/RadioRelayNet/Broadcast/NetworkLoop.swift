@@ -147,6 +147,11 @@ package final class NetworkLoop {
             counters.droppedSlow.add(1, ordering: .relaxed)
             disconnect(listener, reason: reason.description, topic: .dropped)
             return
+        case .end:
+            counters.sessionsEnded.add(1, ordering: .relaxed)
+            let limit = wholeSeconds(configuration.maxListenerDuration)
+            disconnect(listener, reason: "session limit (\(limit) s, max_listener_duration)", topic: .sessionEnded)
+            return
         }
         // Headers to send that it does not hold yet: the current link's, as the schedule chose them from this view.
         if listener.state.headersSent < listener.state.headerCount && listener.headersLink != listener.state.link {

@@ -21,6 +21,9 @@ package final class HTTPConnection {
     /// The client: the connection's peer, or the source its PROXY header names once read.
     package var peer: SocketAddress { didSet { hostKey = HostKey(peer) } }
     package private(set) var hostKey: HostKey
+    /// The reverse proxy (`forwarded_from`) the connection came from, once a request's header named its client
+    /// (`peer` is that client then, request by request: a proxy's kept connection carries many clients' requests).
+    package var forwarder: SocketAddress?
     /// The address it counts as pending from while it sends its head (`HTTPConnectionLoop.maxPendingPerAddress`).
     package var pendingHost: HostKey?
     package var phase = Phase.reading

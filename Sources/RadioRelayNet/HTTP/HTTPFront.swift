@@ -97,6 +97,11 @@ package final class HTTPFront: Service {
     /// The balancers believed from now on (a reload).
     package func setTrustedProxies(_ proxies: TrustedProxies) { trusted.withLock { $0 = proxies } }
 
+    /// The reverse proxies in HTTP mode whose header names a request's client (`forwarded_from`); nil: none.
+    private let forwarded = LockedBox<ForwardedFor?>(nil)
+    package var forwarding: ForwardedFor? { forwarded.snapshot }
+    package func setForwarding(_ forwarding: ForwardedFor?) { forwarded.withLock { $0 = forwarding } }
+
     /// Every station output's mount, with what its answers show, and the broadcaster behind each (same order).
     package func directory() -> (PublicDirectory, [Broadcaster]) {
         var directory = PublicDirectory()

@@ -99,6 +99,7 @@ package final class HTTPFrontLoop {
     /// Reads the request and acts once its head is decided.
     package func handleRequest(_ connection: HTTPConnection, mask: UInt32) {
         guard let head = http.readHead(connection, mask: mask) else { return }
+        if case .request(let request) = head { findClient(connection, request) }
         let (directory, broadcasters) = front.directory()
         switch PublicRouter.route(head, directory: directory, host: front.address.description) {
         case .respond(let response):
@@ -124,6 +125,23 @@ package final class HTTPFrontLoop {
                 title: IndexPage.titles(directory))
             subscribe(connection, to: page, broadcaster: broadcasters[0], head: responseHead, request: request)
         }
+    }
+
+    /// Behind a reverse proxy in HTTP mode (`forwarded_from`), the request's client is the one its header names
+    /// (`ForwardedFor`): everything after — the access lists, the per-address limits, the listener list, the logs —
+    /// sees that address. The proxy's own address is kept for the connection's next request.
+    private func findClient(_ connection: HTTPConnection, _ request: HTTPRequestHead.Request) {
+        let via = connection.forwarder ?? connection.peer
+        guard let forwarding = front.forwarding, forwarding.proxies.trusts(via) else {
+            // Not (or no longer, after a reload) a trusted proxy: the connection's own peer again.
+            if let forwarder = connection.forwarder { connection.peer = forwarder }
+            connection.forwarder = nil
+            return
+        }
+        connection.forwarder = via
+        let name = forwarding.header.rawValue
+        connection.peer = forwarding.client(
+            peer: via, lines: request.fields.filter { $0.name == name }.map(\.value))
     }
 
     /// Sends an answer; the connection is kept for another request when the answer allows it, but not after a

@@ -244,6 +244,7 @@ package enum LogTopic: String, Hashable, Sendable {
     case refused = "refusals"
     case moved = "moves"
     case dropped = "drops"
+    case sessionEnded = "session limits"
     case socketTrouble = "socket warnings"
     case proxyHeader = "PROXY header failures"
     case joined = "listener connects"

@@ -49,7 +49,7 @@ package struct AddressRange: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The top `bits` of 128 set, as two words.
-    private static func mask(_ bits: Int) -> (UInt64, UInt64) {
+    package static func mask(_ bits: Int) -> (UInt64, UInt64) {
         let high: UInt64 = bits >= 64 ? .max : (bits == 0 ? 0 : .max << UInt64(64 - bits))
         let low: UInt64 = bits <= 64 ? 0 : (bits == 128 ? .max : .max << UInt64(128 - bits))
         return (high, low)
@@ -68,7 +68,7 @@ package struct AddressRange: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A socket address's 128 bits, an IPv4 one mapped; nil for another family.
-    private static func bits(of address: SocketAddress) -> (UInt64, UInt64)? {
+    package static func bits(of address: SocketAddress) -> (UInt64, UInt64)? {
         var storage = address.storage
         return withUnsafeBytes(of: &storage) { raw -> (UInt64, UInt64)? in
             switch address.family {
