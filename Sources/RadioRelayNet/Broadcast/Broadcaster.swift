@@ -87,6 +87,7 @@ package final class Broadcaster: Sendable {
         self.settings = LockedBox(configuration)
         self.ring = ring
         address = local
+        inheritedOptions = LockedBox(Self.applyListenerOptions(configuration, to: socket.rawValue, name: name))
         listenSocket = socket
         if let shared = services.pool {
             self.pool = shared
@@ -101,9 +102,36 @@ package final class Broadcaster: Sendable {
     /// listening address cannot change this way: a station bound elsewhere is a new station.
     package func update(_ configuration: BroadcasterConfiguration) throws {
         try configuration.validate()
+        if configuration.listenerSocketOptions != inheritedOptions.snapshot {
+            let applied = Self.applyListenerOptions(configuration, to: listenSocket.rawValue, name: name)
+            inheritedOptions.withLock { $0 = applied }
+        }
         settings.withLock { $0 = configuration }
         settingsVersion.add(1, ordering: .releasing)
         pool.settingsChanged(for: self)
+    }
+
+    /// The listener socket options its listening socket carries, which the connections accepted on it inherit; nil
+    /// when setting them failed (each connection then gets them one by one).
+    private let inheritedOptions: LockedBox<ListenerSocketOptions?>
+
+    /// Whether a connection accepted on its listening socket already has `options` (the loop's settings).
+    package func acceptedConnectionsHave(_ options: ListenerSocketOptions) -> Bool {
+        inheritedOptions.snapshot == options
+    }
+
+    /// Sets the listener socket options on the listening socket; nil (and one warning) when the kernel refuses one.
+    private static func applyListenerOptions(
+        _ configuration: BroadcasterConfiguration, to fd: Int32, name: String
+    ) -> ListenerSocketOptions? {
+        let options = configuration.listenerSocketOptions
+        do {
+            try options.apply(to: fd)
+            return options
+        } catch {
+            Log.warning("\(name): listening socket: \(error); each listener's connection gets its options instead")
+            return nil
+        }
     }
 
     /// Where it binds (a large backlog, 4096: a crowd reconnecting at once must not wait on SYN retries; Icecast's

@@ -55,12 +55,12 @@ extension NetworkLoop {
         }
         let key = places.key
         let fd = socket.rawValue
-        // Both only tune the connection (latency, how much the kernel queues): a refusal is worth a warning, not
-        // the listener.
+        // The socket options only tune the connection (latency, how much the kernel queues, a dead peer's bound): a
+        // refusal is worth a warning, not the listener. A raw listener accepted on the station's listening socket
+        // inherited them from it (`Broadcaster`), unless a reload changed them since.
+        let options = configuration.listenerSocketOptions
         do {
-            try setSocketOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1, name: "TCP_NODELAY")
-            try setSocketOption(fd, SOL_SOCKET, SO_SNDBUF, Int32(clamping: configuration.sendBuffer), name: "SO_SNDBUF")
-            try configuration.listenerPeerTimeout.apply(to: fd)
+            if kind != .tcp || !broadcaster.acceptedConnectionsHave(options) { try options.apply(to: fd) }
         } catch {
             logLimited(.socketTrouble, .warning, now: now, "\(name): listener \(peer): \(error)")
         }
