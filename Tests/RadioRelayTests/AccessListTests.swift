@@ -233,6 +233,14 @@ import Testing
         #expect(jazz.access.deny.ranges.map(\.description) == ["198.51.100.0/24", "2001:db8:bad::/48"])
         #expect(jazz.access.allow.ranges.count == 2 && jazz.access.denyAgents.patterns == ["*ripper*", "Wget/*"])
         #expect(rock.access.isEmpty, "a station clears the server's default with none")
+        // A file saved on Windows: a byte order mark and `\r\n` line ends.
+        let windows = directory + "/windows.txt"
+        try "\u{FEFF}198.51.100.0/24\r\n# a comment\r\n2001:db8::/32\r\n".write(
+            toFile: windows, atomically: true, encoding: .utf8)
+        #expect(
+            try AccessFiles.addresses("@" + windows).get().ranges.map(\.description) == [
+                "198.51.100.0/24", "2001:db8::/32",
+            ])
         let bad = directory + "/bad.txt"
         try "10.0.0.0/8\n10.0.0.1/8\n".write(toFile: bad, atomically: true, encoding: .utf8)
         #expect {

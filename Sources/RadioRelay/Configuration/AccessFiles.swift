@@ -3,7 +3,8 @@ import RadioRelayNet
 import RadioRelaySystem
 
 /// The values of `allow`, `deny` and `deny_agents`: written in the key (`10.0.0.0/8, 2001:db8::/32`), or `@FILE`,
-/// one item per line (`#` starts a comment, blank lines are skipped). A file is read when the configuration is
+/// one item per line (`#` starts a comment, blank lines are skipped; `\r\n` line ends and a byte order mark are read as
+/// in the configuration file, `ConfigFileLines.lines`). A file is read when the configuration is
 /// read, so a reload reads it again; a problem names the file and the line. `none` is an empty list (a station
 /// clearing a `[server]` default).
 enum AccessFiles {
@@ -38,8 +39,9 @@ enum AccessFiles {
             return .failure(AccessFileError("@\(path): not UTF-8 text"))
         }
         var items: [(String, String)] = []
-        for (number, line) in content.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let text = line.prefix { $0 != "#" }.trimmingBlanks()
+        for (number, line) in ConfigFileLines.lines(content).enumerated() {
+            // A comment starts at the first `#` scalar (a `#` with a combining mark after it is one Character).
+            let text = Substring(line.unicodeScalars.prefix { $0 != "#" }).trimmingBlanks()
             if !text.isEmpty { items.append((text, "\(path):\(number + 1)")) }
         }
         return .success(items)

@@ -41,12 +41,17 @@ struct ConfigFileLines {
 
     static let nameRule = StationNames.rule
 
-    init(_ text: String, problems: inout ConfigFileProblems) {
+    /// The lines of a text file as the configuration reads them (its own, and the files its keys name): a byte
+    /// order mark dropped, `\n` and `\r\n` line ends.
+    static func lines(_ text: String) -> [Substring] {
         var body = Substring(text)
         if body.hasPrefix("\u{FEFF}") { body = body.dropFirst() }
         // "\r\n" is one Character in Swift, so it is matched as such.
-        let lines = body.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
-        for (index, raw) in lines.enumerated() {
+        return body.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+    }
+
+    init(_ text: String, problems: inout ConfigFileProblems) {
+        for (index, raw) in Self.lines(text).enumerated() {
             let line = index + 1
             let trimmed = Substring(String(raw).trimmingWhitespace())
             if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix(";") { continue }
