@@ -33,9 +33,11 @@ package struct ForwardedFor: Sendable, Equatable {
     ///   lowercase), in order: one list (RFC 9110 §5.3).
     package func client(peer: SocketAddress, lines: [String]) -> SocketAddress {
         guard proxies.trusts(peer) else { return peer }
+        // By bytes, not Characters: a `,` followed by a combining mark is one Character, and must still separate.
         var entries: [Substring] = []
         for line in lines {
-            entries += line.split(separator: ",", omittingEmptySubsequences: false)
+            entries += line.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map(
+                Substring.init)
         }
         var client = peer
         for entry in entries.reversed().prefix(Self.maxHops) {
@@ -48,40 +50,29 @@ package struct ForwardedFor: Sendable, Equatable {
     }
 
     /// The `for=` parameter of one element of `Forwarded` (`for=192.0.2.60;proto=http`, `for="[2001:db8::1]:4711"`);
-    /// nil when it has none.
+    /// nil when it has none. By bytes, as the list is split.
     static func forParameter(_ element: Substring) -> Substring? {
-        for pair in element.split(separator: ";") {
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, parts[0].trimmingBlanks().lowercased() == "for" else { continue }
-            var value = Substring(parts[1].trimmingBlanks())
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = value.dropFirst().dropLast() }
+        for pair in element.utf8.split(separator: UInt8(ascii: ";")) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1)
+            guard parts.count == 2, Substring(parts[0]).trimmingBlanks().lowercased() == "for" else { continue }
+            let value = Substring(Substring(parts[1]).trimmingBlanks())
+            let quote = UInt8(ascii: "\"")
+            let bytes = value.utf8
+            if bytes.count >= 2, bytes.first == quote, bytes.last == quote {
+                return Substring(bytes.dropFirst().dropLast())
+            }
             return value
         }
         return nil
     }
 
-    /// An address as a header writes it: `192.0.2.60`, `192.0.2.60:4711`, `2001:db8::1`, `[2001:db8::1]:4711`; nil
-    /// for anything else (names are never resolved).
+    /// An address as a header writes it: `192.0.2.60`, `2001:db8::1`, or either with a port as an authority has it
+    /// (`192.0.2.60:4711`, `[2001:db8::1]:4711`, `HostPort.split`); nil for anything else (names are never
+    /// resolved).
     static func address(_ text: Substring) -> SocketAddress? {
         guard !text.isEmpty, text.utf8.count <= 64 else { return nil }
-        var host = text
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { return nil }
-            let rest = host[host.index(after: close)...]
-            guard rest.isEmpty || Self.isPort(rest) else { return nil }
-            host = host[host.index(after: host.startIndex)..<close]
-        } else if let colon = host.firstIndex(of: ":"), host.lastIndex(of: ":") == colon {
-            // One colon: an IPv4 address and a port.
-            guard Self.isPort(host[colon...]) else { return nil }
-            host = host[..<colon]
-        }
+        if let plain = SocketAddress(host: String(text), port: 0) { return plain }
+        guard let (host, port) = HostPort.split(text), port.map({ Port.parse($0) != nil }) ?? true else { return nil }
         return SocketAddress(host: String(host), port: 0)
-    }
-
-    /// `:` and 1 to 5 digits.
-    private static func isPort(_ text: Substring) -> Bool {
-        let digits = text.utf8.dropFirst()
-        return text.utf8.first == UInt8(ascii: ":") && (1...5).contains(digits.count)
-            && digits.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 }
