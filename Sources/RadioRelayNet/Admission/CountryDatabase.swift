@@ -60,13 +60,14 @@ package final class CountryDatabase: Sendable, CustomStringConvertible {
         return String(decoding: letters, as: UTF8.self)
     }
 
-    /// An IPv4-mapped IPv6 address as the IPv4 one it is.
+    /// An IPv4-mapped IPv6 address as the IPv4 one it is (from its bits, as `AddressRange` reads them: no text
+    /// made and parsed again per listener).
     private static func plain(_ address: SocketAddress) -> SocketAddress {
-        let host = address.host
-        guard address.family == AF_INET6, host.hasPrefix("::ffff:"), !host.dropFirst(7).contains(":"),
-            let v4 = SocketAddress(host: String(host.dropFirst(7)), port: 0)
+        guard address.family == AF_INET6, let (high, low) = AddressRange.bits(of: address), high == 0,
+            low >> 32 == 0xFFFF
         else { return address }
-        return v4
+        let v4 = UInt32(truncatingIfNeeded: low)
+        return SocketAddress(ip: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: v4 >> $0) }, port: 0)
     }
 
     package var description: String { path }
