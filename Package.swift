@@ -27,6 +27,7 @@ let package = Package(
         systemLibrary("COgg", pkgConfig: "ogg", apt: "libogg-dev"),
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         systemLibrary("CMaxMindDB", pkgConfig: "libmaxminddb", apt: "libmaxminddb-dev"),
+        systemLibrary("CCrypt", pkgConfig: "libxcrypt", apt: "libcrypt-dev"),
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
         // The layers, each importing only those below it (docs/ARCHITECTURE.md, "Layers"). System: descriptors,
         // syscalls, epoll, threads, logging, addresses, time, redaction, the process's exit statuses.
@@ -40,10 +41,10 @@ let package = Package(
         ),
         // Net: upstream transports (libcurl, files, raw TCP), the station network loops and page rings, the HTTP
         // front end and the connection loop the status endpoint shares, PROXY, who may listen (libmaxminddb for
-        // countries).
+        // countries, libcrypt for htpasswd hashes).
         .target(
             name: "RadioRelayNet",
-            dependencies: ["RadioRelaySystem", "RadioRelayMedia", "CCurl", "CLinux", "CMaxMindDB"],
+            dependencies: ["RadioRelaySystem", "RadioRelayMedia", "CCurl", "CLinux", "CMaxMindDB", "CCrypt"],
             swiftSettings: swiftSettings
         ),
         // Service: stations and pipelines, the server and reload, the status endpoint, configuration, pushes, the

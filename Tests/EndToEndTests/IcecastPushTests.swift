@@ -18,7 +18,8 @@ extension ServerProcessTests {
             let directory = temporaryPath("icecast")
             private var process: Process?
 
-            init(port: UInt16) throws {
+            /// - Parameter mounts: `<mount>` elements of the config (listener authentication, say).
+            init(port: UInt16, mounts: String = "") throws {
                 self.port = port
                 try FileManager.default.createDirectory(atPath: directory + "/log", withIntermediateDirectories: true)
                 // As root, Icecast binds and then becomes Debian's icecast2 user, which must be able to write its logs.
@@ -39,6 +40,7 @@ extension ServerProcessTests {
                         </authentication>
                         <hostname>127.0.0.1</hostname>
                         <listen-socket><port>\(port)</port><bind-address>127.0.0.1</bind-address></listen-socket>
+                        \(mounts)
                         <paths>
                             <basedir>/usr/share/icecast2</basedir><logdir>\(directory)/log</logdir>
                             <webroot>/usr/share/icecast2/web</webroot><adminroot>/usr/share/icecast2/admin</adminroot>

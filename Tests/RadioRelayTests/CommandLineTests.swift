@@ -67,6 +67,9 @@ import Testing
         let countriesFile = temporaryPath("countries.mmdb")
         try writeCountryDatabase(countriesFile, [("198.51.100.0/24", "FR")])
         defer { unlink(countriesFile) }
+        let htpasswdFile = temporaryPath("listeners.htpasswd")
+        try "alice:\(ListenerAuthTests.vectors[0])\n".write(toFile: htpasswdFile, atomically: false, encoding: .utf8)
+        defer { unlink(htpasswdFile) }
         let pairs = [
             ("upstream", "http://example.com/stream.mp3"), ("port", "9000"), ("bind", "::"), ("bitrate", "128k"),
             ("page-ms", "20"), ("flush-ms", "0"), ("flush-hold-ms", "450"), ("burst", "0.5"), ("max-lag", "30"),
@@ -86,6 +89,9 @@ import Testing
             ("max-listener-duration", "3600"), ("overflow", "http://edge.example:8001/jazz.opus"),
             ("allow", "10.0.0.0/8"), ("deny", "10.1.0.0/16, 2001:db8::/32"), ("deny-agents", "@" + agentsFile),
             ("geoip", countriesFile), ("allow-countries", "FR, unknown"), ("deny-countries", "RU"),
+            ("listener-add", "https://auth.example.org/add?key=k"), ("listener-remove", "https://auth.example.org/rm"),
+            ("auth-header", "X-Member: yes"), ("auth-timeout", "2.5"), ("auth-failure", "admit"),
+            ("htpasswd", htpasswdFile),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
         let flags = Set(OptionSpecification.serve.map(\.name)).subtracting(["config"])
@@ -127,6 +133,10 @@ import Testing
         #expect(station.peerTimeout == 45 && station.outputSettings.allSatisfy { $0.broadcaster.peerTimeout == 45 })
         #expect(station.inputs.first?.isLive == true && station.inputs.first?.name == "live")
         #expect(serve.logLevel == .debug)
+        let auth = station.authentication
+        #expect(auth.addURL?.raw == "https://auth.example.org/add?key=k" && "\(auth.addURL!)".contains("key=***"))
+        #expect(auth.removeURL?.raw == "https://auth.example.org/rm" && auth.header == AuthHeader("x-member: yes"))
+        #expect(auth.timeout == 2.5 && auth.failure == .admit && auth.htpasswd?.count == 1)
         #expect(station.broadcaster.proxyProtocol && serve.httpProxyProtocol)
         #expect(station.broadcaster.trustedProxies.description == "10.0.0.0/8, ::1")
         #expect(serve.httpProxyFrom?.description == "10.0.0.0/8, ::1")

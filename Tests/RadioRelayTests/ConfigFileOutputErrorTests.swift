@@ -151,7 +151,7 @@ import Testing
         // Not a secret: it cannot come from a credential.
         #expect(
             Self.messages("[station a]\nupstream = /a.mp3\npush_ca = @credential:ca\n", credentials: directory) == [
-                "r.conf:3: push_ca cannot come from a credential: only upstream, source_password or push can"
+                "r.conf:3: push_ca cannot come from a credential: only upstream, source_password, listener_add, listener_remove or push can"
             ])
     }
 

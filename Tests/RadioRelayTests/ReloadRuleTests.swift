@@ -35,6 +35,9 @@ import Testing
         "forwarded_from": ["127.0.0.1"], "forwarded_header": ["Forwarded"], "geoip": ["(a country database)"],
         "allow_countries": ["FR, DE"], "deny_countries": ["RU"], "max_listener_duration": ["3600"],
         "overflow": ["http://edge.example:8001/jazz.opus"],
+        "listener_add": ["https://auth.example.org/add"], "listener_remove": ["https://auth.example.org/remove"],
+        "auth_header": ["x-member: yes"], "auth_timeout": ["2"], "auth_failure": ["admit"],
+        "htpasswd": ["(an htpasswd file)"],
     ]
 
     /// Keys whose change matters only with another setting: what the running station has for them.
@@ -96,7 +99,9 @@ import Testing
         try "*ripper*\n".write(toFile: agents, atomically: true, encoding: .utf8)
         let countries = directory + "/countries.mmdb"
         try writeCountryDatabase(countries, [("198.51.100.0/24", "FR")])
-        let files = ["push_ca": pem, "deny_agents": "@" + agents, "geoip": countries]
+        let htpasswd = directory + "/listeners.htpasswd"
+        try "alice:\(ListenerAuthTests.vectors[0])\n".write(toFile: htpasswd, atomically: true, encoding: .utf8)
+        let files = ["push_ca": pem, "deny_agents": "@" + agents, "geoip": countries, "htpasswd": htpasswd]
         var base = StationConfiguration()
         base.name = "a"
         base.upstream = Fixture.path("stereo-44k-128k.mp3")

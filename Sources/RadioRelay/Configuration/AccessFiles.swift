@@ -165,4 +165,11 @@ extension Result {
         if case .failure(let error) = self { return "\(error)" }
         return nil
     }
+
+    /// The value read, nil when the text was refused. An optional value stays one level down (`none` is
+    /// `.some(nil)`), where `try? get()` would flatten it into a refusal.
+    var accepted: Success? {
+        if case .success(let value) = self { return value }
+        return nil
+    }
 }

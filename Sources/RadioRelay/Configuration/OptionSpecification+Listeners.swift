@@ -46,7 +46,7 @@ extension OptionSpecification {
             summary: "a MaxMind-format country database (.mmdb) for the country lists (default: none)",
             accepts: "none, or the absolute path of a MaxMind-format database",
             setting: station(
-                { try? AccessFiles.database($0).get() }, { $0.access.geoip = $1 }, compared: \.access.geoip),
+                { AccessFiles.database($0).accepted }, { $0.access.geoip = $1 }, compared: \.access.geoip),
             isServerDefault: true, reload: .inPlace, refusal: { AccessFiles.database($0).failureText }),
         .init(
             name: "allow-countries", placeholder: "CODES",

@@ -95,6 +95,8 @@ public struct StationConfiguration: Sendable, Equatable {
     /// Where a listener goes when the station (or the server) is full (`overflow`): absolute http(s) URLs, taken in
     /// turn.
     package var overflow: [String] = []
+    /// Who may listen by credentials (`listener_add`, `htpasswd`, …): a station with any is protected.
+    package var authentication = ListenerAuthentication()
     /// The PEM file of CA certificates `icecasts://` pushes verify the server against (`--push-ca`, `push_ca`); nil:
     /// the system's CA store.
     package var pushCA: String?

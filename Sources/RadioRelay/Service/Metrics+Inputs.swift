@@ -51,3 +51,28 @@ extension MetricsReport {
         }
     }
 }
+
+extension MetricsReport {
+    /// The protected stations' authentication: verdicts by outcome, listeners not even asked (too many waiting),
+    /// those waiting now, and the removes by outcome (every outcome, 0 included).
+    static func authenticationSamples(_ out: inout String, _ auth: AuthenticationStatus) {
+        header(
+            &out, "auth_verdicts_total", .counter,
+            "Listener authentications (backend calls, htpasswd checks) by outcome")
+        for (outcome, count) in [("admitted", auth.admitted), ("refused", auth.refused), ("failed", auth.failed)] {
+            out += "\(prefix)auth_verdicts_total{outcome=\"\(outcome)\"} \(count)\n"
+        }
+        header(&out, "auth_over_cap_total", .counter, "Listeners not asked about: too many awaiting authentication")
+        out += "\(prefix)auth_over_cap_total \(auth.overCap)\n"
+        header(&out, "auth_waiting", .gauge, "Listeners awaiting their backend's verdict now")
+        out += "\(prefix)auth_waiting \(auth.waiting)\n"
+        header(
+            &out, "auth_removes_total", .counter,
+            "listener_remove calls by outcome (unsent: dropped at the stop or over the cap)")
+        for (outcome, count) in [
+            ("sent", auth.removesSent), ("failed", auth.removesFailed), ("unsent", auth.removesUnsent),
+        ] {
+            out += "\(prefix)auth_removes_total{outcome=\"\(outcome)\"} \(count)\n"
+        }
+    }
+}

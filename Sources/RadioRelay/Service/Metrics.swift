@@ -232,6 +232,7 @@ enum MetricsReport {
             header(&out, "listeners_redirected_total", .counter, "Listeners sent to a station's overflow URL")
             out += "\(prefix)listeners_redirected_total \(snapshot.redirects)\n"
         }
+        authenticationSamples(&out, snapshot.authentication)
         for family in pushFamilies {
             header(&out, family.name, family.kind, family.help)
             for station in snapshot.stations {

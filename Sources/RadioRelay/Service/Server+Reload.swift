@@ -144,3 +144,19 @@ extension Server {
             "\(station.name): relays \(station.configuration.inputsShown) on \(station.listenAddress)")
     }
 }
+
+extension Server {
+    /// The admission policy the stations' settings make: each station's access lists (`allow`, `deny`,
+    /// `deny_agents`, the countries), `overflow` URLs and listener authentication, by name.
+    static func policy(_ stations: [StationConfiguration]) -> AdmissionPolicy {
+        var access: [String: AccessList] = [:]
+        var overflow: [String: [String]] = [:]
+        var authentication: [String: ListenerAuthentication] = [:]
+        for station in stations {
+            if !station.access.isEmpty { access[station.name] = station.access }
+            if !station.overflow.isEmpty { overflow[station.name] = station.overflow }
+            if station.authentication.isOn { authentication[station.name] = station.authentication }
+        }
+        return AdmissionPolicy(access: access, overflow: overflow, authentication: authentication)
+    }
+}

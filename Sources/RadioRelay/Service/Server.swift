@@ -27,7 +27,7 @@ package final class Server {
     package let budget: ListenerBudget
     /// The one admission point of every output and the front end, with its roster (`/status.json`'s listeners):
     /// stations a reload starts get the same.
-    package let admission = ListenerAdmission()
+    package let admission: ListenerAdmission
     /// The stations running now (a reload adds, replaces and removes some), a service of the group. Set from the
     /// calling thread only.
     package internal(set) var stations: [Station] {
@@ -74,6 +74,8 @@ package final class Server {
         self.reload = reload
         self.logLevelOverride = logLevelOverride
         self.onUnexpectedExit = onUnexpectedExit
+        // Its authenticator (the protected stations' backend calls) is a service of the group.
+        admission = ListenerAdmission(authenticator: Authenticator(onUnexpectedExit: onUnexpectedExit))
         pool = try NetworkPool(threads: Self.loops(settings), onUnexpectedExit: onUnexpectedExit)
         accessLog = AccessLog()
         accessLogService = AccessLogService(log: accessLog, path: settings.accessLog)
@@ -108,10 +110,12 @@ package final class Server {
         admission.setPolicy(Self.policy(configuration.stations))
         // Every network loop of the pool, by thread name, and the HTTP front end.
         status?.reportLoops(pool.members.map { ($0.name, $0.activity) } + (http.map { [("http", $0.activity)] } ?? []))
-        // The loops first, the access log, each station then its pushes, the HTTP front end (after the stations it
+        // The loops first, the access log, the authenticator (stopped after the stations, so that the removes of the
+        // listeners they close are sent), each station then its pushes, the HTTP front end (after the stations it
         // hands listeners to), the status endpoint last.
         let parts: [any Service] =
-            [pool, accessLogService, stationServices] + (http.map { [$0] } ?? []) + (status.map { [$0] } ?? [])
+            [pool, accessLogService, admission.authenticator, stationServices] + (http.map { [$0] } ?? [])
+            + (status.map { [$0] } ?? [])
         group = ServiceGroup(parts)
     }
 
@@ -229,6 +233,7 @@ package final class Server {
     /// endpoint's.
     var heartbeats: [Int] {
         stations.flatMap(\.heartbeats) + (status?.heartbeats ?? []) + (http?.heartbeats ?? [])
+            + admission.authenticator.heartbeats
     }
 
     /// `STATUS=`: stations with their upstream up out of all, listeners in all, then each station.
@@ -280,20 +285,6 @@ package final class Server {
             Log.error("\(error)")
             return ExitCode(for: error)
         }
-    }
-}
-
-extension Server {
-    /// The admission policy the stations' settings make: each station's access lists (`allow`, `deny`,
-    /// `deny_agents`, the countries) and `overflow` URLs, by name.
-    static func policy(_ stations: [StationConfiguration]) -> AdmissionPolicy {
-        var access: [String: AccessList] = [:]
-        var overflow: [String: [String]] = [:]
-        for station in stations {
-            if !station.access.isEmpty { access[station.name] = station.access }
-            if !station.overflow.isEmpty { overflow[station.name] = station.overflow }
-        }
-        return AdmissionPolicy(access: access, overflow: overflow)
     }
 }
 

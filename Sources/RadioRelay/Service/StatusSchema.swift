@@ -17,6 +17,7 @@ extension StatusSnapshot: Codable {
         case listeners
         case refusals = "listener_refusals"
         case redirects = "listener_redirects"
+        case authentication
     }
 
     package func encode(to encoder: any Swift.Encoder) throws {
@@ -31,6 +32,7 @@ extension StatusSnapshot: Codable {
         try out.encode(listeners, forKey: .listeners)
         try out.encode(refusals, forKey: .refusals)
         try out.encode(redirects, forKey: .redirects)
+        try out.encode(authentication, forKey: .authentication)
     }
 
     package init(from decoder: any Swift.Decoder) throws {
@@ -45,6 +47,46 @@ extension StatusSnapshot: Codable {
         listeners = try values.decodeIfPresent([ListenerStatus].self, forKey: .listeners) ?? []
         refusals = try values.decodeIfPresent([RefusalStatus].self, forKey: .refusals) ?? []
         redirects = try values.decodeIfPresent(Int.self, forKey: .redirects) ?? 0
+        authentication =
+            try values.decodeIfPresent(AuthenticationStatus.self, forKey: .authentication) ?? AuthenticationStatus()
+    }
+}
+
+/// The protected stations' backend calls since start (`AuthCounters`, read once).
+package struct AuthenticationStatus: Sendable, Equatable, Codable {
+    /// Add calls and htpasswd checks by outcome.
+    package var admitted = 0
+    package var refused = 0
+    /// The backend could not answer in time, or answered 5xx or garbage.
+    package var failed = 0
+    /// Listeners not even asked about: too many waiting.
+    package var overCap = 0
+    /// Listeners waiting for a verdict now.
+    package var waiting = 0
+    package var removesSent = 0
+    package var removesFailed = 0
+    /// Removes dropped: too many queued, or the stop's drain over.
+    package var removesUnsent = 0
+
+    enum CodingKeys: String, CodingKey {
+        case admitted, refused, failed, waiting
+        case overCap = "over_cap"
+        case removesSent = "removes_sent"
+        case removesFailed = "removes_failed"
+        case removesUnsent = "removes_unsent"
+    }
+
+    package init() {}
+
+    package init(_ counters: AuthCounters) {
+        admitted = counters.admitted.load(ordering: .relaxed)
+        refused = counters.refused.load(ordering: .relaxed)
+        failed = counters.failed.load(ordering: .relaxed)
+        overCap = counters.overCap.load(ordering: .relaxed)
+        waiting = counters.waiting.load(ordering: .relaxed)
+        removesSent = counters.removesSent.load(ordering: .relaxed)
+        removesFailed = counters.removesFailed.load(ordering: .relaxed)
+        removesUnsent = counters.removesUnsent.load(ordering: .relaxed)
     }
 }
 

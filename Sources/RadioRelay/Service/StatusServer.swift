@@ -93,6 +93,7 @@ package final class StatusServer: Service {
             loops: otherLoops.snapshot + [("status", activity)], budget: budget)
         snapshot.refusals = admission?.refusalCounts.map { RefusalStatus(reason: $0.0, count: $0.1) } ?? []
         snapshot.redirects = admission?.redirectCount ?? 0
+        if let admission { snapshot.authentication = AuthenticationStatus(admission.authenticator.counters) }
         return snapshot
     }
 

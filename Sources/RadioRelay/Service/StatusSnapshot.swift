@@ -22,6 +22,8 @@ package struct StatusSnapshot: Sendable, Equatable {
     package var refusals: [RefusalStatus] = []
     /// Listeners sent to a station's `overflow` URL since start (counted among the refusals too, by their reason).
     package var redirects = 0
+    /// The protected stations' backend calls and htpasswd checks since start.
+    package var authentication = AuthenticationStatus()
     /// Listeners listed at most (the rest are counted in `listenersTotal`): the answer stays small with any crowd.
     package static let listedListeners = 1000
 

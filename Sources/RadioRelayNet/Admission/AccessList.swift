@@ -58,12 +58,17 @@ package enum AdmissionRefusal: String, Sendable, CaseIterable, Codable {
     case stationFull = "station_full"
     case addressFull = "address_full"
     case serverFull = "server_full"
+    /// Credentials refused (by the backend, or the htpasswd file), or none given to a protected station.
+    case authRefused = "auth_refused"
+    /// The backend could not answer in time (`auth_failure = refuse`), or too many listeners wait for it.
+    case authUnavailable = "auth_unavailable"
 
     /// The answer: 403 for who the listener is, 503 for a place it could not have.
     package var status: Int {
         switch self {
         case .agentDenied, .addressDenied, .addressNotAllowed, .countryDenied, .countryNotAllowed, .rule: 403
-        case .stationFull, .addressFull, .serverFull: 503
+        case .stationFull, .addressFull, .serverFull, .authUnavailable: 503
+        case .authRefused: 401
         }
     }
 
@@ -78,6 +83,8 @@ package enum AdmissionRefusal: String, Sendable, CaseIterable, Codable {
         case .stationFull: "station full"
         case .addressFull: "too many listeners from this address"
         case .serverFull: "server full"
+        case .authRefused: "authentication refused"
+        case .authUnavailable: "authentication unavailable"
         }
     }
 }

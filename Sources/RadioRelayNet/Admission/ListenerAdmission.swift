@@ -11,15 +11,19 @@ package struct AdmissionAsk: Sendable {
     package var client: SocketAddress
     /// What an HTTP listener asked for (the user agent, the referrer, the request line); nil for raw TCP.
     package var request: ListenerRequest?
+    /// The ID its authentication backend already knows it by (`ListenerSession`); nil: a new one on admission.
+    package var id: ListenerID?
 
     package init(
-        station: String, mount: String, kind: ListenerProtocol, client: SocketAddress, request: ListenerRequest?
+        station: String, mount: String, kind: ListenerProtocol, client: SocketAddress, request: ListenerRequest?,
+        id: ListenerID? = nil
     ) {
         self.station = station
         self.mount = mount
         self.kind = kind
         self.client = client
         self.request = request
+        self.id = id
     }
 }
 
@@ -95,11 +99,36 @@ package struct AdmissionPolicy: Sendable, Equatable {
     package var access: [String: AccessList]
     /// Each station's `overflow` URLs, by name.
     package var overflow: [String: [String]]
+    /// Each protected station's listener authentication, by name (`HTTPFrontLoop+Auth` carries it out before the
+    /// places are taken).
+    package var authentication: [String: ListenerAuthentication]
 
-    package init(rules: [AdmissionRule] = [], access: [String: AccessList] = [:], overflow: [String: [String]] = [:]) {
+    package init(
+        rules: [AdmissionRule] = [], access: [String: AccessList] = [:], overflow: [String: [String]] = [:],
+        authentication: [String: ListenerAuthentication] = [:]
+    ) {
         self.rules = rules
         self.access = access
         self.overflow = overflow
+        self.authentication = authentication
+    }
+
+    /// The rules and the access list alone (no place taken): what a protected station's listener passes before its
+    /// backend is asked, so that one the lists refuse costs no call. Nil: it may go on.
+    package func screen(_ ask: AdmissionAsk) -> (decision: AdmissionDecision, refusal: AdmissionRefusal)? {
+        for rule in rules {
+            if let decision = rule.decision(ask) { return (decision, .rule) }
+        }
+        if let refusal = access[ask.station]?.refusal(ask) {
+            return (.refuse(status: refusal.status, reason: refusal.text), refusal)
+        }
+        // A protected station's listener passes its authentication on the HTTP address (`HTTPFrontLoop+Auth`); a
+        // raw TCP connection carries no credentials, and an HLS player's segments carry no token yet: both refused.
+        if authentication[ask.station]?.isOn == true, ask.kind == .tcp || ask.kind == .hls {
+            let why = ask.kind == .tcp ? "raw TCP carries no credentials" : "HLS is not offered with authentication"
+            return (.refuse(status: 403, reason: "protected station: \(why)"), .authRefused)
+        }
+        return nil
     }
 
     package func decide<Places: ListenerPlaces>(_ ask: AdmissionAsk, places: inout Places) -> AdmissionDecision {
@@ -121,12 +150,7 @@ package struct AdmissionPolicy: Sendable, Equatable {
     private func placeOrRefuse<Places: ListenerPlaces>(
         _ ask: AdmissionAsk, places: inout Places
     ) -> (decision: AdmissionDecision, refusal: AdmissionRefusal?) {
-        for rule in rules {
-            if let decision = rule.decision(ask) { return (decision, .rule) }
-        }
-        if let refusal = access[ask.station]?.refusal(ask) {
-            return (.refuse(status: refusal.status, reason: refusal.text), refusal)
-        }
+        if let screened = screen(ask) { return screened }
         if let refusal = places.take(.station) { return (.refuse(status: 503, reason: refusal), .stationFull) }
         if let refusal = places.take(.address) {
             places.giveBack(.station)
@@ -153,9 +177,16 @@ package final class ListenerAdmission: Sendable {
     /// Listeners sent to an overflow URL, which also counts the turn.
     private let redirects = Atomic<Int>(0)
 
-    package init(policy: AdmissionPolicy = AdmissionPolicy(), roster: ListenerRoster = ListenerRoster()) {
+    /// The calls to the protected stations' backends and their htpasswd checks (a service the server starts).
+    package let authenticator: Authenticator
+
+    package init(
+        policy: AdmissionPolicy = AdmissionPolicy(), roster: ListenerRoster = ListenerRoster(),
+        authenticator: Authenticator = Authenticator()
+    ) {
         current = LockedBox(policy)
         self.roster = roster
+        self.authenticator = authenticator
     }
 
     package var policy: AdmissionPolicy { current.snapshot }
@@ -172,15 +203,26 @@ package final class ListenerAdmission: Sendable {
         let (decision, refusal) = policy.decideWithReason(ask, places: &places) {
             redirects.add(1, ordering: .relaxed).oldValue
         }
-        if let refusal, let index = AdmissionRefusal.allCases.firstIndex(of: refusal) {
-            refusals.withLock { $0[index] &+= 1 }
-        }
+        if let refusal { count(refusal) }
         guard decision == .admit else { return (decision, nil) }
         let entry = ListenerEntry(
-            id: .next(), kind: ask.kind, place: place ?? ListenerMount(station: ask.station, mount: ask.mount),
+            id: ask.id ?? .next(), kind: ask.kind,
+            place: place ?? ListenerMount(station: ask.station, mount: ask.mount),
             address: Self.shownAddress(ask.client), userAgent: ask.request?.userAgent, connectedAt: now)
         roster.add(entry)
         return (decision, entry)
+    }
+
+    /// The rules and access lists alone (`AdmissionPolicy.screen`), a refusal counted.
+    package func screen(_ ask: AdmissionAsk) -> AdmissionDecision? {
+        guard let (decision, refusal) = policy.screen(ask) else { return nil }
+        count(refusal)
+        return decision
+    }
+
+    /// A refusal made elsewhere (an authentication's), counted with the others.
+    package func count(_ refusal: AdmissionRefusal) {
+        if let index = AdmissionRefusal.allCases.firstIndex(of: refusal) { refusals.withLock { $0[index] &+= 1 } }
     }
 
     /// Listeners sent to an overflow URL since start.

@@ -10,19 +10,23 @@ package final class ArrivingListener: @unchecked Sendable {
     package let responseHead: [UInt8]
     package let kind: ListenerProtocol
     package let request: ListenerRequest?
+    /// A protected station's listener: its session with the backend (its ID, its remove, its time limit).
+    package let session: ListenerSession?
     /// The answer to send, best effort, when the admission point does not admit it (in the words of the front end
     /// that handed it over).
     package let refusal: @Sendable (AdmissionDecision) -> [UInt8]
 
     package init(
         socket: consuming FileDescriptor, peer: SocketAddress, responseHead: [UInt8], kind: ListenerProtocol = .http,
-        request: ListenerRequest? = nil, refusal: @escaping @Sendable (AdmissionDecision) -> [UInt8] = { _ in [] }
+        request: ListenerRequest? = nil, session: ListenerSession? = nil,
+        refusal: @escaping @Sendable (AdmissionDecision) -> [UInt8] = { _ in [] }
     ) {
         self.socket = consume socket
         self.peer = peer
         self.responseHead = responseHead
         self.kind = kind
         self.request = request
+        self.session = session
         self.refusal = refusal
     }
 

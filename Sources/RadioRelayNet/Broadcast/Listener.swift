@@ -9,6 +9,8 @@ package final class Listener {
     package let peer: SocketAddress
     /// Its ID and what the listener list shows of it (the admission point made it).
     package let entry: ListenerEntry
+    /// A protected station's listener: its session with the authentication backend (ended when it leaves).
+    package let session: ListenerSession?
     /// Who it counts as for `maxPerIP`.
     package let hostKey: HostKey
     package let connectedAt: Double
@@ -42,10 +44,12 @@ package final class Listener {
 
     package init(
         socket: consuming FileDescriptor, peer: SocketAddress, connectedAt: Double, kind: ListenerProtocol = .tcp,
-        responseHead: [UInt8] = [], request: ListenerRequest? = nil, entry: ListenerEntry
+        responseHead: [UInt8] = [], request: ListenerRequest? = nil, entry: ListenerEntry,
+        session: ListenerSession? = nil
     ) {
         self.request = request
         self.entry = entry
+        self.session = session
         if let interval = request?.metaInterval, interval > 0 { icy = ICYCursor(interval: interval) }
         self.socket = socket
         self.peer = peer

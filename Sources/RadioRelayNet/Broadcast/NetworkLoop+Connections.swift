@@ -17,8 +17,7 @@ extension NetworkLoop {
         freshen()  // the newest pages, for its burst
         admit(
             socket, peer: arrival.peer, kind: arrival.kind, responseHead: arrival.responseHead,
-            request: arrival.request,
-            refusal: arrival.refusal)
+            request: arrival.request, session: arrival.session, refusal: arrival.refusal)
     }
 
     /// Refreshes the view once per wake-up (the first admission of a batch; later ones find it fresh).
@@ -34,13 +33,14 @@ extension NetworkLoop {
     /// (`NetworkPool.assign`): a refusal gives that back at once, a listener when it leaves.
     package func admit(
         _ socket: consuming FileDescriptor, peer: SocketAddress, kind: ListenerProtocol = .tcp,
-        responseHead: [UInt8] = [], request: ListenerRequest? = nil,
+        responseHead: [UInt8] = [], request: ListenerRequest? = nil, session: ListenerSession? = nil,
         refusal refusalAnswer: (AdmissionDecision) -> [UInt8] = { _ in [] }
     ) {
         counters.connections.add(1, ordering: .relaxed)
         let now = monotonicNow()
         let ask = AdmissionAsk(
-            station: broadcaster.station, mount: broadcaster.mount, kind: kind, client: peer, request: request)
+            station: broadcaster.station, mount: broadcaster.mount, kind: kind, client: peer, request: request,
+            id: session?.id)
         var places = StationPlaces(loop: self, key: HostKey(peer), peer: peer)
         let (decision, admitted) = broadcaster.admission.admit(
             ask, places: &places, now: now, at: broadcaster.listenerMount)
@@ -51,6 +51,7 @@ extension NetworkLoop {
                 .refused, .notice, now: now, "\(name): \(kind.rawValue) listener \(peer) refused: \(decision.reason)")
             let answer = refusalAnswer(decision)
             if !answer.isEmpty { sendBestEffort(answer, on: socket.rawValue) }
+            session?.end(.notServed, now: now)
             return  // `socket` closes here
         }
         let key = places.key
@@ -69,15 +70,17 @@ extension NetworkLoop {
         } catch {
             releasePlaces(key)
             broadcaster.admission.leave(entry)
+            session?.end(.notServed, now: now)
             host.member.assigned.subtract(1, ordering: .relaxed)
             logLimited(.socketTrouble, .warning, now: now, "\(name): listener \(peer) not served: \(error)")
             return
         }
         let listener = Listener(
             socket: socket, peer: peer, connectedAt: now, kind: kind, responseHead: responseHead, request: request,
-            entry: entry)
-        // The session limit in force when it came (a reload changes it for the next ones).
+            entry: entry, session: session)
+        // The session limit in force when it came (a reload changes it for the next ones), and its backend's.
         if configuration.maxListenerDuration > 0 { listener.state.endsAt = now + configuration.maxListenerDuration }
+        if let endsAt = session?.endsAt { listener.state.endsAt = min(listener.state.endsAt, endsAt) }
         let slot = Int(fd)
         if slot >= byFD.count {
             byFD += Array(repeating: nil, count: slot + 1 - byFD.count + 64)
@@ -185,7 +188,10 @@ extension NetworkLoop {
     /// Forgets the listener; its socket closes (and leaves the epoll set) when the last reference to it goes. Its
     /// leave line is a rate-limited info line (the access log has every one), or, for a listener dropped by a rule
     /// (`topic`), a rate-limited notice.
-    package func disconnect(_ listener: Listener, reason: String, quiet: Bool = false, topic: LogTopic? = nil) {
+    /// - Parameter ended: what its authentication backend is told (`listener_remove`'s reason).
+    package func disconnect(
+        _ listener: Listener, reason: String, quiet: Bool = false, topic: LogTopic? = nil, ended: SessionEnd = .left
+    ) {
         let slot = Int(listener.fd)
         guard slot < byFD.count, byFD[slot] === listener else { return }
         let index = position[slot]
@@ -211,6 +217,7 @@ extension NetworkLoop {
         host.disown(listener.fd)
         releasePlaces(listener.hostKey)
         broadcaster.admission.leave(listener.entry)
+        listener.session?.end(ended, now: monotonicNow())
         if listener.kind == .http { counters.httpListeners.subtract(1, ordering: .relaxed) }
         let now = monotonicNow()
         broadcaster.statistics.withLock { $0.left(joinedAt: listener.connectedAt, at: now) }

@@ -86,7 +86,7 @@ package final class NetworkLoop {
 
     /// Closes every listener (the output stops, or the loop does).
     package func closeAll() {
-        for listener in active { disconnect(listener, reason: "server stopping", quiet: true) }
+        for listener in active { disconnect(listener, reason: "server stopping", quiet: true, ended: .stopped) }
     }
 
     // MARK: Pages
@@ -145,12 +145,22 @@ package final class NetworkLoop {
                 .moved, .notice, now: now, "\(name): listener \(listener.peer) \(behind), moved to the live edge")
         case .drop(let reason):
             counters.droppedSlow.add(1, ordering: .relaxed)
-            disconnect(listener, reason: reason.description, topic: .dropped)
+            disconnect(listener, reason: reason.description, topic: .dropped, ended: .tooSlow)
             return
         case .end:
+            // The backend's time limit when it is what ended it, else `max_listener_duration`.
+            if let endsAt = listener.session?.endsAt, endsAt <= listener.state.endsAt {
+                let limit = wholeSeconds(endsAt - (listener.session?.began ?? endsAt))
+                disconnect(
+                    listener, reason: "time limit (\(limit) s, icecast-auth-timelimit)", topic: .sessionEnded,
+                    ended: .timeLimit)
+                return
+            }
             counters.sessionsEnded.add(1, ordering: .relaxed)
             let limit = wholeSeconds(configuration.maxListenerDuration)
-            disconnect(listener, reason: "session limit (\(limit) s, max_listener_duration)", topic: .sessionEnded)
+            disconnect(
+                listener, reason: "session limit (\(limit) s, max_listener_duration)", topic: .sessionEnded,
+                ended: .sessionLimit)
             return
         }
         // Headers to send that it does not hold yet: the current link's, as the schedule chose them from this view.

@@ -19,20 +19,41 @@ extension HTTPConnectionLoop {
         _ connection: HTTPConnection, _ ticket: CommandTicket, render: @escaping (CommandOutcome?) -> [UInt8]
     ) {
         let now = monotonicNow()
+        guard park(connection, until: now + Self.replyTimeout + headerTimeout) else { return }
+        awaiting[connection.fd] = AwaitedReply(
+            connection: connection, ticket: ticket, render: render, deadline: now + Self.replyTimeout)
+    }
+
+    /// Holds a connection whose answer waits for another thread (a station's reply, an authentication backend's
+    /// verdict): not read, not pending, its socket watched for errors only, closed at `deadline`. False when it could
+    /// not be (it is closed).
+    package func park(_ connection: HTTPConnection, until deadline: Double) -> Bool {
         endPending(connection)
-        connection.phase = .writing  // nothing to write yet: its socket is watched for errors only
+        connection.phase = .writing  // nothing to write yet
         connection.output = []
         connection.body = []
         connection.sent = 0
         do {
             try loop.epoll.modify(connection.fd, events: 0, tag: UInt64(connection.fd))
         } catch {
-            return close(connection)
+            close(connection)
+            return false
         }
         connection.waitsForOutput = false
-        setDeadline(connection, now + Self.replyTimeout + headerTimeout)
-        awaiting[connection.fd] = AwaitedReply(
-            connection: connection, ticket: ticket, render: render, deadline: now + Self.replyTimeout)
+        setDeadline(connection, deadline)
+        return true
+    }
+
+    /// A parked connection is watched for its request's answer again; false when it could not be (it is closed).
+    package func unpark(_ connection: HTTPConnection) -> Bool {
+        do {
+            try loop.epoll.modify(
+                connection.fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(connection.fd))
+            return true
+        } catch {
+            close(connection)
+            return false
+        }
     }
 
     /// Sends the answers whose reply came (or whose wait is over); when to look again (nil: nothing waits).
@@ -42,13 +63,7 @@ extension HTTPConnectionLoop {
             let outcome = awaited.ticket.outcome
             guard outcome != nil || now >= awaited.deadline else { continue }
             awaiting[fd] = nil
-            guard connections[fd] === awaited.connection else { continue }
-            do {
-                try loop.epoll.modify(fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue, tag: UInt64(fd))
-            } catch {
-                close(awaited.connection)
-                continue
-            }
+            guard connections[fd] === awaited.connection, unpark(awaited.connection) else { continue }
             respond(awaited.connection, awaited.render(outcome))
         }
         return awaiting.isEmpty ? nil : now + Self.replyPoll

@@ -83,6 +83,43 @@ package final class HTTPFront: Service {
         self.proxyProtocol = Atomic(proxyProtocol)
         self.trusted = LockedBox(trustedProxies)
     }
+    /// Verdicts the authenticator delivered, by the ticket of the connection waiting for each: the loop takes them
+    /// when it wakes (`HTTPFrontLoop+Auth`).
+    package let verdicts = LockedBox<(open: Bool, due: [AuthDelivery])>((true, []))
+
+    /// Hands a verdict to the loop and wakes it (called on the authenticator's threads). Once the loop has ended, the
+    /// verdict is dropped here, and with it its session, whose remove goes at once (`ListenerSession`).
+    package func deliver(_ delivery: AuthDelivery) {
+        let taken = verdicts.withLock { box in
+            guard box.open else { return false }
+            box.due.append(delivery)
+            return true
+        }
+        guard taken else { return }
+        do {
+            try service.wakeEvent.signal()
+        } catch {
+            Log.warning("http: cannot wake the loop for an authentication verdict: \(error)")
+        }
+    }
+
+    /// The loop ended: verdicts delivered from now on are dropped, and those waiting are.
+    package func closeVerdicts() {
+        let dropped = verdicts.withLock { box in
+            box.open = false
+            defer { box.due = [] }
+            return box.due
+        }
+        for delivery in dropped { delivery.session?.end(.stopped) }
+    }
+
+    /// The `server` of a backend call: `public_url`'s host, else the address listened on.
+    package var serverName: String {
+        if let base = publicURL.snapshot?.base, let authority = base.split(separator: "/").dropFirst().first {
+            return IcecastStatus.hostName(String(authority))
+        }
+        return ListenerAdmission.shownAddress(address)
+    }
 
     /// Where listeners reach this address (`public_url`): replaced by a reload.
     private let publicURL = LockedBox<PublicURL?>(nil)
@@ -146,4 +183,11 @@ package final class HTTPFront: Service {
 
     @discardableResult
     package func stop(timeout: Double) -> Bool { service.stop(timeout: timeout) }
+}
+
+/// A verdict for the connection waiting under `ticket`; `session`: the backend admitted it (its remove is owed).
+package struct AuthDelivery: Sendable {
+    package let ticket: UInt64
+    package let verdict: AuthVerdict
+    package let session: ListenerSession?
 }

@@ -29,6 +29,7 @@ extension HTTPFrontLoop: EventLoopHandler {
     }
 
     package func prepare(now: Double) -> Double? {
+        settleAuthentications()
         if now >= nextSessionSweep {
             nextSessionSweep = now + 1
             endSessions(now: now)

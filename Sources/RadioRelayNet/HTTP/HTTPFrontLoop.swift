@@ -35,6 +35,9 @@ package final class HTTPFrontLoop {
     /// ended sessions are looked for here, a reload's old streams included, until they hold none.
     package var hlsStreams: [ObjectIdentifier: (stream: HLSStream, broadcaster: Broadcaster)] = [:]
     package var nextSessionSweep = -Double.infinity
+    /// Listeners of protected stations waiting for their verdict, by ticket (`HTTPFrontLoop+Auth`).
+    var authWaits: [UInt64: AuthWait] = [:]
+    var nextAuthTicket: UInt64 = 1
 
     package init(front: HTTPFront) throws(SystemError) {
         self.front = front
@@ -68,6 +71,8 @@ package final class HTTPFrontLoop {
         defer {
             for connection in Array(http.connections.values) { http.close(connection) }
             endSessions(now: monotonicNow(), all: true)
+            front.closeVerdicts()
+            authWaits = [:]
         }
         try http.loop.run(in: thread, self)
     }
@@ -111,6 +116,13 @@ package final class HTTPFrontLoop {
                 connection, response, request: request, mount: directory.mounts[mount], broadcaster: broadcasters[mount]
             )
         case .stream(let mount, let responseHead, let request):
+            if case .request(let raw) = head,
+                authenticates(
+                    connection, raw, mount: directory.mounts[mount], broadcaster: broadcasters[mount],
+                    head: responseHead, request: request)
+            {
+                return
+            }
             handOver(
                 connection, to: broadcasters[mount], mount: directory.mounts[mount], head: responseHead,
                 request: request)
@@ -156,9 +168,9 @@ package final class HTTPFrontLoop {
     }
 
     /// Gives a stream request's socket to the mount's station; it answers and streams from its own loop.
-    private func handOver(
+    func handOver(
         _ connection: HTTPConnection, to broadcaster: Broadcaster, mount: PublicDirectory.Mount, head: [UInt8],
-        request: ListenerRequest
+        request: ListenerRequest, session: ListenerSession? = nil
     ) {
         do {
             try http.loop.epoll.remove(connection.fd)
@@ -169,7 +181,7 @@ package final class HTTPFrontLoop {
         http.close(connection)  // forgotten here; the socket leaves with the arrival
         guard let socket = connection.takeSocket() else { return }
         let arrival = ArrivingListener(
-            socket: socket, peer: connection.peer, responseHead: head, request: request,
+            socket: socket, peer: connection.peer, responseHead: head, request: request, session: session,
             refusal: { PublicRouter.notAdmitted($0).encoded })
         if !broadcaster.handOver(arrival) {
             // The station's loop is far behind or stopped: the arrival (and its socket) is dropped here, after a

@@ -1,0 +1,256 @@
+import CCurl
+import Dispatch
+import RadioRelaySystem
+import Synchronization
+
+/// The calls to listener authentication backends (`listener_add`, `listener_remove`), made off the network loops
+/// on one thread of their own through libcurl's multi interface: a slow or dead backend never holds a loop, and its
+/// calls are bounded.
+///
+/// - At most `Limits.inFlight` calls at once; the adds waiting for a place are queued (at most `Limits.queued`, and
+///   `Limits.perAddress` from one address), the removes behind them (at most `Limits.removes`).
+/// - Each add has a deadline, `auth_timeout` from when it was asked: queued or in flight, it is answered `failed` by
+///   then (`auth_failure` decides what that means), so nobody waits longer, and a backend that comes back is simply
+///   called again for the next listener.
+/// - Every remove is sent once; at the stop, the removes still queued or in flight get until `Limits.drain` seconds
+///   after the stop was asked, and those left are counted as not sent (`AuthCounters.removesUnsent`).
+/// - An answer's headers are bounded (`ResponseHeaders`), its body is read up to `Limits.bodyBytes` and dropped.
+package final class Authenticator: Service {
+    package struct Limits: Sendable, Equatable {
+        package var inFlight = 64
+        package var queued = 4096
+        package var perAddress = 64
+        package var removes = 16_384
+        package var drain = 2.0
+        package var bodyBytes = 64 * 1024
+
+        package init() {}
+    }
+
+    package let name = "auth"
+    package let limits: Limits
+    package let counters = AuthCounters()
+    private let state: Mutex<Queues>
+    private let handle: MultiHandle?
+    private var multi: UnsafeMutableRawPointer? { handle?.pointer }
+    private let thread = LockedBox<ServiceThread?>(nil)
+    private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
+    /// htpasswd checks, one at a time, and how many are queued.
+    private let hashing = DispatchQueue(label: "radio-relay.htpasswd")
+    private let hashQueued = Atomic<Int>(0)
+
+    /// What waits, shared with the threads that ask.
+    private struct Queues: ~Copyable {
+        var adds: [AuthJob] = []
+        var removes: [AuthJob] = []
+        var waitingByAddress: [HostKey: Int] = [:]
+        var stopping = false
+    }
+
+    package init(
+        limits: Limits = Limits(),
+        onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
+    ) {
+        self.limits = limits
+        self.onUnexpectedExit = onUnexpectedExit
+        state = Mutex(Queues())
+        handle = CurlTransfer.globalInit == CURLE_OK ? curl_multi_init().map(MultiHandle.init) : nil
+    }
+
+    deinit {
+        if let multi { curl_multi_cleanup(multi) }
+    }
+
+    // MARK: Asking
+
+    /// Asks the backend about a listener; `done` gets the verdict (on the authenticator's thread) within `timeout`
+    /// seconds. Returns why it cannot even be asked (too many waiting, from this address or in all), without calling
+    /// `done`.
+    package func add(
+        _ call: AuthCall, url: SecretURL, header: AuthHeader, timeout: Double, from host: HostKey,
+        done: @escaping @Sendable (AuthVerdict) -> Void
+    ) -> String? {
+        guard let multi else { return "authentication unavailable (libcurl could not start)" }
+        let now = monotonicNow()
+        let job = AuthJob(
+            call: call, url: url, header: header, timeout: timeout, deadline: now + timeout, host: host, done: done)
+        let running = isRunning
+        let refusal: String? = state.withLock { queues in
+            if queues.stopping || !running { return "authentication is not running" }
+            if queues.adds.count >= limits.queued { return "too many listeners awaiting authentication" }
+            let waiting = queues.waitingByAddress[host, default: 0]
+            if waiting >= limits.perAddress { return "too many listeners awaiting authentication from this address" }
+            queues.waitingByAddress[host] = waiting + 1
+            queues.adds.append(job)
+            return nil
+        }
+        if refusal != nil {
+            counters.overCap.add(1, ordering: .relaxed)
+            return refusal
+        }
+        counters.waiting.add(1, ordering: .relaxed)
+        curl_multi_wakeup(multi)
+        return nil
+    }
+
+    /// Tells the backend a listener left (once: `ListenerSession` sees to that). Not sent, and counted, when too
+    /// many are queued or the authenticator has stopped.
+    package func remove(_ call: AuthCall, url: SecretURL, timeout: Double) {
+        let job = AuthJob(
+            call: call, url: url, header: .icecast, timeout: timeout, deadline: monotonicNow() + timeout, host: nil,
+            done: nil)
+        let queued = state.withLock { queues in
+            guard multi != nil, queues.removes.count < limits.removes, !(queues.stopping && !isRunning) else {
+                return false
+            }
+            queues.removes.append(job)
+            return true
+        }
+        guard queued, let multi else {
+            counters.removesUnsent.add(1, ordering: .relaxed)
+            return
+        }
+        curl_multi_wakeup(multi)
+    }
+
+    /// Checks `credentials` against an htpasswd file on the hashing queue (one hash at a time: a bcrypt of high
+    /// cost takes a quarter of a second, never on a network loop); `done` gets `admitted` or `refused`, or `failed`
+    /// when its turn came after `timeout`. Returns why it cannot even be queued.
+    package func check(
+        _ credentials: ListenerCredentials, in file: HtpasswdFile, timeout: Double,
+        done: @escaping @Sendable (AuthVerdict) -> Void
+    ) -> String? {
+        guard hashQueued.add(1, ordering: .relaxed).newValue <= limits.queued else {
+            hashQueued.subtract(1, ordering: .relaxed)
+            counters.overCap.add(1, ordering: .relaxed)
+            return "too many listeners awaiting authentication"
+        }
+        let deadline = monotonicNow() + timeout
+        hashing.async { [self] in
+            defer { hashQueued.subtract(1, ordering: .relaxed) }
+            let verdict: AuthVerdict =
+                monotonicNow() > deadline
+                ? .failed("timed out waiting for its turn")
+                : file.verifies(credentials) ? .admitted(timeLimit: nil) : .refused(message: nil)
+            counters.count(verdict)
+            done(verdict)
+        }
+        return nil
+    }
+
+    private var isRunning: Bool { thread.snapshot?.isRunning ?? false }
+
+    // MARK: Service
+
+    package func start() throws {
+        guard let handle else { throw ConfigurationError("auth: libcurl could not start a multi handle") }
+        let worker = ServiceThread(name: name, onUnexpectedExit: onUnexpectedExit) { [self] thread in
+            var loop = AuthLoop(authenticator: self, multi: handle.pointer, limits: limits)
+            loop.run(thread)
+        }
+        try worker.start()
+        thread.withLock { $0 = worker }
+    }
+
+    /// Heartbeat of its thread; empty before `start`.
+    package var heartbeats: [Int] { thread.snapshot.map { [$0.heartbeat.load(ordering: .relaxed)] } ?? [] }
+
+    /// Asks the thread to finish what is due (the removes, within `Limits.drain`) and joins it.
+    package func stop(timeout: Double) -> Bool {
+        state.withLock { $0.stopping = true }
+        guard let worker = thread.take() else { return true }
+        worker.requestStop()
+        if let multi { curl_multi_wakeup(multi) }
+        return worker.stop(timeout: timeout)
+    }
+
+    // MARK: For the loop
+
+    /// Takes up to `room` jobs, adds first (listeners are waiting); the adds past their deadline come back apart.
+    func take(room: Int, now: Double) -> (start: [AuthJob], expired: [AuthJob], stopping: Bool) {
+        state.withLock { queues in
+            var expired: [AuthJob] = []
+            if queues.adds.contains(where: { $0.deadline <= now }) {
+                expired = queues.adds.filter { $0.deadline <= now }
+                queues.adds.removeAll { $0.deadline <= now }
+            }
+            var start = Array(queues.adds.prefix(room))
+            queues.adds.removeFirst(start.count)
+            let left = room - start.count
+            if left > 0 {
+                start += queues.removes.prefix(left)
+                queues.removes.removeFirst(min(left, queues.removes.count))
+            }
+            return (start, expired, queues.stopping)
+        }
+    }
+
+    /// An add is answered: its address waits for one fewer.
+    func answered(_ job: AuthJob, _ verdict: AuthVerdict) {
+        if let host = job.host {
+            state.withLock { queues in
+                let left = queues.waitingByAddress[host, default: 1] - 1
+                queues.waitingByAddress[host] = left > 0 ? left : nil
+            }
+        }
+        counters.waiting.subtract(1, ordering: .relaxed)
+        counters.count(verdict)
+        job.done?(verdict)
+    }
+
+    /// Whatever is still queued at the end: adds answered `failed`, removes counted as not sent.
+    func abandonQueued() {
+        let (adds, removes) = state.withLock { queues in
+            defer {
+                queues.adds = []
+                queues.removes = []
+            }
+            return (queues.adds, queues.removes.count)
+        }
+        for job in adds { answered(job, .failed("server stopping")) }
+        counters.removesUnsent.add(removes, ordering: .relaxed)
+    }
+
+    var queuedCount: Int { state.withLock { $0.adds.count + $0.removes.count } }
+}
+
+/// The multi handle: used by the authenticator's thread alone, but for `curl_multi_wakeup`, which libcurl lets any
+/// thread call.
+struct MultiHandle: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer
+}
+
+/// One queued or running call.
+struct AuthJob: Sendable {
+    let call: AuthCall
+    let url: SecretURL
+    let header: AuthHeader
+    let timeout: Double
+    let deadline: Double
+    /// An add's address (its waiting place); nil for a remove.
+    let host: HostKey?
+    /// An add's answer; nil for a remove.
+    let done: (@Sendable (AuthVerdict) -> Void)?
+}
+
+/// What the calls came to, for `/metrics` (`radio_relay_auth_*`).
+package final class AuthCounters: Sendable {
+    package let admitted = Atomic<Int>(0)
+    package let refused = Atomic<Int>(0)
+    package let failed = Atomic<Int>(0)
+    /// Adds not even asked: too many waiting (in all, or from one address).
+    package let overCap = Atomic<Int>(0)
+    /// Adds queued or in flight now.
+    package let waiting = Atomic<Int>(0)
+    package let removesSent = Atomic<Int>(0)
+    package let removesFailed = Atomic<Int>(0)
+    package let removesUnsent = Atomic<Int>(0)
+
+    func count(_ verdict: AuthVerdict) {
+        switch verdict {
+        case .admitted: admitted.add(1, ordering: .relaxed)
+        case .refused: refused.add(1, ordering: .relaxed)
+        case .failed: failed.add(1, ordering: .relaxed)
+        }
+    }
+}
