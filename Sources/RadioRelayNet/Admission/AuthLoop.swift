@@ -26,7 +26,8 @@ struct AuthLoop {
             let now = monotonicNow()
             if thread.isStopping, drainUntil == nil { drainUntil = now + limits.drain }
             if let drainUntil, now >= drainUntil || (running.isEmpty && authenticator.queuedCount == 0) { break }
-            let (start, expired, _) = authenticator.take(room: max(0, limits.inFlight - running.count), now: now)
+            let (start, expired, queuedDeadline) = authenticator.take(
+                room: max(0, limits.inFlight - running.count), now: now)
             for job in expired { authenticator.answered(job, .failed("timed out waiting for its turn")) }
             for job in start { begin(job, now: now) }
             expireRunning(now: now)
@@ -34,7 +35,9 @@ struct AuthLoop {
             curl_multi_perform(multi, &active)
             collect()
             logSummaries(now: now)
-            let wait = min(250, running.values.map { Int(($0.job.deadline - now) * 1000) + 1 }.min() ?? 250)
+            // Until the next deadline at most (a queued add's, a running call's bound), so none is answered late.
+            let deadlines = running.values.map { $0.job.deadline + 0.5 } + (queuedDeadline.map { [$0] } ?? [])
+            let wait = min(250, deadlines.map { Int(max(0, ($0 - now) * 1000)) + 1 }.min() ?? 250)
             curl_multi_poll(multi, nil, 0, Int32(clamping: max(1, wait)), nil)
         }
         for transfer in running.values { end(transfer, .failed("server stopping")) }

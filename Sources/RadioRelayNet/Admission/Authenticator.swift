@@ -167,7 +167,7 @@ package final class Authenticator: Service {
     // MARK: For the loop
 
     /// Takes up to `room` jobs, adds first (listeners are waiting); the adds past their deadline come back apart.
-    func take(room: Int, now: Double) -> (start: [AuthJob], expired: [AuthJob], stopping: Bool) {
+    func take(room: Int, now: Double) -> (start: [AuthJob], expired: [AuthJob], nextDeadline: Double?) {
         state.withLock { queues in
             var expired: [AuthJob] = []
             if queues.adds.contains(where: { $0.deadline <= now }) {
@@ -181,7 +181,9 @@ package final class Authenticator: Service {
                 start += queues.removes.prefix(left)
                 queues.removes.removeFirst(min(left, queues.removes.count))
             }
-            return (start, expired, queues.stopping)
+            // The adds are queued in the order they came, each with the same timeout as a rule: the first is the
+            // earliest (a station's reload may change it: then this is a little late, never early).
+            return (start, expired, queues.adds.first?.deadline)
         }
     }
 
