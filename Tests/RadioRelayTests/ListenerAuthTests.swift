@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import RadioRelayMedia
 @testable import RadioRelayNet
 @testable import RadioRelaySystem
 
@@ -161,5 +162,69 @@ import Testing
         #expect(AuthTransfer.hasUserinfo("https://svc:key@auth.example.org/add"))
         #expect(!AuthTransfer.hasUserinfo("https://auth.example.org/add?email=a@b.org"))
         #expect(!AuthTransfer.hasUserinfo("not a url"))
+    }
+}
+
+/// A protected station's HLS playlists name everything with the player's pass; a pass is read from a query only
+/// when it is one.
+@Suite struct HLSPassTests {
+    @Test func playlistsNameEveryURIWithThePass() {
+        let media = """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:2
+            #EXT-X-MAP:URI="ab12-init-3.mp4"
+            #EXT-X-DATERANGE:ID="title-1",CLASS="net.radio-relay.title",START-DATE="2026-12-05T08:00:00.000Z",X-TITLE="URI='x.m4s'"
+            #EXTINF:2.00000,
+            ab12-41.m4s
+            #EXTINF:2.00000,
+            ab12-42.m4s?x=1
+
+            """
+        let stamped = String(
+            decoding: HLSPlaylist.stamped(Array(media.utf8), query: "pass=0123456789abcdef0123456789abcdef"),
+            as: UTF8.self)
+        let pass = "pass=0123456789abcdef0123456789abcdef"
+        #expect(
+            stamped == """
+                #EXTM3U
+                #EXT-X-TARGETDURATION:2
+                #EXT-X-MAP:URI="ab12-init-3.mp4?\(pass)"
+                #EXT-X-DATERANGE:ID="title-1",CLASS="net.radio-relay.title",START-DATE="2026-12-05T08:00:00.000Z",X-TITLE="URI='x.m4s'"
+                #EXTINF:2.00000,
+                ab12-41.m4s?\(pass)
+                #EXTINF:2.00000,
+                ab12-42.m4s?x=1&\(pass)
+
+                """)
+        let variants = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=105600\n../test/live.m3u8\n"
+        #expect(
+            String(decoding: HLSPlaylist.stamped(Array(variants.utf8), query: pass), as: UTF8.self)
+                == "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=105600\n../test/live.m3u8?\(pass)\n")
+    }
+
+    @Test func passesAreReadOnlyWhenWhole() {
+        let pass = "0123456789abcdef0123456789ABCDEF"
+        #expect(HTTPFrontLoop.pass(in: "pass=\(pass)") == pass)
+        #expect(HTTPFrontLoop.pass(in: "token=a&pass=\(pass)&x") == pass)
+        for query in [
+            nil, "", "pass=", "pass=\(pass)0", "pass=\(pass.dropLast())g", "xpass=\(pass)", "pass=%20\(pass)",
+        ] {
+            #expect(HTTPFrontLoop.pass(in: query) == nil, "\(query ?? "nil")")
+        }
+    }
+
+    @Test func protectedAnswersArePrivate() {
+        let playlist = HTTPResponse(
+            status: 200, contentType: PublicRouter.playlistType, bytes: Array("#EXTM3U\nx.m4s\n".utf8),
+            headers: [("Cache-Control", "public, max-age=1"), ("ETag", "\"t\""), ("Last-Modified", "x")])
+        let stamped = HTTPFrontLoop.stamped(playlist, pass: "p")
+        #expect(stamped.headers.map(\.0) == ["Content-Type", "Cache-Control"])
+        #expect(stamped.headers[1].1 == "private, no-cache" && stamped.body == Array("#EXTM3U\nx.m4s?pass=p\n".utf8))
+        let segment = HTTPResponse(
+            status: 200, contentType: PublicRouter.segmentType, bytes: [1, 2, 3],
+            headers: [("Cache-Control", "public, max-age=26"), ("ETag", "\"s\"")])
+        let kept = HTTPFrontLoop.stamped(segment, pass: "p")
+        #expect(kept.headers[1] == ("Cache-Control", "private, max-age=26") && kept.headers[2].0 == "ETag")
+        #expect(kept.body == [1, 2, 3])
     }
 }

@@ -125,4 +125,30 @@ package enum HLSPlaylist {
 
     /// Unix seconds as an ISO 8601 date in UTC with milliseconds: `2026-12-02T13:45:00.250Z`.
     package static func iso8601(_ seconds: Double) -> String { UTCTime(seconds).iso8601 }
+
+    /// `playlist` with `query` (`pass=…`, URL-safe) on every URI it names — each URI line and each `EXT-X-MAP`'s
+    /// `URI` — so that a player fetches them with it: a protected station's playlists carry the session's pass
+    /// (`HTTPFrontLoop+HLS`). A URI with a query already gets `&query`. Nothing else changes (a title's text in a
+    /// `DATERANGE` is left alone whatever it holds).
+    package static func stamped(_ playlist: [UInt8], query: String) -> [UInt8] {
+        let mapPrefix = Array("#EXT-X-MAP:URI=\"".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(playlist.count + 64 * query.utf8.count)
+        let lines = playlist.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        for (index, line) in lines.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: "\n")) }
+            if line.starts(with: mapPrefix),
+                let close = line.dropFirst(mapPrefix.count).firstIndex(of: UInt8(ascii: "\""))
+            {
+                let uri = line[line.startIndex..<close]
+                out += uri + Array(((uri.contains(UInt8(ascii: "?")) ? "&" : "?") + query).utf8) + line[close...]
+            } else if let first = line.first, first != UInt8(ascii: "#"), !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D })
+            {
+                out += line + Array(((line.contains(UInt8(ascii: "?")) ? "&" : "?") + query).utf8)
+            } else {
+                out += line
+            }
+        }
+        return out
+    }
 }

@@ -122,11 +122,10 @@ package struct AdmissionPolicy: Sendable, Equatable {
         if let refusal = access[ask.station]?.refusal(ask) {
             return (.refuse(status: refusal.status, reason: refusal.text), refusal)
         }
-        // A protected station's listener passes its authentication on the HTTP address (`HTTPFrontLoop+Auth`); a
-        // raw TCP connection carries no credentials, and an HLS player's segments carry no token yet: both refused.
-        if authentication[ask.station]?.isOn == true, ask.kind == .tcp || ask.kind == .hls {
-            let why = ask.kind == .tcp ? "raw TCP carries no credentials" : "HLS is not offered with authentication"
-            return (.refuse(status: 403, reason: "protected station: \(why)"), .authRefused)
+        // A protected station's listener passes its authentication on the HTTP address (`HTTPFrontLoop+Auth`, an
+        // HLS player once, then with its pass); a raw TCP connection carries no credentials: refused.
+        if ask.kind == .tcp, authentication[ask.station]?.isOn == true {
+            return (.refuse(status: 403, reason: "protected station: raw TCP carries no credentials"), .authRefused)
         }
         return nil
     }

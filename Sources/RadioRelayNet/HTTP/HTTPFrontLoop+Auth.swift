@@ -8,12 +8,19 @@ import RadioRelaySystem
 /// and the backend's time limit, or answered: `401` with a Basic challenge (a player with credentials in its URL
 /// sends them then), or `503` when the backend could not answer (`auth_failure = refuse`) or too many wait.
 extension HTTPFrontLoop {
+    /// What an admitted listener gets: its stream (this response head first), or an HLS player its playlist
+    /// with a pass (`HTTPFrontLoop+HLS`).
+    enum AuthThen {
+        case stream(head: [UInt8])
+        case hls(HTTPResponse, identity: String)
+    }
+
     /// A listener waiting for its verdict.
     struct AuthWait {
         let connection: HTTPConnection
         let mount: PublicDirectory.Mount
         let broadcaster: Broadcaster
-        let head: [UInt8]
+        let then: AuthThen
         let request: ListenerRequest
         let failure: ListenerAuthentication.Failure
     }
@@ -23,14 +30,24 @@ extension HTTPFrontLoop {
         _ connection: HTTPConnection, _ raw: HTTPRequestHead.Request, mount: PublicDirectory.Mount,
         broadcaster: Broadcaster, head: [UInt8], request: ListenerRequest
     ) -> Bool {
+        guard let auth = broadcaster.admission.policy.authentication[mount.station], auth.isOn else { return false }
+        authenticate(
+            connection, raw, mount: mount, broadcaster: broadcaster, then: .stream(head: head), request: request,
+            auth: auth)
+        return true
+    }
+
+    /// Asks for a protected station's verdict on a listener (its rules and access lists first), or answers at once.
+    func authenticate(
+        _ connection: HTTPConnection, _ raw: HTTPRequestHead.Request, mount: PublicDirectory.Mount,
+        broadcaster: Broadcaster, then: AuthThen, request: ListenerRequest, auth: ListenerAuthentication
+    ) {
         let admission = broadcaster.admission
-        guard let auth = admission.policy.authentication[mount.station], auth.isOn else { return false }
         let now = monotonicNow()
         let ask = AdmissionAsk(
             station: mount.station, mount: mount.path, kind: .http, client: connection.peer, request: request)
         if let decision = admission.screen(ask) {
-            refuseAuth(connection, PublicRouter.notAdmitted(decision), reason: decision.reason, now: now)
-            return true
+            return refuseAuth(connection, PublicRouter.notAdmitted(decision), reason: decision.reason, now: now)
         }
         let credentials = ListenerCredentials.basic(raw.field("authorization"))
         let call = AuthCall(
@@ -40,8 +57,7 @@ extension HTTPFrontLoop {
         let authenticator = admission.authenticator
         if auth.addURL == nil && credentials == nil {
             admission.count(.authRefused)
-            refuseAuth(connection, Self.challenge(mount.station, nil), reason: "no credentials", now: now)
-            return true
+            return refuseAuth(connection, Self.challenge(mount.station, nil), reason: "no credentials", now: now)
         }
         let ticket = nextAuthTicket
         nextAuthTicket &+= 1
@@ -77,14 +93,12 @@ extension HTTPFrontLoop {
         }
         if let refusal {
             admission.count(.authUnavailable)
-            refuseAuth(connection, Self.unavailable, reason: refusal, now: now)
-            return true
+            return refuseAuth(connection, Self.unavailable, reason: refusal, now: now)
         }
-        guard http.park(connection, until: now + auth.timeout + 2) else { return true }
+        guard http.park(connection, until: now + auth.timeout + 2) else { return }
         authWaits[ticket] = AuthWait(
-            connection: connection, mount: mount, broadcaster: broadcaster, head: head, request: request,
+            connection: connection, mount: mount, broadcaster: broadcaster, then: then, request: request,
             failure: auth.failure)
-        return true
     }
 
     /// Acts on the verdicts delivered since the last look.
@@ -111,12 +125,10 @@ extension HTTPFrontLoop {
         }
         switch delivery.verdict {
         case .admitted:
-            handOver(
-                connection, to: wait.broadcaster, mount: wait.mount, head: wait.head, request: wait.request,
-                session: delivery.session)
+            admitted(wait, session: delivery.session)
         case .failed(let why) where wait.failure == .admit:
             logAuth(connection, "admitted unchecked (auth_failure = admit): \(why)", now: now)
-            handOver(connection, to: wait.broadcaster, mount: wait.mount, head: wait.head, request: wait.request)
+            admitted(wait, session: nil)
         case .failed(let why):
             admission.count(.authUnavailable)
             guard http.unpark(connection) else { return }
@@ -130,6 +142,23 @@ extension HTTPFrontLoop {
         }
     }
 
+    private func admitted(_ wait: AuthWait, session: ListenerSession?) {
+        switch wait.then {
+        case .stream(let head):
+            handOver(
+                wait.connection, to: wait.broadcaster, mount: wait.mount, head: head, request: wait.request,
+                session: session)
+        case .hls(let response, let identity):
+            guard http.unpark(wait.connection) else {
+                session?.end(.left)
+                return
+            }
+            beginPass(
+                wait.connection, response, identity: identity, mount: wait.mount, broadcaster: wait.broadcaster,
+                request: wait.request, session: session)
+        }
+    }
+
     /// `401` with a Basic challenge naming the station, and the backend's message.
     static func challenge(_ station: String, _ message: String?) -> HTTPResponse {
         var response = PublicRouter.text(401, (message ?? "authentication refused") + "\n")
@@ -139,7 +168,7 @@ extension HTTPFrontLoop {
 
     static let unavailable = PublicRouter.text(503, "authentication unavailable, try again later\n")
 
-    private func refuseAuth(_ connection: HTTPConnection, _ response: HTTPResponse, reason: String, now: Double) {
+    func refuseAuth(_ connection: HTTPConnection, _ response: HTTPResponse, reason: String, now: Double) {
         logAuth(connection, "refused (\(response.status)): \(reason)", now: now)
         var answer = response
         answer.keepAlive = false

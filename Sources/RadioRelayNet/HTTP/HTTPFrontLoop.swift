@@ -37,6 +37,12 @@ package final class HTTPFrontLoop {
     package var nextSessionSweep = -Double.infinity
     /// Listeners of protected stations waiting for their verdict, by ticket (`HTTPFrontLoop+Auth`).
     var authWaits: [UInt64: AuthWait] = [:]
+    /// A protected station's HLS players, by pass (`HTTPFrontLoop+HLS`).
+    var hlsPasses: [String: HLSPass] = [:]
+    /// The live pass of each first playlist request (a player reloading it gets its pass again), and the live
+    /// passes by address.
+    var hlsIdentities: [String: String] = [:]
+    var passesByAddress: [HostKey: Int] = [:]
     var nextAuthTicket: UInt64 = 1
 
     package init(front: HTTPFront) throws(SystemError) {
@@ -112,9 +118,10 @@ package final class HTTPFrontLoop {
         case .source(let request):
             handleSourceProtocol(connection, request)
         case .hls(let mount, let response, let request):
+            let raw: HTTPRequestHead.Request? = if case .request(let raw) = head { raw } else { nil }
             answerHLS(
-                connection, response, request: request, mount: directory.mounts[mount], broadcaster: broadcasters[mount]
-            )
+                connection, response, request: request, mount: directory.mounts[mount],
+                broadcaster: broadcasters[mount], raw: raw)
         case .stream(let mount, let responseHead, let request):
             if case .request(let raw) = head,
                 authenticates(
