@@ -19,7 +19,7 @@ extension PeerTests {
             let backend = try AuthBackend()
             defer { backend.stop() }
             let station = try ServedStation([
-                "--listener-add", backend.url("/auth"), "--listener-remove", backend.url("/remove"),
+                "--port", "none", "--listener-add", backend.url("/auth"), "--listener-remove", backend.url("/remove"),
                 "--hls-segment", "1",
             ])
             defer { station.stop() }

@@ -28,7 +28,7 @@ extension PeerTests {
                 try Self.htpasswd(["-b" + (index == 0 ? "c" : ""), format, file, user, password])
             }
             print(try String(contentsOfFile: file, encoding: .utf8))
-            let station = try ServedStation(["--htpasswd", file])
+            let station = try ServedStation(["--port", "none", "--htpasswd", file])
             defer { station.stop() }
             @Sendable func url(_ user: String, _ password: String) -> String {
                 let encoded = password.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? password

@@ -19,7 +19,8 @@ extension ServerProcessTests {
             var text = "[server]\nhttp = 127.0.0.1:\(http)\nstatus = 127.0.0.1:\(status)\n"
             for (name, extra) in stations {
                 text += "\n[station \(name)]\nupstream = \(Fixture.path("stereo-44k-128k.mp3"))\nbind = 127.0.0.1\n"
-                text += "port = \(try freePort())\n\(extra)\n"
+                // Protected: no raw TCP port.
+                text += "port = none\n\(extra)\n"
             }
             return text
         }
@@ -169,12 +170,18 @@ extension ServerProcessTests {
                 print("\(name): \(head) after \(String(format: "%.2f", took)) s")
             }
             #expect(server.log.contains("admitted unchecked (auth_failure = admit)"))
-            // A raw TCP listener carries no credentials: closed with nothing sent.
-            let raw = try ListenerClient(port: server.port)
-            let (bytes, closed) = raw.read(for: 2)
-            raw.close()
-            #expect(bytes.isEmpty && closed)
-            #expect(server.log.contains("protected station: raw TCP carries no credentials"), "\(server.log)")
+            // A raw TCP port on a protected station is a configuration error that says why.
+            let open = try Self.config(http: served.http, status: served.status, [stations[0]])
+                .replacingOccurrences(of: "port = none", with: "port = \(try freePort())")
+            let path = temporaryPath("auth-raw.conf")
+            defer { unlink(path) }
+            try open.write(toFile: path, atomically: true, encoding: .utf8)
+            let checked = try run(try #require(radioRelayExecutable()), ["check-config", path])
+            #expect(checked.status != 0)
+            #expect(
+                (checked.stdout + checked.stderr).contains(
+                    "station down is protected (listener_add), and raw TCP carries no credentials: set port = none"),
+                "\(checked.stdout)\(checked.stderr)")
         }
 
         /// A thousand listeners at once (from 16 addresses), a backend that takes a second for each: at most 64

@@ -18,7 +18,8 @@ extension PeerTests {
     struct URLAuthPlayerTests {
         static func station(_ backend: AuthBackend) throws -> ServedStation {
             try ServedStation([
-                "--mp3", "yes", "--listener-add", backend.url("/auth"), "--listener-remove", backend.url("/remove"),
+                "--mp3", "yes", "--port", "none", "--listener-add", backend.url("/auth"), "--listener-remove",
+                backend.url("/remove"),
             ])
         }
 

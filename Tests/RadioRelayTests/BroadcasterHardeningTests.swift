@@ -56,7 +56,7 @@ import Testing
         defer { rig.stop() }
         var only: Int32 = -1
         var size = socklen_t(MemoryLayout<Int32>.size)
-        let fd = rig.broadcaster.listenSocket.rawValue
+        let fd = try #require(rig.broadcaster.listenFD)
         #expect(getsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &only, &size) == 0)
         #expect(only == 0)
         try rig.publish(seconds: 1)

@@ -33,9 +33,9 @@ import Testing
             (["serve", "extra"], "serve takes only options, not extra", .serve),
             (["serve", "--upstream"], "--upstream needs a value: an http(s) URL, a file: URL or a path", .serve),
             (["serve", "--name="], "--name needs a value: a non-empty name", .serve),
-            (["serve", "--port", "0"], "--port 0: use 1 to 65535", .serve),
-            (["serve", "--port=65536"], "--port 65536: use 1 to 65535", .serve),
-            (["serve", "--port", "eighty"], "--port eighty: use 1 to 65535", .serve),
+            (["serve", "--port", "0"], "--port 0: use 1 to 65535, or none", .serve),
+            (["serve", "--port=65536"], "--port 65536: use 1 to 65535, or none", .serve),
+            (["serve", "--port", "eighty"], "--port eighty: use 1 to 65535, or none", .serve),
             (
                 ["serve", "--bind", "localhost"], "--bind localhost: use an IPv4 or IPv6 address such as 0.0.0.0 or ::",
                 .serve

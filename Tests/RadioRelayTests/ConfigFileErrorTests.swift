@@ -101,7 +101,7 @@ import Testing
                 "[server]\nstatus = off\nstatus = off\n" + station,
                 ["r.conf:3: duplicate key status (the first is at line 2): keep one"]
             ),
-            (station + "port =\n", ["r.conf:3: port needs a value: 1 to 65535"]),
+            (station + "port =\n", ["r.conf:3: port needs a value: 1 to 65535, or none"]),
             (station + "pace = \"\"\n", ["r.conf:3: pace needs a value: auto, yes or no"]),
             (
                 "[station a]\nport = 8000\n",
@@ -245,7 +245,7 @@ import Testing
                 "r.conf:3: unknown key port in [server]: use status, status_token, status_hosts, http, http_proxy_protocol, http_proxy_from, forwarded_from, forwarded_header, public_url, network_threads, access_log, log_level, max_listeners, max_per_ip, proxy_from, max_listener_duration, overflow, allow, deny, deny_agents, geoip, allow_countries, deny_countries, listener_add, listener_remove, auth_header, auth_timeout, auth_failure or htpasswd",
                 "r.conf:4: bad station name \"a b\": use 1 to 64 of A-Z a-z 0-9 _ -, as in [station jazz]",
                 "r.conf:6: [station c] has no upstream: add upstream = an http(s) URL, a file: URL or a path",
-                "r.conf:7: port = 0: use 1 to 65535",
+                "r.conf:7: port = 0: use 1 to 65535, or none",
                 "r.conf:8: unknown key max-lag in [station c]: write max_lag",
                 "r.conf:9: unknown section [weird]: use [server], [station NAME], [rendition STATION/NAME] or [input STATION/NAME]",
                 "r.conf:16: station e on 0.0.0.0:8000 overlaps station d on 0.0.0.0:8000 (line 13): give each station "

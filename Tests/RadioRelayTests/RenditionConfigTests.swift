@@ -86,7 +86,7 @@ import Testing
             ),
             (
                 "[rendition a/low]\nbitrate = 32k\n",
-                ["r.conf:4: [rendition a/low] has no port: add port = 1 to 65535 (each output has its own)"]
+                ["r.conf:4: [rendition a/low] has no port: add port = 1 to 65535 or none (each output has its own)"]
             ),
             (
                 "[rendition a/low]\nport = 8001\nupstream = /b.mp3\n",

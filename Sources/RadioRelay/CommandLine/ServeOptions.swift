@@ -129,7 +129,9 @@ package struct ServeOptions: Sendable, Equatable {
         if let http = server.http, let status = server.status, ConfigFileReader.overlap(http, status) {
             throw scanner.error("--http \(http) and --status \(status) overlap: give each its own port")
         }
-        if let http = server.http, ConfigFileReader.overlap(http, ConfigFileReader.address(of: station)) {
+        if let http = server.http, station.broadcaster.rawListeners,
+            ConfigFileReader.overlap(http, ConfigFileReader.address(of: station))
+        {
             throw scanner.error("--http \(http) overlaps the station's port \(station.broadcaster.port)")
         }
         self.server = server

@@ -19,7 +19,8 @@ extension ConfigFileReader {
         var outputs: [PlacedAddress] = []
         for placed in stations {
             let station = placed.station
-            for (index, output) in station.outputSettings.enumerated() where index < placed.addressLines.count {
+            for (index, output) in station.outputSettings.enumerated()
+            where index < placed.addressLines.count && output.broadcaster.rawListeners {
                 outputs.append(
                     PlacedAddress(
                         what: StationConfiguration.describe(output, of: station.name),
@@ -52,7 +53,7 @@ extension ConfigFileReader {
         let line = httpLine ?? 0
         for placed in stations {
             let station = placed.station
-            for (index, output) in station.outputSettings.enumerated() {
+            for (index, output) in station.outputSettings.enumerated() where output.broadcaster.rawListeners {
                 let address = ListenAddress(host: output.broadcaster.bind, port: output.broadcaster.port)
                 guard Self.overlap(address, http) else { continue }
                 let what = StationConfiguration.describe(output, of: station.name)

@@ -28,7 +28,7 @@ extension ConfigFileReader {
             if seen["port"] == nil {
                 problems.add(
                     section.line,
-                    "[rendition \(label)] has no port: add port = \(Port.accepts) (each output has its own)")
+                    "[rendition \(label)] has no port: add port = \(Port.accepts) or none (each output has its own)")
                 clean = false
             }
             guard validName else { continue }
@@ -51,6 +51,7 @@ extension ConfigFileReader {
             station.renditions.append(rendition)
             do {
                 try station.validateOutputs()
+                try station.validateProtection()
             } catch {
                 problems.add(section.line, "\(error)")
                 continue

@@ -241,8 +241,9 @@ extension OptionSpecification {
 
     /// `--port P`: the station's listening port (the demo takes it too).
     static let port = OptionSpecification(
-        name: "port", placeholder: "P", summary: "listening TCP port (default 8000)", accepts: Port.accepts,
-        setting: station(Values.integer(Port.range), \.broadcaster.port), reload: .restartsStation)
+        name: "port", placeholder: "P", summary: "listening TCP port, or none: HTTP listeners only (default 8000)",
+        accepts: "\(Port.accepts), or none", setting: station(Values.portOrNone, \.broadcaster.rawPort),
+        reload: .restartsStation)
 
     /// `--bind ADDR`: the station's listening address (the demo takes it too).
     static let bind = OptionSpecification(

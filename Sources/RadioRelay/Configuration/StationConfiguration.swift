@@ -162,6 +162,7 @@ public struct StationConfiguration: Sendable, Equatable {
                 "station \(name): allow_countries and deny_countries need a country database: set geoip = PATH "
                     + "(a MaxMind-format .mmdb file, such as GeoLite2-Country.mmdb)")
         }
+        try validateProtection()
         if relaysOggOpus && !renditions.isEmpty {
             throw ConfigurationError(
                 "station \(name): an Ogg Opus upstream is relayed as it is, without decoding: renditions need an MP3 "
@@ -201,7 +202,7 @@ public struct StationConfiguration: Sendable, Equatable {
         var names: Set<String> = []
         var mounts: Set<String> = [mount]
         var directories: Set<String> = [PublicDirectory.directory(forMount: mountPath)]
-        var ports: Set<Int> = [broadcaster.port]
+        var ports: Set<Int> = broadcaster.rawListeners ? [broadcaster.port] : []
         if mp3 {
             guard mp3Port == 0 || ports.insert(mp3Port).inserted else {
                 throw ConfigurationError(
@@ -276,4 +277,27 @@ public struct StationConfiguration: Sendable, Equatable {
 struct InputList: Equatable, Sendable {
     var upstreams: [String]
     var named: [InputConfiguration]
+}
+
+extension StationConfiguration {
+    /// A protected station (`listener_add`, `htpasswd`) has no raw TCP port on any output: raw TCP carries no
+    /// credentials, so a listener there would skip the check. Its listeners come over HTTP (streams and HLS).
+    func validateProtection() throws {
+        guard authentication.isOn else { return }
+        let why =
+            "station \(name) is protected (\(authentication.addURL != nil ? "listener_add" : "htpasswd")), and raw TCP "
+            + "carries no credentials"
+        if broadcaster.rawListeners {
+            throw ConfigurationError(
+                "\(why): set port = none (its listeners come to the HTTP address), or remove the protection")
+        }
+        if mp3 && mp3Port != 0 {
+            throw ConfigurationError("\(why): remove mp3_port (the MP3 output is served at /NAME.mp3 over HTTP)")
+        }
+        if let open = renditions.first(where: { $0.broadcaster.rawListeners }) {
+            throw ConfigurationError(
+                "\(why): give rendition \(open.name) no raw port (\(open.name):none:BITRATE, or port = none in its "
+                    + "section)")
+        }
+    }
 }

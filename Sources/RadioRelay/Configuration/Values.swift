@@ -21,6 +21,11 @@ enum Values {
         "\(range.lowerBound / 1000)k to \(range.upperBound / 1000)k"
     }
 
+    /// A station's `port`: 1 to 65535, or `none` (nil inside: no raw TCP port).
+    static func portOrNone(_ text: String) -> Int?? {
+        text.trimmingBlanks() == "none" ? .some(nil) : Units.integer(text, in: Port.range).map { .some($0) }
+    }
+
     static func integer(_ range: ClosedRange<Int>) -> @Sendable (String) -> Int? {
         { Units.integer($0, in: range) }
     }
@@ -123,12 +128,12 @@ enum Values {
         return StationNames.isValidMount(path) ? path : nil
     }
 
-    /// `NAME:PORT:BITRATE[:mono]` (`--rendition`): a rendition with the name, port, bitrate and channels given and
-    /// everything else from `station`.
+    /// `NAME:PORT:BITRATE[:mono]` (`--rendition`): a rendition with the name, port (`none`: no raw port, HTTP
+    /// listeners only), bitrate and channels given and everything else from `station`.
     static func rendition(_ text: String, of station: StationConfiguration) -> RenditionConfiguration? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3 || (parts.count == 4 && parts[3] == "mono"), StationNames.isValid(parts[0]),
-            let port = Port.parse(parts[1]), let bitrate = bitrate(parts[2])
+            let port = parts[1] == "none" ? 0 : Port.parse(parts[1]), let bitrate = bitrate(parts[2])
         else { return nil }
         var rendition = RenditionConfiguration(name: parts[0])
         rendition.encoder = station.encoder
@@ -136,7 +141,7 @@ enum Values {
         rendition.encoder.bitrate = bitrate
         rendition.encoder.channels = parts.count == 4 ? 1 : 2
         rendition.broadcaster = station.broadcaster
-        rendition.broadcaster.port = port
+        rendition.broadcaster.rawPort = parts[1] == "none" ? nil : port
         return rendition
     }
 

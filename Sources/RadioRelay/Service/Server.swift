@@ -156,20 +156,23 @@ package final class Server {
         let configuration = station.configuration
         Log.notice(
             "radio-relay \(RadioRelayVersion.string): station \(configuration.name) relays "
-                + "\(configuration.inputsShown) on \(station.listenAddress) "
-                + "(listen: ffplay tcp://HOST:\(station.port)); pages \(configuration.encoder.pageDuration) ms, "
+                + "\(configuration.inputsShown) "
+                + (station.port == 0
+                    ? "with no raw TCP port (HTTP only); "
+                    : "on \(station.listenAddress) (listen: ffplay tcp://HOST:\(station.port)); ")
+                + "pages \(configuration.encoder.pageDuration) ms, "
                 + "flush \(configuration.broadcaster.flush), lead \(configuration.maxLead) s")
         for output in station.outputs.dropFirst() {
             if output.format == .mp3 {
                 // Its bitrate is the upstream's, known once it connects: the "upstream format" line gives it.
                 Log.notice(
                     "station \(configuration.name): MP3 pass-through (the upstream's own frames) on "
-                        + "\(output.broadcaster.address)")
+                        + "\(output.broadcaster.shownAddress)")
                 continue
             }
             Log.notice(
                 "station \(configuration.name): rendition \(output.label) at \(output.encoder.bitrate / 1000)k "
-                    + "\(output.encoder.channels == 1 ? "mono" : "stereo") on \(output.broadcaster.address)")
+                    + "\(output.encoder.channels == 1 ? "mono" : "stereo") on \(output.broadcaster.shownAddress)")
         }
     }
 

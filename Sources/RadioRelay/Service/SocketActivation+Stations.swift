@@ -17,10 +17,18 @@ extension SocketActivation.Assignment {
 extension SocketActivation {
     /// What a station listens on: its own port, then each rendition's, named `STATION/NAME` (a socket unit's
     /// `FileDescriptorName=` for a rendition).
+    /// An output without a raw port (`port = none`) listens on nothing.
     package static func listeners(of station: StationConfiguration) -> [Listener] {
-        [Listener(name: station.name, bind: station.broadcaster.bind, port: station.broadcaster.port)]
-            + station.renditions.map {
-                Listener(name: "\(station.name)/\($0.name)", bind: $0.broadcaster.bind, port: $0.broadcaster.port)
+        let outputs = station.outputSettings
+        let main = outputs.first.map { $0.broadcaster.rawListeners } ?? true
+        return
+            (main ? [Listener(name: station.name, bind: station.broadcaster.bind, port: station.broadcaster.port)] : [])
+            + station.renditions.compactMap { rendition in
+                let listens = outputs.first { $0.name == rendition.name }?.broadcaster.rawListeners ?? true
+                guard listens else { return nil }
+                return Listener(
+                    name: "\(station.name)/\(rendition.name)", bind: rendition.broadcaster.bind,
+                    port: rendition.broadcaster.port)
             }
     }
 }

@@ -221,7 +221,7 @@ package struct OutputStatus: Sendable, Equatable {
         self.init(rendition: output.label)
         let counters = output.broadcaster.counters.snapshot
         mount = output.mount
-        listenAddress = output.broadcaster.address.description
+        listenAddress = output.broadcaster.shownAddress
         let mp3 = output.format == .mp3
         format = mp3 ? "mp3" : "ogg-opus"
         opusBitrate = mp3 ? 0 : output.encoder.bitrate

@@ -32,7 +32,8 @@ extension Station: HTTPMounts {
                 rendition: output.name, info: info, title: state.title,
                 bitrate: mp3 ? state.format?.bitrate ?? 0 : output.encoder.bitrate,
                 channels: mp3 ? state.format?.channels ?? 2 : output.encoder.channels,
-                rawAddress: output.broadcaster.address.description, hls: output.hls)
+                rawAddress: output.broadcaster.listenFD == nil ? "" : output.broadcaster.address.description,
+                hls: output.hls)
             mount.format = output.format
             if mp3 { mount.sampleRate = state.format?.sampleRate ?? 44_100 }
             let counters = output.broadcaster.counters

@@ -69,7 +69,7 @@ extension Station {
         desk.update(password: new.sourcePassword, paths: new.sourcePaths, timeout: new.sourceTimeout)
         settingsVersion.add(1, ordering: .releasing)
         for output in made {
-            Log.notice("\(name): rendition \(output.label) added on \(output.broadcaster.address)")
+            Log.notice("\(name): rendition \(output.label) added on \(output.broadcaster.shownAddress)")
         }
         for output in removed {
             let listeners = output.broadcaster.counters.listeners.load(ordering: .relaxed)

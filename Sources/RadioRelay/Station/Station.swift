@@ -46,8 +46,9 @@ public final class Station: Service {
     public var name: String { configuration.name }
     public var state: StationState { shared.snapshot }
     /// Where listeners connect, as `ADDRESS:PORT` (the real port when 0 was asked for).
-    public var listenAddress: String { broadcaster.address.description }
-    public var port: UInt16 { broadcaster.address.port }
+    public var listenAddress: String { broadcaster.shownAddress }
+    /// Its raw TCP port (0: none, `port = none`).
+    public var port: UInt16 { broadcaster.listenFD == nil ? 0 : broadcaster.address.port }
     /// Listeners connected now, on all outputs.
     public var listeners: Int {
         outputs.reduce(0) { $0 + $1.broadcaster.counters.listeners.load(ordering: .relaxed) }
@@ -121,11 +122,11 @@ public final class Station: Service {
         do {
             for (output, was) in zip(outputs, configuration.outputSettings) {
                 guard let wanted = successor.outputSettings.first(where: { $0.name == was.name }),
-                    wanted.broadcaster.bind == was.broadcaster.bind, wanted.broadcaster.port == was.broadcaster.port
+                    wanted.broadcaster.bind == was.broadcaster.bind,
+                    wanted.broadcaster.rawPort == was.broadcaster.rawPort,
+                    let listening = output.broadcaster.listenFD
                 else { continue }
-                let fd = try syscall("fcntl F_DUPFD_CLOEXEC") {
-                    fcntl(output.broadcaster.listenSocket.rawValue, F_DUPFD_CLOEXEC, 0)
-                }
+                let fd = try syscall("fcntl F_DUPFD_CLOEXEC") { fcntl(listening, F_DUPFD_CLOEXEC, 0) }
                 if let name = output.name { renditions[name] = fd } else { main = fd }
             }
         } catch {
@@ -249,6 +250,9 @@ extension StationConfiguration {
         main.peerTimeout = peerTimeout
         var mp3Output = main
         mp3Output.port = mp3Port
+        // A station without a raw port (`port = none`, a protected station) has none on its MP3 output either,
+        // unless `mp3_port` names one (refused on a protected station). A rendition says for itself (`NAME:none:…`).
+        mp3Output.rawListeners = main.rawListeners || mp3Port != 0
         return [(nil, mount, .oggOpus, encoder, main)]
             + renditions.map {
                 var listening = $0.broadcaster

@@ -19,12 +19,17 @@ package final class Broadcaster: Sendable {
     package var configuration: BroadcasterConfiguration { settings.snapshot }
     package let counters = BroadcasterCounters()
     package let ring: PageRing
-    /// Where it listens (the port is the real one when 0 was asked for).
+    /// Where it listens (the port is the real one when 0 was asked for); with no raw port (`port = none`), its bind
+    /// address and port 0.
     package let address: SocketAddress
+    /// Its raw TCP port as logs and status show it: `ADDRESS:PORT`, or `none` (HTTP only).
+    package var shownAddress: String { listenFD == nil ? "none" : address.description }
     package let name: String
     /// The listening socket (bound here, or adopted from systemd), owned here, closed once when the Broadcaster
-    /// goes, whatever failed on the way.
-    package let listenSocket: FileDescriptor
+    /// goes, whatever failed on the way; nil with no raw port (`port = none`).
+    private let listenSocket: FileDescriptor?
+    /// Its descriptor (nil: no raw port).
+    package let listenFD: Int32?
     /// The places for listeners shared by all its server's outputs (capped by `ResourceLimits.apply` at start-up).
     package let budget: ListenerBudget
     /// Where its loops write a line per listener that leaves; nil: nowhere.
@@ -80,15 +85,24 @@ package final class Broadcaster: Sendable {
         // An adopted socket is owned from here on, closed even when the configuration is refused.
         let adopted = adoptedSocket.map { FileDescriptor(owning: $0) }
         try configuration.validate()
-        let socket = try listeningSocket(
-            adopting: adopted?.release(), orBinding: try Self.address(configuration), backlog: 4096, purpose: "")
-        let local = try SocketAddress.local(of: socket.rawValue)
         self.name = name
         self.settings = LockedBox(configuration)
         self.ring = ring
-        address = local
-        inheritedOptions = LockedBox(Self.applyListenerOptions(configuration, to: socket.rawValue, name: name))
-        listenSocket = socket
+        if configuration.rawListeners {
+            let socket = try listeningSocket(
+                adopting: adopted?.release(), orBinding: try Self.address(configuration), backlog: 4096, purpose: "")
+            address = try SocketAddress.local(of: socket.rawValue)
+            inheritedOptions = LockedBox(Self.applyListenerOptions(configuration, to: socket.rawValue, name: name))
+            listenFD = socket.rawValue
+            listenSocket = .some(consume socket)
+        } else {
+            var none = configuration
+            none.port = 0
+            address = try Self.address(none)
+            inheritedOptions = LockedBox(nil)
+            listenFD = nil
+            listenSocket = nil
+        }
         if let shared = services.pool {
             self.pool = shared
             ownsPool = false
@@ -102,8 +116,8 @@ package final class Broadcaster: Sendable {
     /// listening address cannot change this way: a station bound elsewhere is a new station.
     package func update(_ configuration: BroadcasterConfiguration) throws {
         try configuration.validate()
-        if configuration.listenerSocketOptions != inheritedOptions.snapshot {
-            let applied = Self.applyListenerOptions(configuration, to: listenSocket.rawValue, name: name)
+        if let listenFD, configuration.listenerSocketOptions != inheritedOptions.snapshot {
+            let applied = Self.applyListenerOptions(configuration, to: listenFD, name: name)
             inheritedOptions.withLock { $0 = applied }
         }
         settings.withLock { $0 = configuration }
@@ -143,7 +157,9 @@ package final class Broadcaster: Sendable {
         return address
     }
 
-    deinit { Log.debug("\(name): broadcaster released (listening descriptor \(listenSocket.rawValue) closes)") }
+    deinit {
+        Log.debug("\(name): broadcaster released (listening descriptor \(listenFD ?? -1) closes)")
+    }
 
     /// Starts serving: its pool's loops (if they are its own, or not started yet) take it on.
     package func start() throws {

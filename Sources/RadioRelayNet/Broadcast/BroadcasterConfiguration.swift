@@ -7,6 +7,17 @@ public struct BroadcasterConfiguration: Sendable, Equatable {
     /// Address to listen on: an IPv4 or IPv6 literal ("0.0.0.0", "127.0.0.1", "::").
     public var bind = "0.0.0.0"
     public var port = 8000
+    /// Whether the output has a raw TCP port at all (`port = none`: its listeners come over HTTP only, as a protected
+    /// station's must: raw TCP carries no credentials).
+    public var rawListeners = true
+    /// The `port` key's value: the port, or nil for `none`.
+    public var rawPort: Int? {
+        get { rawListeners ? port : nil }
+        set {
+            rawListeners = newValue != nil
+            if let newValue { port = newValue }
+        }
+    }
     /// Seconds of recent audio a new listener gets at once, so playback starts without waiting.
     public var burst = 2.0
     /// Seconds behind the live edge after which a listener is moved to the live edge (once), then disconnected.

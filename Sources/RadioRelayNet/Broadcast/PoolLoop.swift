@@ -108,8 +108,7 @@ package final class PoolLoop: WakeUpHandler {
         let output = NetworkLoop(broadcaster: broadcaster, host: self)
         output.refresh()
         outputs.append(output)
-        guard home else { return }
-        let fd = broadcaster.listenSocket.rawValue
+        guard home, let fd = broadcaster.listenFD else { return }
         do {
             try loop.addListening(fd)
             homes[fd] = output
@@ -123,8 +122,7 @@ package final class PoolLoop: WakeUpHandler {
     private func detach(_ broadcaster: Broadcaster) {
         guard let index = outputs.firstIndex(where: { $0.broadcaster === broadcaster }) else { return }
         let output = outputs.remove(at: index)
-        let fd = broadcaster.listenSocket.rawValue
-        if homes[fd] === output {
+        if let fd = broadcaster.listenFD, homes[fd] === output {
             loop.removeListening(fd)
             homes[fd] = nil
             Log.info("\(broadcaster.name): stopped listening")
