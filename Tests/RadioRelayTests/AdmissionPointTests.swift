@@ -20,7 +20,7 @@ extension RealTimeTests {
             let accessLog = AccessLog()
             let directory = temporaryPath("admission")
 
-            init() throws {
+            init(_ configure: (inout StationConfiguration) -> Void = { _ in }) throws {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
                 accessLog.open(path: directory + "/access.log")
                 var configuration = StationConfiguration()
@@ -30,6 +30,7 @@ extension RealTimeTests {
                 configuration.broadcaster.port = 0
                 configuration.mp3 = true
                 configuration.hlsSettings.segmentSeconds = 1
+                configure(&configuration)
                 station = try Station(
                     configuration, services: ListenerServices(accessLog: accessLog, admission: admission))
                 front = try HTTPFront(address: SocketAddress(host: "127.0.0.1", port: 0)!, stations: [station])
@@ -132,6 +133,40 @@ extension RealTimeTests {
             ] {
                 #expect(lines.contains { $0.contains(" \(ListenerID.run)-\(id) ") && $0.contains(request) }, "\(lines)")
             }
+        }
+
+        /// `max_listeners` is the station's, across its outputs and protocols: raw TCP on its Opus output, HTTP on
+        /// its MP3 output and HLS sessions share it; a station that is full sends HTTP listeners and HLS players
+        /// alike to its overflow URLs.
+        @Test func maxListenersIsTheStationsAcrossOutputsAndHLS() throws {
+            let rig = try Rig { $0.broadcaster.maxListeners = 2 }
+            defer { rig.stop() }
+            // The first HLS player's session takes one place.
+            #expect(
+                try waitUntil(20) { try rig.get("/test/live.m3u8", agent: "Player/1").head.hasPrefix("HTTP/1.1 200") })
+            let raw = try ListenerClient(port: rig.station.broadcaster.address.port)
+            #expect(raw.read(for: 0.5).bytes.count > 0)
+            #expect(rig.station.broadcaster.audience.count == 2)
+            for (path, agent) in [("/test.mp3", "Lister/1"), ("/test/live.m3u8", "Player/2"), ("/test.opus", "L/2")] {
+                let full = try rig.get(path, agent: agent)
+                #expect(full.head.hasPrefix("HTTP/1.1 503"), "\(path): \(full.head)")
+            }
+            // The same player again is its session, not a new one.
+            #expect(try rig.get("/test/live.m3u8", agent: "Player/1").head.hasPrefix("HTTP/1.1 200"))
+            let edge = "http://edge.example:8001/test.opus"
+            rig.admission.setPolicy(AdmissionPolicy(overflow: ["test": [edge]]))
+            for (path, agent) in [("/test.mp3", "Lister/1"), ("/test/live.m3u8", "Player/2")] {
+                let sent = try rig.get(path, agent: agent)
+                #expect(sent.head.hasPrefix("HTTP/1.1 302") && sent.head.contains("Location: \(edge)"), "\(sent.head)")
+            }
+            raw.close()
+            #expect(waitUntil(5) { rig.station.broadcaster.audience.count == 1 })
+            let admitted = try rig.get("/test.mp3", agent: "Lister/1")
+            #expect(admitted.head.hasPrefix("HTTP/1.1 200"), "\(admitted.head)")
+            #expect(
+                rig.station.outputs.map { $0.broadcaster.audience }.allSatisfy {
+                    $0 === rig.station.broadcaster.audience
+                })
         }
     }
 }

@@ -54,6 +54,8 @@ extension Station {
             for output in made { _ = output.broadcaster.stop(timeout: 5) }
             throw error
         }
+        // The station's `max_listeners`, for the listeners who come next.
+        services.audience?.limit.store(max(0, new.broadcaster.maxListeners), ordering: .relaxed)
         for output in current {
             guard let wanted = new.outputSettings.first(where: { $0.name == output.name }) else { continue }
             try output.broadcaster.update(wanted.broadcaster)

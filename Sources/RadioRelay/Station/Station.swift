@@ -77,6 +77,9 @@ public final class Station: Service {
         try configuration.validate()
         self.settings = LockedBox(configuration)
         self.onUnexpectedExit = onUnexpectedExit
+        // One audience for all its outputs (and the renditions a reload adds): `max_listeners` is the station's.
+        var services = services
+        services.audience = StationAudience(limit: configuration.broadcaster.maxListeners)
         self.services = services
         self.history = LockedBox(history)
         desk = SourceDesk(
@@ -88,7 +91,8 @@ public final class Station: Service {
             if let socket { unowned.remove(socket) }
             outputs.append(
                 try Self.makeOutput(
-                    output, of: configuration, socket: socket, services: services, onUnexpectedExit: onUnexpectedExit))
+                    output, of: configuration, socket: socket, services: self.services,
+                    onUnexpectedExit: onUnexpectedExit))
         }
         outputList = LockedBox(outputs)
     }

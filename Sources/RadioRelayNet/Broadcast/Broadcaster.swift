@@ -32,6 +32,8 @@ package final class Broadcaster: Sendable {
     package let listenFD: Int32?
     /// The places for listeners shared by all its server's outputs (capped by `ResourceLimits.apply` at start-up).
     package let budget: ListenerBudget
+    /// Its station's listeners on every output — raw, HTTP and HLS sessions together — within `max_listeners`.
+    package let audience: StationAudience
     /// Where its loops write a line per listener that leaves; nil: nowhere.
     package let accessLog: AccessLog?
     /// Who is admitted, and the roster of those who were (its server's: shared by every output and the front end).
@@ -77,6 +79,7 @@ package final class Broadcaster: Sendable {
         services: ListenerServices = ListenerServices(), station: String? = nil, mount: String? = nil
     ) throws {
         self.budget = services.budget
+        audience = services.audience ?? StationAudience(limit: configuration.maxListeners)
         self.accessLog = services.accessLog
         admission = services.admission
         self.station = station ?? name

@@ -89,3 +89,21 @@ package final class ListenerGauge: Sendable {
     /// The most listeners there have been at once since the Broadcaster was made.
     package var peak: Int { highest.load(ordering: .relaxed) }
 }
+
+/// A station's listeners across its outputs — raw TCP, HTTP, HLS sessions — and the station's `max_listeners`
+/// (its main output's setting, set again by a reload): one for all its outputs (`Broadcaster.audience`). An output's
+/// own `max_listeners` (a rendition's section may set one) caps its own count besides.
+package final class StationAudience: Sendable {
+    package let listeners = ListenerGauge()
+    /// 0: no limit.
+    package let limit: Atomic<Int>
+
+    package init(limit: Int = 0) { self.limit = Atomic(max(0, limit)) }
+
+    /// Takes a place unless the station is full.
+    package func reserve() -> Bool { listeners.reserve(limit: limit.load(ordering: .relaxed)) }
+
+    package func release() { listeners.release() }
+
+    package var count: Int { listeners.load(ordering: .relaxed) }
+}

@@ -13,6 +13,9 @@ package struct ListenerServices: Sendable {
     package var accessLog: AccessLog?
     /// The one admission point, and the roster of admitted listeners.
     package var admission: ListenerAdmission
+    /// A station's listeners across its outputs — raw, HTTP, HLS sessions — which `max_listeners` caps (the station
+    /// sets it for its outputs); nil: each output counts its own.
+    package var audience: StationAudience?
 
     package init(
         pool: NetworkPool? = nil, budget: ListenerBudget = ListenerBudget(), accessLog: AccessLog? = nil,

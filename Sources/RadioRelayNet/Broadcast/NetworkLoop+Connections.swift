@@ -116,8 +116,14 @@ extension NetworkLoop {
             let broadcaster = loop.broadcaster
             switch place {
             case .station:
+                // The station's place (all its outputs and HLS together), then the output's own (a rendition may
+                // have a smaller `max_listeners`).
+                guard broadcaster.audience.reserve() else {
+                    return "station full (\(broadcaster.audience.limit.load(ordering: .relaxed)) listeners)"
+                }
                 guard loop.counters.listeners.reserve(limit: configuration.maxListeners) else {
-                    return "station full (\(configuration.maxListeners) listeners)"
+                    broadcaster.audience.release()
+                    return "output full (\(configuration.maxListeners) listeners)"
                 }
             case .address:
                 guard broadcaster.reserveHost(key, limit: configuration.maxPerIP) else {
@@ -134,7 +140,9 @@ extension NetworkLoop {
 
         mutating func giveBack(_ place: ListenerPlace) {
             switch place {
-            case .station: loop.counters.listeners.release()
+            case .station:
+                loop.counters.listeners.release()
+                loop.broadcaster.audience.release()
             case .address: loop.broadcaster.releaseHost(key)
             case .server: loop.broadcaster.budget.release()
             }
@@ -144,6 +152,7 @@ extension NetworkLoop {
     /// Gives back the three places an admitted listener took: the station's, its address's and the server's.
     private func releasePlaces(_ key: HostKey) {
         counters.listeners.release()
+        broadcaster.audience.release()
         broadcaster.releaseHost(key)
         broadcaster.budget.release()
     }

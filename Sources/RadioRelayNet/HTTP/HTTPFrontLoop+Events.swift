@@ -67,8 +67,8 @@ extension HTTPFrontLoop {
             switch place {
             case .station:
                 return subscribers.stationRefusal(
-                    mount: mount, listeners: broadcaster.counters.listeners.load(ordering: .relaxed),
-                    maxListeners: limits.maxListeners)
+                    mount: mount, listeners: broadcaster.audience.count,
+                    maxListeners: broadcaster.audience.limit.load(ordering: .relaxed))
             case .address:
                 return subscribers.addressRefusal(host: host, maxPerIP: limits.maxPerIP)
             case .server:

@@ -47,11 +47,12 @@ extension HTTPFrontLoop {
         if counted, stream.answered(key, bytes: bytes, now: now) != nil { return send(response, on: connection) }
         let ask = AdmissionAsk(
             station: mount.station, mount: mount.path, kind: .hls, client: connection.peer, request: request)
-        var places = NoPlaces()
         guard counted else {
-            let decision = broadcaster.admission.policy.decide(ask, places: &places)
+            var none = NoPlaces()
+            let decision = broadcaster.admission.policy.decide(ask, places: &none)
             return send(decision == .admit ? response : refused(decision, connection), on: connection)
         }
+        var places = SessionPlaces(broadcaster: broadcaster)
         let (decision, admitted) = broadcaster.admission.admit(ask, places: &places, now: now)
         guard let entry = admitted else { return send(refused(decision, connection), on: connection) }
         let (kept, ended) = stream.begin(key, entry: entry, request: request, bytes: bytes, now: now)
@@ -65,8 +66,25 @@ extension HTTPFrontLoop {
             }
         } else {
             broadcaster.admission.leave(entry)
+            broadcaster.audience.release()
         }
         send(response, on: connection)
+    }
+
+    /// An HLS session's place: one of its station's `max_listeners` (it holds no connection, so no address or
+    /// server place), given back when the session ends.
+    struct SessionPlaces: ListenerPlaces {
+        let broadcaster: Broadcaster
+
+        mutating func take(_ place: ListenerPlace) -> String? {
+            guard place == .station else { return nil }
+            let limit = broadcaster.audience.limit.load(ordering: .relaxed)
+            return broadcaster.audience.reserve() ? nil : "station full (\(limit) listeners)"
+        }
+
+        mutating func giveBack(_ place: ListenerPlace) {
+            if place == .station { broadcaster.audience.release() }
+        }
     }
 
     /// A protected station's HLS request: served with its live pass, else its first playlist authenticated.
@@ -81,6 +99,13 @@ extension HTTPFrontLoop {
         let identity = Self.identity(raw, station: mount.station, host: connection.hostKey)
         let named = Self.pass(in: raw.query).flatMap { pass in
             hlsPasses[pass].map { $0.station == mount.station && $0.host == connection.hostKey } == true ? pass : nil
+        }
+        if let pass = named ?? hlsIdentities[identity], let held = hlsPasses[pass], now >= held.endsAt {
+            // Its session is over (`max_listener_duration`, or the backend's time limit): refused from now on.
+            endPass(pass, held.endsAt == held.session?.endsAt ? .timeLimit : .sessionLimit, now: now)
+            return refuseAuth(
+                connection, PublicRouter.text(403, "this session is over: its time limit passed\n"),
+                reason: "hls session over its time limit", now: now)
         }
         if let pass = named ?? hlsIdentities[identity], var held = hlsPasses[pass],
             now - held.lastUsed < HLSSessions.window, let stream = mount.hls
@@ -132,8 +157,12 @@ extension HTTPFrontLoop {
             return String(repeating: "0", count: 16 - hex.count) + hex
         }.joined()
         if let old = hlsIdentities[identity] { endPass(old, .left, now: now) }
+        // Its end: the backend's time limit, or the station's session limit, whichever comes first.
+        let limit = broadcaster.configuration.maxListenerDuration
+        let endsAt = min(session?.endsAt ?? .infinity, limit > 0 ? now + limit : .infinity)
         hlsPasses[pass] = HLSPass(
-            station: mount.station, host: connection.hostKey, identity: identity, lastUsed: now, session: session)
+            station: mount.station, host: connection.hostKey, identity: identity, lastUsed: now, endsAt: endsAt,
+            session: session)
         hlsIdentities[identity] = pass
         passesByAddress[connection.hostKey] = fromAddress + 1
         let key = HLSSessions.Key(host: connection.hostKey, agent: "#" + pass)
@@ -204,6 +233,7 @@ extension HTTPFrontLoop {
     private func endSession(_ session: HLSSessions.Session, of broadcaster: Broadcaster) {
         let entry = session.entry
         broadcaster.admission.leave(entry)
+        broadcaster.audience.release()
         let seconds = max(0, session.lastSeen - entry.connectedAt)
         broadcaster.accessLog?.write(
             AccessRecord(
@@ -225,6 +255,8 @@ struct HLSPass {
     /// The first playlist request it was given for (`HTTPFrontLoop.identity`).
     let identity: String
     var lastUsed: Double
+    /// When its session is over (monotonic seconds; infinity: never).
+    let endsAt: Double
     let session: ListenerSession?
 }
 
