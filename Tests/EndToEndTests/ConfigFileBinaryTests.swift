@@ -34,7 +34,7 @@ extension ServerProcessTests {
             #expect(
                 failed.stderr == """
                     \(bad):1: [station a] has no upstream: add upstream = an http(s) URL, a file: URL or a path
-                    \(bad):2: port = 0: use 1 to 65535
+                    \(bad):2: port = 0: use 1 to 65535, or none
                     \(bad):3: duplicate station a (the first is at line 1): rename one
 
                     """)

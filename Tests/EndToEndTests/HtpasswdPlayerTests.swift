@@ -4,8 +4,8 @@ import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
-/// In the `PeerTests` lane: real players.
-extension PeerTests {
+/// In the `ServerProcessTests` lane: short runs of the players (a few seconds each), light beside the other lane.
+extension ServerProcessTests {
     /// A station protected by an htpasswd file made by Apache's `htpasswd` (apache2-utils): bcrypt (`-B`),
     /// SHA-256-crypt (`-2`) and SHA-512-crypt (`-5`) users play with ffmpeg and mpv, credentials in the URL; a
     /// wrong password is refused; a file with Apache's MD5, `{SHA}` or an Icecast md5 line is refused at start-up
@@ -35,8 +35,8 @@ extension PeerTests {
                 return "http://\(user):\(encoded)@127.0.0.1:\(station.http)/test.opus"
             }
             for (format, user, password) in users {
-                let ffmpeg = Background { try HLSPlayerTests.decode(url(user, password), seconds: 3) }
-                let mpv = try HLSPlayerTests.play(url(user, password), seconds: 3)
+                let ffmpeg = Background { try PeerTests.HLSPlayerTests.decode(url(user, password), seconds: 3) }
+                let mpv = try PeerTests.HLSPlayerTests.play(url(user, password), seconds: 3)
                 let decoded = try ffmpeg.value()
                 for (name, result) in [("ffmpeg", decoded), ("mpv", mpv)] {
                     #expect(
@@ -44,9 +44,9 @@ extension PeerTests {
                     #expect(abs(result.tones.left440 - 0.475) < 0.05, "\(format) \(name): \(result.tones)")
                 }
             }
-            let wrong = try HLSPlayerTests.decode(url("bob", "bcrypt pw 2"), seconds: 3)
+            let wrong = try PeerTests.HLSPlayerTests.decode(url("bob", "bcrypt pw 2"), seconds: 3)
             #expect(wrong.status != 0 && wrong.stderr.contains("401") && wrong.tones.seconds == 0, "\(wrong.stderr)")
-            let unknown = try HLSPlayerTests.decode(url("eve", "bcrypt pw 1"), seconds: 3)
+            let unknown = try PeerTests.HLSPlayerTests.decode(url("eve", "bcrypt pw 1"), seconds: 3)
             #expect(unknown.status != 0 && unknown.stderr.contains("401"), "\(unknown.stderr)")
             let snapshot = try statusSnapshot(station.status)
             // Each user's players: ffmpeg and mpv, each after its first try without credentials (a 401 with no

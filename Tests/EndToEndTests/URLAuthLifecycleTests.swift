@@ -77,7 +77,9 @@ extension ServerProcessTests {
             defer { backend.stop() }
             let keys =
                 "listener_add = \(backend.url("/auth"))\nlistener_remove = \(backend.url("/remove"))\nmax_lag = 1\n"
-            let served = try Served("auth-lifecycle", [("test", keys)])
+            // A second station ends its listeners' streams after two seconds (`max_listener_duration`).
+            let short = ("short", keys + "max_listener_duration = 2\n")
+            let served = try Served("auth-lifecycle", [("test", keys), short])
             defer { served.stop() }
             let (server, http) = (served.server!, served.http)
             let started = Date()
@@ -86,6 +88,8 @@ extension ServerProcessTests {
             #expect(closing.head == "HTTP/1.1 200 OK")
             _ = closing.client.read(for: 1.5)
             closing.client.close()
+            let sessionLimited = try Self.listen(http, "/short.opus?who=short")
+            #expect(sessionLimited.head == "HTTP/1.1 200 OK")
             // The backend's time limit: two seconds.
             let limited = try Self.listen(http, "/test.opus?token=good&limit=2&who=limited", headers: "")
             #expect(limited.head == "HTTP/1.1 200 OK")
@@ -106,7 +110,7 @@ extension ServerProcessTests {
             }
             #expect(waitUntil(30) { !removes("slow").isEmpty }, "\(server.log)")
             // The station restarts: page_ms is a restart key.
-            try served.write([("test", keys + "page_ms = 60\n")])
+            try served.write([("test", keys + "page_ms = 60\n"), short])
             server.signal(SIGHUP)
             #expect(waitUntil(15) { !removes("restarted").isEmpty }, "\(server.log)")
             let stoppedAt = Date()
@@ -114,10 +118,13 @@ extension ServerProcessTests {
             server.process.waitUntilExit()
             // Sent before the process ended.
             #expect(removes("stopped").count == 1, "\(backend.calls.map(\.fields))")
-            for client in [limited.client, slow.client, restarted.client, stopped.client] { client.close() }
+            for client in [limited.client, slow.client, restarted.client, stopped.client, sessionLimited.client] {
+                client.close()
+            }
 
             let expected: [(who: String, reason: String, seconds: ClosedRange<Int>)] = [
-                ("closes", "left", 1...2), ("limited", "time_limit", 2...2), ("slow", "too_slow", 1...30),
+                ("closes", "left", 1...2), ("limited", "time_limit", 2...2), ("short", "session_limit", 2...2),
+                ("slow", "too_slow", 1...30),
                 ("restarted", "stopped", 1...60), ("stopped", "stopped", 1...60),
             ]
             for (who, reason, seconds) in expected {
@@ -138,7 +145,7 @@ extension ServerProcessTests {
             let admittedIDs = backend.calls("listener_add").compactMap { $0["client"] }
             let removedIDs = backend.calls("listener_remove").compactMap { $0["client"] }
             #expect(
-                admittedIDs.count == 5 && removedIDs.sorted() == admittedIDs.sorted(), "\(admittedIDs) \(removedIDs)")
+                admittedIDs.count == 6 && removedIDs.sorted() == admittedIDs.sorted(), "\(admittedIDs) \(removedIDs)")
             #expect(server.log.contains("time limit (2 s, icecast-auth-timelimit)"), "\(server.log)")
         }
 
@@ -231,6 +238,33 @@ extension ServerProcessTests {
             #expect(snapshot.authentication.waiting == 0 && snapshot.authentication.admitted == admitted.count)
             #expect(snapshot.authentication.failed == refused.count, "\(snapshot.authentication)")
             #expect(backend.calls("listener_remove").count == admitted.count)
+        }
+
+        /// An htpasswd file is read again on a reload: a user taken out is refused, one put in is admitted.
+        @Test(.timeLimit(.minutes(1)), .enabled(if: tool("htpasswd") != nil, "needs apache2-utils"))
+        func anHtpasswdFileIsReadAgainOnReload() throws {
+            let file = temporaryPath("reload.htpasswd")
+            defer { unlink(file) }
+            func users(_ user: String) throws {
+                let result = try run(try #require(tool("htpasswd")), ["-cbB", file, user, "pw-\(user)"])
+                try #require(result.status == 0, "\(result.stderr)")
+            }
+            try users("bob")
+            let served = try Served("auth-htpasswd", [("test", "htpasswd = \(file)\n")])
+            defer { served.stop() }
+            func answer(_ user: String) throws -> String {
+                let basic = "Authorization: Basic " + Data("\(user):pw-\(user)".utf8).base64EncodedString() + "\r\n"
+                let (client, head) = try Self.listen(served.http, "/test.opus", headers: basic)
+                client.close()
+                return head
+            }
+            #expect(try answer("bob") == "HTTP/1.1 200 OK")
+            #expect(try answer("carol").hasPrefix("HTTP/1.1 401"))
+            try users("carol")
+            served.server.signal(SIGHUP)
+            try ReloadTests.waitFor("reload: ", in: served.server)
+            #expect(try answer("carol") == "HTTP/1.1 200 OK", "\(served.server.log)")
+            #expect(try answer("bob").hasPrefix("HTTP/1.1 401"))
         }
     }
 }

@@ -4,8 +4,8 @@ import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
-/// In the `PeerTests` lane: real players, and a real Icecast beside the relay.
-extension PeerTests {
+/// In the `ServerProcessTests` lane: short runs of the players (a few seconds each), light beside the other lane.
+extension ServerProcessTests {
     /// Icecast's `url` listener authentication with real players and a backend written as operators write one: the
     /// players are admitted with the right credentials (sent after the `401` challenge, as they send them) or a
     /// token in the stream URL, refused with wrong ones; and the calls the backend receives are Icecast 2.4's, field
@@ -29,14 +29,14 @@ extension PeerTests {
             let station = try Self.station(backend)
             defer { station.stop() }
             let base = "127.0.0.1:\(station.http)/test.opus"
-            let ffmpeg = Background { try HLSPlayerTests.decode("http://alice:s3cret@\(base)", seconds: 4) }
-            let token = Background { try HLSPlayerTests.decode("http://\(base)?token=good", seconds: 4) }
-            let mpv = Background { try HLSPlayerTests.play("http://alice:s3cret@\(base)", seconds: 4) }
+            let ffmpeg = Background { try PeerTests.HLSPlayerTests.decode("http://alice:s3cret@\(base)", seconds: 4) }
+            let token = Background { try PeerTests.HLSPlayerTests.decode("http://\(base)?token=good", seconds: 4) }
+            let mpv = Background { try PeerTests.HLSPlayerTests.play("http://alice:s3cret@\(base)", seconds: 4) }
             let vlc = Background {
-                try ServerProcessTests.PlaylistPlayerTests.vlc("http://alice:s3cret@\(base)", seconds: 4)
+                try PlaylistPlayerTests.vlc("http://alice:s3cret@\(base)", seconds: 4)
             }
-            let wrong = try HLSPlayerTests.decode("http://alice:wrong@\(base)", seconds: 4)
-            let none = try HLSPlayerTests.decode("http://\(base)", seconds: 4)
+            let wrong = try PeerTests.HLSPlayerTests.decode("http://alice:wrong@\(base)", seconds: 4)
+            let none = try PeerTests.HLSPlayerTests.decode("http://\(base)", seconds: 4)
             for (name, result) in [
                 ("ffmpeg", try ffmpeg.value()), ("ffmpeg with a token", try token.value()), ("mpv", try mpv.value()),
                 ("vlc", try vlc.value()),
@@ -82,7 +82,7 @@ extension PeerTests {
             let backend = try AuthBackend()
             defer { backend.stop() }
             let icecastPort = try freePort()
-            let icecast = try ServerProcessTests.IcecastPushTests.IcecastServer(
+            let icecast = try IcecastPushTests.IcecastServer(
                 port: icecastPort,
                 mounts: """
                     <mount type="normal"><mount-name>/test.mp3</mount-name>
@@ -94,13 +94,13 @@ extension PeerTests {
                     </mount>
                     """)
             defer { icecast.remove() }
-            let source = try FailoverTests.Source(icecast, mount: "/test.mp3", filter: "sine=f=440:r=44100")
+            let source = try PeerTests.FailoverTests.Source(icecast, mount: "/test.mp3", filter: "sine=f=440:r=44100")
             defer { source.stop() }
             let station = try Self.station(backend)
             defer { station.stop() }
             let query = "?session=a%20b&lang=fr"
             for port in [icecastPort, station.http] {
-                let result = try HLSPlayerTests.decode(
+                let result = try PeerTests.HLSPlayerTests.decode(
                     "http://alice:s3cret@127.0.0.1:\(port)/test.mp3\(query)", seconds: 2)
                 #expect(result.tones.seconds >= 1.5, "\(port): \(result.stderr)")
             }

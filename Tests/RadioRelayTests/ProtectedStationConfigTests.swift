@@ -67,3 +67,26 @@ import Testing
                 == nil)
     }
 }
+
+extension ProtectedStationConfigTests {
+    /// A protected station's overflow to a mount of this same server must land on a protected station.
+    @Test func anOverflowToAnUnprotectedMountOfOursIsAnError() throws {
+        let open = "[station b]\nupstream = /b.mp3\nport = 8101\n"
+        let guarded =
+            "[station c]\nupstream = /c.mp3\nport = none\nhtpasswd = none\nlistener_add = https://a.example/\n"
+        func text(_ overflow: String) -> String {
+            "[server]\nhttp = 8001\n" + Self.head + "port = none\noverflow = \(overflow)\n" + open + guarded
+        }
+        let messages = ConfigFileErrorTests.messages(text("http://127.0.0.1:8001/b.opus"))
+        #expect(
+            messages.contains {
+                $0.contains(
+                    "station a is protected, but its overflow http://127.0.0.1:8001/b.opus is station b's mount")
+            }, "\(messages)")
+        #expect(!ConfigFileErrorTests.messages(text("http://localhost:8001/b.opus?x=1")).isEmpty)
+        // Its own protected station, another port, another host: fine.
+        for fine in ["http://127.0.0.1:8001/c.opus", "http://127.0.0.1:8002/b.opus", "https://edge.example/b.opus"] {
+            #expect(ConfigFileErrorTests.messages(text(fine)).isEmpty, "\(fine)")
+        }
+    }
+}

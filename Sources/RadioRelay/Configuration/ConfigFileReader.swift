@@ -91,6 +91,11 @@ struct ConfigFileReader {
         {
             problems.add(placed[index].mountLines.first ?? 0, problem)
         }
+        for (index, problem) in ServerConfiguration.overflowProblems(
+            server: result.server, stations: placed.map(\.station))
+        {
+            problems.add(placed[index].mountLines.first ?? 0, problem)
+        }
         guard problems.isEmpty else { throw problems.error }
         result.stations = placed.map(\.station)
         return result

@@ -97,7 +97,7 @@ package enum IcecastStatus {
     }
 
     /// `host:port` → `host`; `[::1]:8000` → `::1`.
-    static func hostName(_ host: String) -> String {
+    package static func hostName(_ host: String) -> String {
         // An IPv6 literal without brackets has no port to strip.
         guard host.utf8.first == UInt8(ascii: "[") || host.utf8.filter({ $0 == UInt8(ascii: ":") }).count <= 1 else {
             return host
