@@ -187,7 +187,7 @@ extension ServerProcessTests {
             #expect(checked.status != 0)
             #expect(
                 (checked.stdout + checked.stderr).contains(
-                    "station down is protected (listener_add), and raw TCP carries no credentials: set port = none"),
+                    "station down: protected (listener_add), and raw TCP carries no credentials: set port = none"),
                 "\(checked.stdout)\(checked.stderr)")
         }
 

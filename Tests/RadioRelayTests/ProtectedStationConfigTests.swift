@@ -13,7 +13,7 @@ import Testing
     static let head = "[station a]\nupstream = /a.mp3\nlistener_add = https://auth.example.org/add\n"
 
     @Test func aRawPortOnAProtectedStationIsAnErrorThatSaysWhy() {
-        let why = "r.conf: station a is protected (listener_add), and raw TCP carries no credentials"
+        let why = "r.conf: station a: protected (listener_add), and raw TCP carries no credentials"
         let cases: [(String, String)] = [
             ("", "\(why): set port = none (its listeners come to the HTTP address), or remove the protection"),
             (

@@ -285,7 +285,7 @@ extension StationConfiguration {
     func validateProtection() throws {
         guard authentication.isOn else { return }
         let why =
-            "station \(name) is protected (\(authentication.addURL != nil ? "listener_add" : "htpasswd")), and raw TCP "
+            "station \(name): protected (\(authentication.addURL != nil ? "listener_add" : "htpasswd")), and raw TCP "
             + "carries no credentials"
         if broadcaster.rawListeners {
             throw ConfigurationError(

@@ -156,6 +156,7 @@ package final class Authenticator: Service {
     package var heartbeats: [Int] { thread.snapshot.map { [$0.heartbeat.load(ordering: .relaxed)] } ?? [] }
 
     /// Asks the thread to finish what is due (the removes, within `Limits.drain`) and joins it.
+    @discardableResult
     package func stop(timeout: Double) -> Bool {
         state.withLock { $0.stopping = true }
         guard let worker = thread.take() else { return true }
