@@ -4,8 +4,8 @@ import RadioRelay
 import RadioRelayTestSupport
 import Testing
 
-/// In the `PeerTests` lane: one real peer at a time.
-extension PeerTests {
+/// In the `ServerProcessTests` lane: the binary and ffmpeg, light beside the other lane.
+extension ServerProcessTests {
     /// `overflow`: a full station sends an HTTP listener to an edge's mount with `302 Found`, and a real player
     /// (ffmpeg, which follows redirects) plays the edge.
     @Suite struct OverflowTests {
@@ -39,7 +39,7 @@ extension PeerTests {
             let redirected = try httpFetch(root.http, "GET /test.opus HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", wait: 1)
             #expect(redirected.status == 302, "\(redirected.head)")
             #expect(redirected.head.contains("Location: http://127.0.0.1:\(edgeHTTP)/edge.opus"))
-            let played = try HLSPlayerTests.decode("http://127.0.0.1:\(root.http)/test.opus", seconds: 4)
+            let played = try PeerTests.HLSPlayerTests.decode("http://127.0.0.1:\(root.http)/test.opus", seconds: 4)
             #expect(played.status == 0 && played.stderr.isEmpty, "ffmpeg: \(played.stderr)")
             #expect(played.tones.seconds >= 3.9, "\(played.tones.seconds) s decoded")
             #expect(

@@ -5,8 +5,8 @@ import RadioRelayMedia
 import RadioRelayTestSupport
 import Testing
 
-/// In the `PeerTests` lane: one real peer at a time.
-extension PeerTests {
+/// In the `ServerProcessTests` lane: the binary and ffmpeg, light beside the other lane.
+extension ServerProcessTests {
     /// `max_listener_duration`: a listener's stream ends after the limit at a page (or MP3 frame) boundary, so a real
     /// player decodes it to its last sample without an error, and the end is counted.
     @Suite struct SessionLimitTests {
@@ -17,8 +17,8 @@ extension PeerTests {
             let base = "http://127.0.0.1:\(station.http)/test"
             let started = Date()
             // Both at once: the Opus mount and the MP3 pass-through (whole frames), each asked for 30 s.
-            let opus = Background { try HLSPlayerTests.decode(base + ".opus", seconds: 30) }
-            let mp3 = Background { try HLSPlayerTests.decode(base + ".mp3", seconds: 30) }
+            let opus = Background { try PeerTests.HLSPlayerTests.decode(base + ".opus", seconds: 30) }
+            let mp3 = Background { try PeerTests.HLSPlayerTests.decode(base + ".mp3", seconds: 30) }
             let raw = try ListenerClient(port: station.port)
             defer { raw.close() }
             var rawBytes: [UInt8] = []

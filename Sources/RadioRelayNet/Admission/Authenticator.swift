@@ -30,7 +30,8 @@ package final class Authenticator: Service {
     package let name = "auth"
     package let limits: Limits
     package let counters = AuthCounters()
-    private let state: Mutex<Queues>
+    /// Behind a pthread mutex (`LockedBox`), which ThreadSanitizer sees.
+    private let state: LockedBox<Queues>
     private let handle: MultiHandle?
     private var multi: UnsafeMutableRawPointer? { handle?.pointer }
     private let thread = LockedBox<ServiceThread?>(nil)
@@ -40,7 +41,7 @@ package final class Authenticator: Service {
     private let hashQueued = Atomic<Int>(0)
 
     /// What waits, shared with the threads that ask.
-    private struct Queues: ~Copyable {
+    private struct Queues {
         var adds: [AuthJob] = []
         var removes: [AuthJob] = []
         var waitingByAddress: [HostKey: Int] = [:]
@@ -53,7 +54,7 @@ package final class Authenticator: Service {
     ) {
         self.limits = limits
         self.onUnexpectedExit = onUnexpectedExit
-        state = Mutex(Queues())
+        state = LockedBox(Queues())
         handle = CurlTransfer.globalInit == CURLE_OK ? curl_multi_init().map(MultiHandle.init) : nil
     }
 
