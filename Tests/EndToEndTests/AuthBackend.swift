@@ -67,12 +67,13 @@ final class AuthBackend: @unchecked Sendable {
     let directory = temporaryPath("auth-backend")
     private let process = Process()
 
-    init() throws {
-        port = try freePort()
+    /// - Parameter port: where it listens (default: a free port).
+    init(port: UInt16? = nil) throws {
+        self.port = try port ?? freePort()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Self.script.write(toFile: directory + "/backend.py", atomically: true, encoding: .utf8)
         process.executableURL = URL(fileURLWithPath: try #require(tool("python3")))
-        process.arguments = [directory + "/backend.py", "\(port)", directory + "/calls.jsonl"]
+        process.arguments = [directory + "/backend.py", "\(self.port)", directory + "/calls.jsonl"]
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

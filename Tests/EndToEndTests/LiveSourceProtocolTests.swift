@@ -162,11 +162,14 @@ extension ServerProcessTests {
 
             // A source that sends ten times faster than real time (6 s of 660 Hz at once): read at real time, its
             // socket waits; all of it plays, then the station hands back.
+            // Each source's audio is made before it connects: encoding it (ffmpeg) on a loaded machine can take longer
+            // than source_timeout (2 s), which would end a source that has sent nothing yet.
+            let fastAudio = try Self.mp3(660, seconds: 6)
             let fast = try RawSource(port: http, path: "/main", password: Self.password)
             #expect(fast.answer.hasPrefix("HTTP/1.1 100 Continue"), "\(fast.answer)")
             let second = try RawSource(port: http, path: "/main", password: Self.password, method: "SOURCE", fields: [])
             #expect(second.status == 403 && second.answer.contains("Mountpoint in use"), "\(second.answer)")
-            fast.send(try Self.mp3(660, seconds: 6))
+            fast.send(fastAudio)
             try #require(waitUntil(5) { playing("main") == "live" }, "\(server.log)")
             // 100 unfinished requests from the source's own address (the HTTP address closes an address's oldest
             // beyond 64): the source, out of the HTTP loop since its acceptance, is not one of them.
@@ -191,9 +194,10 @@ extension ServerProcessTests {
 
             // A stall: 1 s of audio, then nothing (the connection open): the relay takes over once the source is
             // late (its audio ran out), and source_timeout (2 s) ends the connection.
+            let stallAudio = try Self.mp3(880, seconds: 1)
             let stall = try RawSource(port: http, path: "/main", password: Self.password)
-            stall.send(Array(try Self.mp3(880, seconds: 1)))
-            try #require(waitUntil(5) { playing("main") == "live" })
+            stall.send(stallAudio)
+            try #require(waitUntil(5) { playing("main") == "live" }, "\(server.log)")
             let stalledAt = Date()
             try #require(waitUntil(8) { playing("main") == "1" }, "\(server.log)")
             let stalledFor = Date().timeIntervalSince(stalledAt)
@@ -203,9 +207,10 @@ extension ServerProcessTests {
             print("stalled source: handed back \(String(format: "%.1f", stalledFor)) s after it played")
 
             // Killed by an operator through the status endpoint (Icecast's call, the status token's place).
+            let killedAudio = try Self.mp3(770, seconds: 8)
             let killed = try RawSource(port: http, path: "/main.opus", password: Self.password)
-            killed.send(try Self.mp3(770, seconds: 8))
-            try #require(waitUntil(5) { playing("main") == "live" })
+            killed.send(killedAudio)
+            try #require(waitUntil(5) { playing("main") == "live" }, "\(server.log)")
             // Killed once the listener has heard a second of it. The switch reaches a listener a lead later than the
             // status says it, so a wait on the listener's seconds since then (as this test did) leaves too little of
             // the source to hear on a loaded machine.

@@ -177,6 +177,13 @@ extension ServerProcessTests {
                 print("\(name): \(head) after \(String(format: "%.2f", took)) s")
             }
             #expect(server.log.contains("admitted unchecked (auth_failure = admit)"))
+            // The backend that was down comes up: the next listener is asked again, and admitted.
+            let recovered = try AuthBackend(port: downPort)
+            defer { recovered.stop() }
+            let (again, head) = try Self.listen(served.http, "/down.opus")
+            again.close()
+            #expect(head == "HTTP/1.1 200 OK", "\(head)")
+            #expect(recovered.calls("listener_add").count == 1)
             // A raw TCP port on a protected station is a configuration error that says why.
             let open = try Self.config(http: served.http, status: served.status, [stations[0]])
                 .replacingOccurrences(of: "port = none", with: "port = \(try freePort())")
