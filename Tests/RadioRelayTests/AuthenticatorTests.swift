@@ -41,6 +41,21 @@ extension RealTimeTests {
                 ip: "127.0.0.1", agent: "test")
         }
 
+        /// How many calls a backend received.
+        final class Calls: Sendable {
+            let count = Atomic<Int>(0)
+        }
+
+        /// A backend that answers every call 200, and counts them.
+        static func countingBackend() throws -> (HTTPTestServer, Calls) {
+            let calls = Calls()
+            let backend = try HTTPTestServer { _ in
+                calls.count.add(1, ordering: .relaxed)
+                return HTTPTestServer.Response()
+            }
+            return (backend, calls)
+        }
+
         static let host = HostKey(SocketAddress(host: "127.0.0.1", port: 1)!)
 
         @Test func answersAreRead() throws {
@@ -137,11 +152,7 @@ extension RealTimeTests {
 
         /// Removes are sent and counted; after the stop they are counted as not sent.
         @Test func removesAreCountedAndTheStopDrainsThem() throws {
-            let seen = Atomic<Int>(0)
-            let backend = try HTTPTestServer { _ in
-                seen.add(1, ordering: .relaxed)
-                return HTTPTestServer.Response()
-            }
+            let (backend, seen) = try Self.countingBackend()
             defer { backend.stop() }
             let authenticator = Authenticator()
             try authenticator.start()
@@ -150,18 +161,14 @@ extension RealTimeTests {
             for _ in 0..<20 { authenticator.remove(remove, url: SecretURL(backend.baseURL + "/remove"), timeout: 2) }
             #expect(authenticator.stop(timeout: 5))
             #expect(authenticator.counters.removesSent.load(ordering: .relaxed) == 20)
-            #expect(seen.load(ordering: .relaxed) == 20)
+            #expect(seen.count.load(ordering: .relaxed) == 20)
             authenticator.remove(remove, url: SecretURL(backend.baseURL + "/remove"), timeout: 2)
             #expect(authenticator.counters.removesUnsent.load(ordering: .relaxed) == 1)
         }
 
         /// A session's remove goes once, however many times it is ended, and when it is dropped unended.
         @Test func aSessionSendsOneRemove() throws {
-            let seen = Atomic<Int>(0)
-            let backend = try HTTPTestServer { _ in
-                seen.add(1, ordering: .relaxed)
-                return HTTPTestServer.Response()
-            }
+            let (backend, seen) = try Self.countingBackend()
             defer { backend.stop() }
             let authenticator = Authenticator()
             try authenticator.start()
@@ -178,7 +185,7 @@ extension RealTimeTests {
             #expect(dropped?.endsAt.map { $0 > monotonicNow() + 29 } == true)
             dropped = nil
             #expect(waitUntil(5) { authenticator.counters.removesSent.load(ordering: .relaxed) == 2 })
-            #expect(seen.load(ordering: .relaxed) == 2)
+            #expect(seen.count.load(ordering: .relaxed) == 2)
         }
     }
 }

@@ -123,6 +123,20 @@ extension AccessFiles {
     static let maxOverflow = 16
     static let maxURLBytes = 1024
 
+    /// The authority (`host[:port]`, with any userinfo) of an absolute `http://` or `https://` URL of printable
+    /// ASCII, at most `maxURLBytes`, with a host; nil for anything else. The one check of the URLs a setting names
+    /// (overflow targets, authentication backends).
+    static func httpAuthority(_ url: String) -> Substring? {
+        let lower = url.lowercased()
+        let rest = lower.hasPrefix("http://") ? url.dropFirst(7) : lower.hasPrefix("https://") ? url.dropFirst(8) : nil
+        guard let rest, (1...maxURLBytes).contains(url.utf8.count),
+            url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }),
+            let authority = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first,
+            !authority.isEmpty
+        else { return nil }
+        return authority
+    }
+
     /// Overflow URLs: absolute `http://` or `https://` URLs with a host, comma-separated (`none`: none).
     static func overflowURLs(_ text: String) -> Result<[String], AccessFileError> {
         let trimmed = text.trimmingBlanks()
@@ -130,14 +144,7 @@ extension AccessFiles {
         let urls = trimmed.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingBlanks() }
         guard urls.count <= maxOverflow else { return .failure(AccessFileError("more than \(maxOverflow) URLs")) }
         for url in urls {
-            let lower = url.lowercased()
-            let rest =
-                lower.hasPrefix("http://") ? url.dropFirst(7) : lower.hasPrefix("https://") ? url.dropFirst(8) : nil
-            guard let rest, (1...maxURLBytes).contains(url.utf8.count),
-                let host = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first,
-                !host.isEmpty,
-                url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
-            else {
+            guard let host = httpAuthority(url) else {
                 return .failure(
                     AccessFileError(
                         "\(Sanitized.text(url, limit: 64)) is not an absolute http:// or https:// URL with a host "

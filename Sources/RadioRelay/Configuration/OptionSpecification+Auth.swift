@@ -57,12 +57,7 @@ enum AuthSettings {
     static func backendURL(_ text: String) -> Result<SecretURL?, AccessFileError> {
         let url = text.trimmingBlanks()
         if url == "none" { return .success(nil) }
-        let lower = url.lowercased()
-        let rest = lower.hasPrefix("http://") ? url.dropFirst(7) : lower.hasPrefix("https://") ? url.dropFirst(8) : nil
-        guard let rest, (1...AccessFiles.maxURLBytes).contains(url.utf8.count),
-            let authority = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first,
-            !authority.isEmpty, url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
-        else {
+        guard AccessFiles.httpAuthority(url) != nil else {
             return .failure(
                 AccessFileError(
                     "\(Redaction.text(url)) is not an absolute http:// or https:// URL with a host (printable ASCII, no "
