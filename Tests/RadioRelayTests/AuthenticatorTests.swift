@@ -71,6 +71,8 @@ extension RealTimeTests {
             let authenticator = Authenticator()
             try authenticator.start()
             defer { authenticator.stop(timeout: 5) }
+            // No thread (and no libcurl) until the first call: a server without a protected station runs none.
+            #expect(authenticator.heartbeats.isEmpty)
             let verdicts = Verdicts()
             for (index, path) in ["/yes", "/no", "/oops"].enumerated() {
                 let refusal = authenticator.add(
@@ -80,6 +82,7 @@ extension RealTimeTests {
                 #expect(refusal == nil)
             }
             #expect(waitUntil(10) { verdicts.all.count == 3 })
+            #expect(authenticator.heartbeats.count == 1)
             let byIndex = Dictionary(uniqueKeysWithValues: verdicts.all.map { ($0.index, $0.verdict) })
             #expect(byIndex[0] == .admitted(timeLimit: 60))
             #expect(byIndex[1] == .refused(message: "not a member"))
@@ -164,6 +167,22 @@ extension RealTimeTests {
             #expect(seen.count.load(ordering: .relaxed) == 20)
             authenticator.remove(remove, url: SecretURL(backend.baseURL + "/remove"), timeout: 2)
             #expect(authenticator.counters.removesUnsent.load(ordering: .relaxed) == 1)
+        }
+
+        /// Before `start` nothing is asked; stopped before any call, it never launches, and refuses what comes.
+        @Test func notStartedOrStoppedRefuses() throws {
+            let authenticator = Authenticator()
+            let ask = {
+                authenticator.add(
+                    Self.call(1), url: SecretURL("http://127.0.0.1:1/"), header: .icecast, timeout: 1, from: Self.host
+                ) { _ in }
+            }
+            #expect(ask() == "authentication is not running")
+            try authenticator.start()
+            #expect(authenticator.stop(timeout: 1))
+            #expect(ask() == "authentication unavailable")
+            #expect(authenticator.heartbeats.isEmpty)
+            #expect(authenticator.counters.overCap.load(ordering: .relaxed) == 2)
         }
 
         /// A session's remove goes once, however many times it is ended, and when it is dropped unended.

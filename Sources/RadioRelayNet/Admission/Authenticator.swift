@@ -32,9 +32,9 @@ package final class Authenticator: Service {
     package let counters = AuthCounters()
     /// Behind a pthread mutex (`LockedBox`), which ThreadSanitizer sees.
     private let state: LockedBox<Queues>
-    private let handle: MultiHandle?
-    private var multi: UnsafeMutableRawPointer? { handle?.pointer }
-    private let thread = LockedBox<ServiceThread?>(nil)
+    /// libcurl and the thread, made at the first call: a server with no protected station never pays for them
+    /// (libcurl's global set-up with its TLS library is about 2 MB of a server's 25 MB at rest).
+    private let engine = LockedBox(Engine())
     private let onUnexpectedExit: @Sendable (String, (any Error)?) -> Void
     /// htpasswd checks, one at a time, and how many are queued.
     private let hashing = DispatchQueue(label: "radio-relay.htpasswd")
@@ -48,6 +48,17 @@ package final class Authenticator: Service {
         var stopping = false
     }
 
+    /// The multi handle and the thread that drives it, once launched.
+    private struct Engine {
+        /// `start` was called: the first call may launch the thread.
+        var started = false
+        /// Launched, or tried and failed (then never tried again: libcurl failing to start does not mend itself).
+        var launched = false
+        var stopped = false
+        var handle: MultiHandle?
+        var worker: ServiceThread?
+    }
+
     package init(
         limits: Limits = Limits(),
         onUnexpectedExit: @escaping @Sendable (String, (any Error)?) -> Void = ServiceThread.terminateProcess
@@ -55,11 +66,38 @@ package final class Authenticator: Service {
         self.limits = limits
         self.onUnexpectedExit = onUnexpectedExit
         state = LockedBox(Queues())
-        handle = CurlTransfer.globalInit == CURLE_OK ? curl_multi_init().map(MultiHandle.init) : nil
     }
 
     deinit {
-        if let multi { curl_multi_cleanup(multi) }
+        if let multi = engine.snapshot.handle?.pointer { curl_multi_cleanup(multi) }
+    }
+
+    /// The multi handle of the running thread, launching both at the first call after `start`; nil before `start`,
+    /// after `stop`, or when libcurl or the thread could not start.
+    private func launched() -> UnsafeMutableRawPointer? {
+        engine.withLock { engine in
+            if engine.launched { return engine.worker?.isRunning == true ? engine.handle?.pointer : nil }
+            guard engine.started else { return nil }
+            engine.launched = true
+            guard CurlTransfer.globalInit == CURLE_OK, let multi = curl_multi_init() else {
+                Log.error("auth: libcurl could not start a multi handle: no listener can be authenticated by URL")
+                return nil
+            }
+            let handle = MultiHandle(pointer: multi)
+            let worker = ServiceThread(name: name, onUnexpectedExit: onUnexpectedExit) { [self] thread in
+                var loop = AuthLoop(authenticator: self, multi: handle.pointer, limits: limits)
+                loop.run(thread)
+            }
+            engine.handle = handle
+            do {
+                try worker.start()
+            } catch {
+                Log.error("auth: its thread could not start: \(error)")
+                return nil
+            }
+            engine.worker = worker
+            return multi
+        }
     }
 
     // MARK: Asking
@@ -71,13 +109,15 @@ package final class Authenticator: Service {
         _ call: AuthCall, url: SecretURL, header: AuthHeader, timeout: Double, from host: HostKey,
         done: @escaping @Sendable (AuthVerdict) -> Void
     ) -> String? {
-        guard let multi else { return "authentication unavailable (libcurl could not start)" }
+        guard let multi = launched() else {
+            counters.overCap.add(1, ordering: .relaxed)
+            return engine.snapshot.started ? "authentication unavailable" : "authentication is not running"
+        }
         let now = monotonicNow()
         let job = AuthJob(
             call: call, url: url, header: header, timeout: timeout, deadline: now + timeout, host: host, done: done)
-        let running = isRunning
         let refusal: String? = state.withLock { queues in
-            if queues.stopping || !running { return "authentication is not running" }
+            if queues.stopping { return "authentication is not running" }
             if queues.adds.count >= limits.queued { return "too many listeners awaiting authentication" }
             let waiting = queues.waitingByAddress[host, default: 0]
             if waiting >= limits.perAddress { return "too many listeners awaiting authentication from this address" }
@@ -100,10 +140,9 @@ package final class Authenticator: Service {
         let job = AuthJob(
             call: call, url: url, header: .icecast, timeout: timeout, deadline: monotonicNow() + timeout, host: nil,
             done: nil)
+        let multi = launched()
         let queued = state.withLock { queues in
-            guard multi != nil, queues.removes.count < limits.removes, !(queues.stopping && !isRunning) else {
-                return false
-            }
+            guard multi != nil, queues.removes.count < limits.removes else { return false }
             queues.removes.append(job)
             return true
         }
@@ -139,28 +178,30 @@ package final class Authenticator: Service {
         return nil
     }
 
-    private var isRunning: Bool { thread.snapshot?.isRunning ?? false }
-
     // MARK: Service
 
+    /// Lets the first call launch the thread (`launched`): nothing runs until a protected station has a listener.
     package func start() throws {
-        guard let handle else { throw ConfigurationError("auth: libcurl could not start a multi handle") }
-        let worker = ServiceThread(name: name, onUnexpectedExit: onUnexpectedExit) { [self] thread in
-            var loop = AuthLoop(authenticator: self, multi: handle.pointer, limits: limits)
-            loop.run(thread)
-        }
-        try worker.start()
-        thread.withLock { $0 = worker }
+        engine.withLock { $0.started = true }
     }
 
-    /// Heartbeat of its thread; empty before `start`.
-    package var heartbeats: [Int] { thread.snapshot.map { [$0.heartbeat.load(ordering: .relaxed)] } ?? [] }
+    /// Heartbeat of its thread; empty until the first call.
+    package var heartbeats: [Int] { engine.snapshot.worker.map { [$0.heartbeat.load(ordering: .relaxed)] } ?? [] }
 
-    /// Asks the thread to finish what is due (the removes, within `Limits.drain`) and joins it.
+    /// Asks the thread to finish what is due (the removes, within `Limits.drain`) and joins it; no call launches it
+    /// again.
     @discardableResult
     package func stop(timeout: Double) -> Bool {
         state.withLock { $0.stopping = true }
-        guard let worker = thread.take() else { return true }
+        let (worker, multi) = engine.withLock { engine in
+            // Stopping twice joins once; the worker stays, so the removes still come in while it drains.
+            defer {
+                engine.launched = true
+                engine.stopped = true
+            }
+            return engine.stopped ? (nil, nil) : (engine.worker, engine.handle?.pointer)
+        }
+        guard let worker else { return true }
         worker.requestStop()
         if let multi { curl_multi_wakeup(multi) }
         return worker.stop(timeout: timeout)
@@ -235,26 +276,4 @@ struct AuthJob: Sendable {
     let host: HostKey?
     /// An add's answer; nil for a remove.
     let done: (@Sendable (AuthVerdict) -> Void)?
-}
-
-/// What the calls came to, for `/metrics` (`radio_relay_auth_*`).
-package final class AuthCounters: Sendable {
-    package let admitted = Atomic<Int>(0)
-    package let refused = Atomic<Int>(0)
-    package let failed = Atomic<Int>(0)
-    /// Adds not even asked: too many waiting (in all, or from one address).
-    package let overCap = Atomic<Int>(0)
-    /// Adds queued or in flight now.
-    package let waiting = Atomic<Int>(0)
-    package let removesSent = Atomic<Int>(0)
-    package let removesFailed = Atomic<Int>(0)
-    package let removesUnsent = Atomic<Int>(0)
-
-    func count(_ verdict: AuthVerdict) {
-        switch verdict {
-        case .admitted: admitted.add(1, ordering: .relaxed)
-        case .refused: refused.add(1, ordering: .relaxed)
-        case .failed: failed.add(1, ordering: .relaxed)
-        }
-    }
 }
