@@ -28,6 +28,7 @@ import Testing
         "description": ["All jazz"], "genre": ["jazz"], "url": ["https://jazz.example.org/"],
         "push": ["icecast://source:pw@127.0.0.1:8000/jazz.opus"], "push_ca": ["(a PEM file)"],
         "status": ["127.0.0.1:9303"], "status_token": ["0123456789abcdef0123"], "status_hosts": ["relay1.example.org"],
+        "admin_user": ["operator"], "admin_password": ["correct-horse-battery"],
         "http": ["9304"], "http_proxy_protocol": ["yes"], "http_proxy_from": ["10.0.0.1"],
         "public_url": ["https://radio.example.org"], "network_threads": ["3"],
         "access_log": ["/var/log/radio-relay/other.log"], "log_level": ["debug"],

@@ -26,11 +26,12 @@ import Testing
     @Test func thePublicRoutesInTheirOrder() {
         #expect(
             PublicRouter.routes.map(\.name) == [
-                "source", "preflight", "stream", "page events", "events", "playlist", "icecast status", "history",
+                "source", "admin", "preflight", "stream", "page events", "events", "playlist", "icecast status",
+                "history",
                 "hls",
                 "page", "page files",
             ])
-        #expect(PublicRouter.routes.filter { !$0.needsHost }.map(\.name) == ["source"])
+        #expect(PublicRouter.routes.filter { !$0.needsHost }.map(\.name) == ["source", "admin"])
     }
 
     @Test func eachRequestFindsItsRoute() {
@@ -66,12 +67,17 @@ import Testing
         } else {
             Issue.record("not the source protocol")
         }
-        if case .source = Self.route("GET /admin/metadata?mode=updinfo HTTP/1.0", "", takesSources: true) {
-        } else {
-            Issue.record("an admin call is the source protocol's")
+        // An admin call is the admin API's, whether or not a station takes live sources, and needs no Host.
+        for takesSources in [true, false] {
+            if case .admin(let request) = Self.route(
+                "GET /admin/metadata?mode=updinfo HTTP/1.0", "", takesSources: takesSources)
+            {
+                #expect(request.query == "mode=updinfo")
+            } else {
+                Issue.record("an admin call is the admin API's")
+            }
         }
         #expect(Self.status(Self.route("PUT /jazz HTTP/1.1")) == 405)
-        #expect(Self.status(Self.route("GET /admin/metadata HTTP/1.1")) == 404)
     }
 
     @Test func whatNoRouteTakesHasOneAnswer() {

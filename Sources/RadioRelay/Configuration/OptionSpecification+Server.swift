@@ -136,7 +136,7 @@ extension OptionSpecification {
     /// `isFlag`.
     static let serverOptions: [OptionSpecification] = [
         status, statusToken, statusHosts, http, httpProxyProtocol, httpProxyFrom, forwardedFrom, forwardedHeader,
-        publicURL, networkThreads, accessLog, logLevel,
+        publicURL, adminUser, adminPassword, networkThreads, accessLog, logLevel,
     ]
 
     /// The keys a config file has that are no flag of `serve`.

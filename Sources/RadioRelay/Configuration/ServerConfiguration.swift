@@ -97,6 +97,9 @@ package struct ServerSettings: Sendable, Equatable {
     package var publicURL: PublicURL?
     /// Who may read the status endpoint: its bearer token (`status_token`) and host names (`status_hosts`).
     package var statusAccess = StatusAccess()
+    /// The admin API's user (`admin_user`) and password (`admin_password`; nil: no admin).
+    package var adminUser = AdminCredentials.defaultUser
+    package var adminPassword: AdminPassword?
     /// The network loops shared by every output (`network_threads`); nil: auto (the CPUs it may use).
     package var networkThreads: Int?
     /// Where a line per listener goes when it leaves (`access_log`, `AccessLog`); nil: nowhere.

@@ -75,6 +75,7 @@ extension Server {
         http?.setTrustedProxies(running.httpProxyFrom ?? .loopback)
         http?.setForwarding(running.forwarding)
         http?.setPublicURL(running.publicURL)
+        http?.setAdmin(running.admin)
         status?.setAccess(running.statusAccess)
         for line in plan.processRestarts { Log.warning(line) }
         Log.threshold = logLevelOverride ?? running.logLevel

@@ -106,6 +106,7 @@ package final class Server {
                 trustedProxies: settings.httpProxyFrom ?? .loopback, onUnexpectedExit: onUnexpectedExit)
         }
         http?.setPublicURL(settings.publicURL)
+        http?.setAdmin(settings.admin)
         http?.setForwarding(settings.forwarding)
         admission.setPolicy(Self.policy(configuration.stations))
         // Every network loop of the pool, by thread name, and the HTTP front end.

@@ -40,6 +40,15 @@ extension Station: HTTPMounts {
             mount.listeners = counters.listeners.load(ordering: .relaxed)
             mount.listenerPeak = counters.listeners.peak
             mount.streamStart = createdAt
+            mount.sourceConnected = sourceDesk?.connectedAt
+            let live = state.inputs.first { $0.source != nil }?.source
+            mount.admin.sourceAddress = live.map { IcecastStatus.hostName($0.address) }
+            mount.admin.sourceAgent = live?.userAgent
+            mount.admin.bytesRead = state.inputs.reduce(0) { $0 &+ $1.bytesIn }
+            mount.admin.bytesSent = counters.bytesSent.load(ordering: .relaxed)
+            mount.admin.maxListeners = configuration.broadcaster.maxListeners
+            mount.admin.slowListeners =
+                counters.moved.load(ordering: .relaxed) &+ counters.droppedSlow.load(ordering: .relaxed)
             return (mount, output.broadcaster)
         }
     }

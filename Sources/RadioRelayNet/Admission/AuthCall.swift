@@ -100,6 +100,8 @@ package enum SessionEnd: String, Sendable, CaseIterable {
     case timeLimit = "time_limit"
     /// Its station or the server stopped (a reload restarting the station, a stop).
     case stopped
+    /// Closed by the admin (`killclient`).
+    case kicked
     /// Admitted by the backend, then refused a place (the station or the server full) or never served.
     case notServed = "not_served"
 }

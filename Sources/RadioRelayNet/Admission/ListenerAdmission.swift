@@ -13,11 +13,14 @@ package struct AdmissionAsk: Sendable {
     package var request: ListenerRequest?
     /// The ID its authentication backend already knows it by (`ListenerSession`); nil: a new one on admission.
     package var id: ListenerID?
+    /// The user it authenticated as (`ListenerSession.username`), for the listener list.
+    package var username: String?
 
     package init(
         station: String, mount: String, kind: ListenerProtocol, client: SocketAddress, request: ListenerRequest?,
-        id: ListenerID? = nil
+        id: ListenerID? = nil, username: String? = nil
     ) {
+        self.username = username
         self.station = station
         self.mount = mount
         self.kind = kind
@@ -207,7 +210,8 @@ package final class ListenerAdmission: Sendable {
         let entry = ListenerEntry(
             id: ask.id ?? .next(), kind: ask.kind,
             place: place ?? ListenerMount(station: ask.station, mount: ask.mount),
-            address: Self.shownAddress(ask.client), userAgent: ask.request?.userAgent, connectedAt: now)
+            address: Self.shownAddress(ask.client), userAgent: ask.request?.userAgent, username: ask.username,
+            connectedAt: now)
         roster.add(entry)
         return (decision, entry)
     }

@@ -38,6 +38,8 @@ package final class ListenerEntry: Sendable {
     /// The client's address (after a PROXY header), as the access log shows it.
     package let address: String
     package let userAgent: String?
+    /// The user it authenticated as (a protected station's listener that sent one).
+    package let username: String?
     /// When it was admitted (monotonic seconds).
     package let connectedAt: Double
     /// Bytes of stream (or answers) sent to it so far.
@@ -45,8 +47,9 @@ package final class ListenerEntry: Sendable {
 
     package init(
         id: ListenerID, kind: ListenerProtocol, place: ListenerMount, address: String, userAgent: String?,
-        connectedAt: Double
+        username: String? = nil, connectedAt: Double
     ) {
+        self.username = username
         self.id = id
         self.kind = kind
         self.place = place

@@ -13,6 +13,11 @@ package final class ListenerSession: Sendable {
     private let removeURL: SecretURL?
     private let timeout: Double
     private let authenticator: Authenticator
+    /// The user it authenticated as, as a listing may show it (nil: it sent none).
+    package var username: String? {
+        guard let credentials = call.credentials, !credentials.user.isEmpty else { return nil }
+        return credentials.shownUser
+    }
     /// When the backend admitted it (monotonic seconds).
     package let began: Double
     /// When the backend's `icecast-auth-timelimit` ends its stream (monotonic seconds); nil: no limit.

@@ -164,6 +164,9 @@ package final class Broadcaster: Sendable {
         Log.debug("\(name): broadcaster released (listening descriptor \(listenFD ?? -1) closes)")
     }
 
+    /// Closes its raw or HTTP listener `id` on whichever loop serves it; false when a loop could not be asked.
+    package func kick(_ id: ListenerID) -> Bool { pool.kick(id, of: self) }
+
     /// Starts serving: its pool's loops (if they are its own, or not started yet) take it on.
     package func start() throws {
         try pool.start()

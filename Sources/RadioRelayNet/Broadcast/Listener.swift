@@ -6,7 +6,9 @@ import RadioRelaySystem
 /// reused while anything here still refers to it.
 package final class Listener {
     package let socket: FileDescriptor
-    package let peer: SocketAddress
+    /// Its port: with the entry's address, what the log lines name it by (a `SocketAddress` is 132 bytes; 19 000
+    /// listeners kept it twice).
+    package let port: UInt16
     /// Its ID and what the listener list shows of it (the admission point made it).
     package let entry: ListenerEntry
     /// A protected station's listener: its session with the authentication backend (ended when it leaves).
@@ -52,7 +54,7 @@ package final class Listener {
         self.session = session
         if let interval = request?.metaInterval, interval > 0 { icy = ICYCursor(interval: interval) }
         self.socket = socket
-        self.peer = peer
+        port = peer.port
         self.hostKey = HostKey(peer)
         self.connectedAt = connectedAt
         lastProgress = connectedAt
@@ -69,6 +71,9 @@ package final class Listener {
     deinit { responseHead?.deallocate() }
 
     package var fd: Int32 { socket.rawValue }
+
+    /// `ADDRESS:PORT` (`[V6]:PORT`), as log lines name it.
+    package var peer: String { entry.address.contains(":") ? "[\(entry.address)]:\(port)" : "\(entry.address):\(port)" }
 
     /// The part of the response head not yet sent (empty for raw listeners and once it is out).
     package var unsentResponseHead: UnsafeRawBufferPointer {

@@ -40,7 +40,7 @@ extension NetworkLoop {
         let now = monotonicNow()
         let ask = AdmissionAsk(
             station: broadcaster.station, mount: broadcaster.mount, kind: kind, client: peer, request: request,
-            id: session?.id)
+            id: session?.id, username: session?.username)
         var places = StationPlaces(loop: self, key: HostKey(peer), peer: peer)
         let (decision, admitted) = broadcaster.admission.admit(
             ask, places: &places, now: now, at: broadcaster.listenerMount)
@@ -246,6 +246,13 @@ extension NetworkLoop {
         } else if Log.isEnabled(.info) {
             logLimited(.left, .info, now: now, line())
         }
+    }
+
+    /// Closes the listener with this ID, if this loop serves it here (an admin's `killclient`; one scan, kicks are
+    /// rare). It ends as any listener does: the access log's line, its session's remove with reason `kicked`.
+    package func kick(_ id: ListenerID) {
+        guard let listener = active.first(where: { $0.entry.id == id }) else { return }
+        disconnect(listener, reason: "closed by the admin (killclient)", topic: .left, ended: .kicked)
     }
 
     /// A listener's connection closes with a RST (`setAbortiveClose`) when its socket is backed up and no write has

@@ -119,6 +119,16 @@ package final class NetworkPool: Service {
         return chosen
     }
 
+    /// Asks every loop to close `broadcaster`'s listener `id` (the one that serves it does; the others find none).
+    /// False when a loop's queue is full: that loop is far behind, and the kick is not queued there.
+    package func kick(_ id: ListenerID, of broadcaster: Broadcaster) -> Bool {
+        var queued = true
+        for member in members where !member.post(.kick(broadcaster, id), label: broadcaster.name, bounded: true) {
+            queued = false
+        }
+        return queued
+    }
+
     /// Hands a listener to the loop `assign` chose (false: its queue is full; the assignment is taken back).
     package func handOver(_ arrival: ArrivingListener, of broadcaster: Broadcaster, to member: PoolMember) -> Bool {
         guard member.post(.arrive(broadcaster, arrival), label: broadcaster.name, bounded: true) else {
@@ -193,6 +203,8 @@ enum PoolCommand: @unchecked Sendable {
     case detach(Broadcaster, done: DispatchSemaphore)
     /// Admit this listener to that output.
     case arrive(Broadcaster, ArrivingListener)
+    /// Close that output's listener with this ID, if this loop serves it (an admin's `killclient`).
+    case kick(Broadcaster, ListenerID)
 }
 
 /// How many network loops `network_threads` means when it is not set: the CPUs this process may run on (its

@@ -99,6 +99,8 @@ package final class PoolLoop: WakeUpHandler {
                     continue
                 }
                 output.admit(arrival)
+            case .kick(let broadcaster, let id):
+                outputs.first { $0.broadcaster === broadcaster }?.kick(id)
             }
         }
     }

@@ -74,6 +74,13 @@ package struct HLSSessions: Sendable {
         return ended
     }
 
+    /// The session of listener `id`, taken out (an admin's kick; one scan).
+    package mutating func end(id: ListenerID) -> Session? {
+        guard let (key, session) = sessions.first(where: { $0.value.entry.id == id }) else { return nil }
+        sessions[key] = nil
+        return session
+    }
+
     /// Sessions whose last answer is within the window before `now`.
     package func count(now: Double) -> Int {
         sessions.values.reduce(0) { $0 + (now - $1.lastSeen < Self.window ? 1 : 0) }

@@ -42,6 +42,9 @@ package final class HLSStream: Sendable, Equatable {
         sessions.withLock { $0.end(now: now, all: all) }
     }
 
+    /// The session of listener `id`, taken out (an admin's kick).
+    package func endSession(id: ListenerID) -> HLSSessions.Session? { sessions.withLock { $0.end(id: id) } }
+
     /// The sessions with an answer within `HLSSessions.window` seconds.
     package func playerCount(now: Double = monotonicNow()) -> Int { sessions.withLock { $0.count(now: now) } }
 

@@ -134,6 +134,11 @@ package final class HTTPFront: Service {
     /// The balancers believed from now on (a reload).
     package func setTrustedProxies(_ proxies: TrustedProxies) { trusted.withLock { $0 = proxies } }
 
+    /// Who may make admin calls (`admin_user`, `admin_password`): replaced by a reload.
+    private let admin = LockedBox(AdminGate(admin: nil))
+    package var adminGate: AdminGate { admin.snapshot }
+    package func setAdmin(_ credentials: AdminCredentials?) { admin.withLock { $0 = AdminGate(admin: credentials) } }
+
     /// The reverse proxies in HTTP mode whose header names a request's client (`forwarded_from`); nil: none.
     private let forwarded = LockedBox<ForwardedFor?>(nil)
     package var forwarding: ForwardedFor? { forwarded.snapshot }

@@ -219,6 +219,20 @@ extension HTTPFrontLoop {
         }
     }
 
+    /// Ends HLS session `id` (an admin's kick): its access-log line, and its pass revoked, so that a protected
+    /// player must be admitted again. A player without a pass holds no connection: its next playlist request starts
+    /// a new session. False: no such session.
+    func kickHLS(_ id: ListenerID, now: Double) -> Bool {
+        var found = false
+        for held in hlsStreams.values {
+            guard let session = held.stream.endSession(id: id) else { continue }
+            endSession(session, of: held.broadcaster)
+            found = true
+        }
+        for (pass, held) in hlsPasses where held.session?.id == id { endPass(pass, .kicked, now: now) }
+        return found
+    }
+
     /// A pass is over: forgotten, and its session's remove sent.
     private func endPass(_ pass: String, _ reason: SessionEnd, now: Double) {
         guard let held = hlsPasses.removeValue(forKey: pass) else { return }

@@ -4,22 +4,16 @@ import RadioRelaySystem
 
 /// Live sources on the public HTTP address, as Icecast takes them: `PUT` (Icecast 2.4, `Expect: 100-continue`, the
 /// audio until the connection closes) and `SOURCE` (older clients), HTTP Basic with user `source` and the station's
-/// `source_password`, to `/NAME` or one of the station's mounts; and the admin calls a source makes,
-/// `/admin/metadata` and `/admin/killsource`. What is answered is `SourceRules`' decision; an accepted source's
+/// `source_password`, to `/NAME` or one of the station's mounts (the admin calls a source makes, `/admin/metadata`
+/// and `/admin/killsource`, are `HTTPFrontLoop+Admin`'s). What is answered is `SourceRules`' decision; an accepted source's
 /// socket leaves this loop for its station's pipeline (through the station's `SourceDesk`), so no limit on
 /// unfinished requests can touch it from then on.
 extension HTTPFrontLoop {
     func handleSourceProtocol(_ connection: HTTPConnection, _ request: HTTPRequestHead.Request) {
         let now = monotonicNow()
-        let isSource = request.method == "PUT" || request.method == "SOURCE"
-        let mount = isSource ? request.path : SourceRules.mount(of: request)
-        guard let desk = mount.flatMap({ front.sourceDesk(at: $0) }), let password = desk.password else {
-            let what = Sanitized.text(mount ?? request.path, limit: 128)
-            return answer(
-                connection,
-                isSource
-                    ? PublicRouter.text(404, "no station takes a live source at \(what)\n")
-                    : SourceRules.adminAnswer(404, "Source does not exist"))
+        guard let desk = front.sourceDesk(at: request.path), let password = desk.password else {
+            let what = Sanitized.text(request.path, limit: 128)
+            return answer(connection, PublicRouter.text(404, "no station takes a live source at \(what)\n"))
         }
         // Failures count against this station from this address only.
         let key = SourceLockout.Key.source(desk.station, connection.hostKey)
@@ -43,19 +37,7 @@ extension HTTPFrontLoop {
                     + "(\(count) in the last minute; 429 after \(SourceLockout.limit))")
             return answer(connection, SourceRules.unauthorized())
         }
-        if isSource {
-            acceptSource(connection, request, desk: desk, now: now)
-        } else {
-            switch SourceRules.admin(request, desk: desk) {
-            case .respond(let response):
-                answer(connection, response)
-            case .command(let command):
-                guard let ticket = desk.commands.submit(command) else {
-                    return answer(connection, SourceRules.adminAnswer(503, "Too many requests: try again"))
-                }
-                http.await(connection, ticket) { SourceRules.killAnswer($0).encoded }
-            }
-        }
+        acceptSource(connection, request, desk: desk, now: now)
     }
 
     private func acceptSource(

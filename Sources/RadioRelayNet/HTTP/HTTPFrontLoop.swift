@@ -117,6 +117,8 @@ package final class HTTPFrontLoop {
             send(response, on: connection)
         case .source(let request):
             handleSourceProtocol(connection, request)
+        case .admin(let request):
+            handleAdmin(connection, request)
         case .hls(let mount, let response, let request):
             let raw: HTTPRequestHead.Request? = if case .request(let raw) = head { raw } else { nil }
             answerHLS(

@@ -48,31 +48,33 @@ package enum IcecastStatus {
 
     /// - Parameter base: where listeners reach the mounts (`public_url`, else `http://` and the request's host).
     static func source(_ mount: PublicDirectory.Mount, base: String) -> String {
+        IcecastField.json(sourceFields(mount, base: base))
+    }
+
+    /// A mount's members in Icecast's order (by name), as `/status-json.xsl` and `/admin/stats` show them.
+    package static func sourceFields(_ mount: PublicDirectory.Mount, base: String) -> [IcecastField] {
         let info = mount.info
         let kbps = mount.bitrate / 1000
-        var members: [(String, String)] = [
-            (
-                "audio_info",
-                JSONText.string("channels=\(mount.channels);samplerate=\(mount.sampleRate);bitrate=\(kbps)")
-            ),
-            ("bitrate", JSONText.number(kbps)),
-            ("genre", JSONText.string(nonEmpty(info.genre) ?? "various")),
-            ("listener_peak", JSONText.number(mount.listenerPeak)),
-            ("listeners", JSONText.number(mount.listeners)),
-            ("listenurl", JSONText.string(base + mount.path)),
-            ("server_description", JSONText.string(nonEmpty(info.description) ?? "Unspecified description")),
-            ("server_name", JSONText.string(nonEmpty(info.displayName) ?? mount.station)),
-            ("server_type", JSONText.string(mount.format.contentType)),
+        var fields: [IcecastField] = [
+            IcecastField("audio_info", "channels=\(mount.channels);samplerate=\(mount.sampleRate);bitrate=\(kbps)"),
+            IcecastField("bitrate", kbps),
+            IcecastField("genre", nonEmpty(info.genre) ?? "various"),
+            IcecastField("listener_peak", mount.listenerPeak),
+            IcecastField("listeners", mount.listeners),
+            IcecastField("listenurl", base + mount.path),
+            IcecastField("server_description", nonEmpty(info.description) ?? "Unspecified description"),
+            IcecastField("server_name", nonEmpty(info.displayName) ?? mount.station),
+            IcecastField("server_type", mount.format.contentType),
         ]
-        if let url = nonEmpty(info.url) { members.append(("server_url", JSONText.string(url))) }
-        members += [
-            ("stream_start", JSONText.string(rfc822(mount.streamStart))),
-            ("stream_start_iso8601", JSONText.string(iso8601(mount.streamStart))),
+        if let url = nonEmpty(info.url) { fields.append(IcecastField("server_url", url)) }
+        fields += [
+            IcecastField("stream_start", rfc822(mount.streamStart)),
+            IcecastField("stream_start_iso8601", iso8601(mount.streamStart)),
         ]
         // Icecast names the codec of an Ogg source; an MP3 source has no subtype.
-        if mount.format == .oggOpus { members.append(("subtype", JSONText.string("Opus"))) }
-        if let title = nonEmpty(mount.title) { members.append(("title", JSONText.string(title))) }
-        return JSONText.object(members)
+        if mount.format == .oggOpus { fields.append(IcecastField("subtype", "Opus")) }
+        if let title = nonEmpty(mount.title) { fields.append(IcecastField("title", title)) }
+        return fields
     }
 
     private static func nonEmpty(_ text: String?) -> String? {

@@ -40,6 +40,22 @@ package struct PublicDirectory: Sendable, Equatable {
         package var listeners = 0
         package var listenerPeak = 0
         package var streamStart = 0.0
+        /// When its station's live source connected (wall-clock seconds); nil: none is on the air.
+        package var sourceConnected: Double?
+        /// What the admin's `stats` adds (Icecast's names): the live source's address and user agent, bytes the
+        /// station read from its inputs and this output sent, `max_listeners` (0: none), listeners that fell behind.
+        package var admin = AdminFigures()
+
+        package struct AdminFigures: Sendable, Equatable {
+            package var sourceAddress: String?
+            package var sourceAgent: String?
+            package var bytesRead = 0
+            package var bytesSent = 0
+            package var maxListeners = 0
+            package var slowListeners = 0
+
+            package init() {}
+        }
 
         package init(
             path: String, eventsPath: String, station: String, rendition: String? = nil,

@@ -7,7 +7,8 @@ import RadioRelaySystem
 ///
 /// | route | methods | path |
 /// |---|---|---|
-/// | `source` | any (only where a station takes live sources) | `PUT`/`SOURCE` anywhere, `/admin/…` |
+/// | `source` | any (only where a station takes live sources) | `PUT`/`SOURCE` anywhere |
+/// | `admin` | any | `/admin/…` (Icecast's admin API: `HTTPFrontLoop+Admin`) |
 /// | `preflight` | `OPTIONS` | any |
 /// | `stream` | `GET`, `HEAD` | a mount (`/NAME.opus`, a rendition's, `/NAME.mp3`) |
 /// | `page events` | `GET`, `HEAD` | `/events` |
@@ -52,10 +53,14 @@ extension PublicRouter {
         Route(
             name: "source", methods: [], needsHost: false,
             match: { request, directory in
-                let source = request.method == "PUT" || request.method == "SOURCE" || request.path.hasPrefix("/admin/")
+                let source = request.method == "PUT" || request.method == "SOURCE"
                 return source && directory.takesSources ? .path : nil
             },
             answer: { context, _ in .source(context.request) }),
+        Route(
+            name: "admin", methods: [], needsHost: false,
+            match: { request, _ in request.path.hasPrefix("/admin/") ? .path : nil },
+            answer: { context, _ in .admin(context.request) }),
         Route(
             name: "preflight", methods: ["OPTIONS"], match: { _, _ in .path },
             answer: { context, _ in

@@ -23,7 +23,8 @@ import RadioRelaySystem
 /// | `GET /status-json.xsl` | the mounts as Icecast 2.4 describes them (`IcecastStatus`) |
 /// | `GET /` | an HTML page listing the mounts, an `<audio>` element each |
 /// | `OPTIONS` any | 204, CORS preflight (and `Allow` with `PUT, SOURCE` when a station takes live sources) |
-/// | `PUT`, `SOURCE`, `/admin/…` where a station takes live sources | the source protocol (`SourceRules`) |
+/// | `PUT`, `SOURCE` where a station takes live sources | the source protocol (`SourceRules`) |
+/// | `/admin/…` | Icecast's admin API (`AdminGate`, `IcecastAdmin`) |
 /// | another path | 404 |
 /// | another method | 405 with `Allow` |
 /// | malformed, or HTTP/1.1 without `Host` | 400; request line too long 414, head too large 431 |
@@ -44,8 +45,10 @@ package enum PublicRouter {
         case pageEvents(head: [UInt8], request: ListenerRequest)
         /// An HLS answer of mount `mount`'s stream: sent once the player's session is admitted (`HLSSessions`).
         case hls(mount: Int, response: HTTPResponse, request: ListenerRequest)
-        /// The live-source protocol (`PUT`, `SOURCE`, `/admin/…`): the front end's source desk answers it.
+        /// The live-source protocol (`PUT`, `SOURCE`): the front end's source desk answers it.
         case source(HTTPRequestHead.Request)
+        /// An admin call (`/admin/…`): `AdminGate`, then `HTTPFrontLoop+Admin`.
+        case admin(HTTPRequestHead.Request)
     }
 
     package static let allowedMethods = "GET, HEAD, OPTIONS"

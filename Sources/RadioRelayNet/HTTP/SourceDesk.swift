@@ -16,6 +16,8 @@ package final class SourceDesk: Sendable {
         var title: String?
         /// The source on the air's `ice-*` fields (status shows the rest from the pipeline's `LiveSource`).
         var info: StationInfo?
+        /// When the source on the air connected (wall-clock seconds).
+        var connectedAt: Double?
         var timeout = 10
     }
 
@@ -51,6 +53,8 @@ package final class SourceDesk: Sendable {
     package var isOccupied: Bool { state.withLock { $0.occupied } }
     /// What the source on the air says of itself (`ice-name`, …): shown where the station sets nothing.
     package var liveInfo: StationInfo? { state.withLock { $0.info } }
+    /// When the source on the air connected (wall-clock seconds); nil: none is.
+    package var connectedAt: Double? { state.withLock { $0.connectedAt } }
 
     /// Hands an accepted source to the station; false (and the source is not taken) when one is there already.
     package func deliver(_ source: Handoff<LiveSource>, info: StationInfo) -> Bool {
@@ -60,6 +64,7 @@ package final class SourceDesk: Sendable {
             $0.arrival = source
             $0.title = nil
             $0.info = info
+            $0.connectedAt = wallClockNow()
             return true
         }
     }
@@ -81,6 +86,7 @@ package final class SourceDesk: Sendable {
             $0.arrival = nil
             $0.info = nil
             $0.title = nil
+            $0.connectedAt = nil
         }
     }
 
