@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import RadioRelay
@@ -55,6 +56,23 @@ import Testing
             StatusSnapshot(stations: [], uptime: 1, alive: [])
         }
         #expect(response.headers.contains { $0.0 == "WWW-Authenticate" && $0.1.hasPrefix("Bearer") })
+    }
+
+    /// The admin's credentials pass where the token does; anything else as HTTP Basic does not.
+    @Test func theAdminsCredentialsPassToo() {
+        var access = StatusAccess(token: Self.token)
+        access.admin = AdminCredentials(user: "operator", password: AdminPassword("admin-pass-1")!)
+        func basic(_ text: String) -> String {
+            "GET /status.json HTTP/1.1\r\nAuthorization: Basic \(Data(text.utf8).base64EncodedString())\r\n\r\n"
+        }
+        #expect(Self.answer(basic("operator:admin-pass-1"), access) == 200)
+        #expect(Self.answer(basic("admin:admin-pass-1"), access) == 401)
+        #expect(Self.answer(basic("operator:admin-pass-2"), access) == 401)
+        #expect(
+            Self.answer("GET /metrics HTTP/1.1\r\nAuthorization: Bearer s3cret-token-0123456789\r\n\r\n", access) == 200
+        )
+        access.admin = nil
+        #expect(Self.answer(basic("operator:admin-pass-1"), access) == 401)
     }
 
     @Test func aTokenIsASecret() {

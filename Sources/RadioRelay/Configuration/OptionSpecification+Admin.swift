@@ -26,4 +26,11 @@ extension OptionSpecification {
 extension ServerSettings {
     /// The admin's account, when `admin_password` is set.
     package var admin: AdminCredentials? { adminPassword.map { AdminCredentials(user: adminUser, password: $0) } }
+
+    /// Who may read the status endpoint: `statusAccess`, and the admin's credentials where its token is asked for.
+    package var statusGate: StatusAccess {
+        var access = statusAccess
+        access.admin = admin
+        return access
+    }
 }

@@ -29,12 +29,15 @@ package struct StatusToken: Sendable, Equatable, CustomStringConvertible {
 ///   sends it only to the address it names), `localhost`, nor one of the configured `status_hosts` is refused 421.
 ///   Without this, a web page on the operator's machine could point a name of its own at 127.0.0.1 and read
 ///   `/status.json` as same-origin. A request without `Host` (HTTP/1.0, as HAProxy's health checks send) passes.
-/// - **Token**: with `status_token`, `/status.json` and `/metrics` want `Authorization: Bearer TOKEN` (else 401).
+/// - **Token**: with `status_token`, `/status.json` and `/metrics` want `Authorization: Bearer TOKEN` (else 401), or
+///   the admin's credentials as HTTP Basic (`admin_user`, `admin_password`).
 /// - `/health` and `/` are open to all: a balancer's health check needs nothing but the address.
 package struct StatusAccess: Sendable, Equatable {
     package var token: StatusToken?
     /// Host names (lowercase) a request may name besides IP literals and `localhost`.
     package var names: [String]
+    /// The admin's account (`admin_user`, `admin_password`): its HTTP Basic credentials pass where the token does.
+    package var admin: AdminCredentials?
 
     package init(token: StatusToken? = nil, names: [String] = []) {
         self.token = token
@@ -57,6 +60,9 @@ package struct StatusAccess: Sendable, Equatable {
         if let host = request.host, !allowsHost(host) { return .wrongHost }
         guard let token else { return .allowed }
         guard let authorization = request.field("authorization") else { return .unauthorized }
+        if let admin, let credentials = ListenerCredentials.basic(authorization), admin.accepts(credentials) {
+            return .allowed
+        }
         let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer", token.matches(parts[1].utf8) else {
             return .unauthorized

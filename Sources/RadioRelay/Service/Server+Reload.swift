@@ -76,7 +76,7 @@ extension Server {
         http?.setForwarding(running.forwarding)
         http?.setPublicURL(running.publicURL)
         http?.setAdmin(running.admin)
-        status?.setAccess(running.statusAccess)
+        status?.setAccess(running.statusGate)
         for line in plan.processRestarts { Log.warning(line) }
         Log.threshold = logLevelOverride ?? running.logLevel
         running.stationDefaults = new.stationDefaults

@@ -95,7 +95,7 @@ package final class Server {
         status = try settings.status.map {
             try StatusServer(
                 address: try Self.socketAddress($0, "status"), stations: stations, limits: statusLimits,
-                adoptedSocket: assignment.status, access: settings.statusAccess, budget: budget,
+                adoptedSocket: assignment.status, access: settings.statusGate, budget: budget,
                 admission: admission,
                 onUnexpectedExit: onUnexpectedExit)
         }
