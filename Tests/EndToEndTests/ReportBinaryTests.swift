@@ -9,13 +9,13 @@ extension ServerProcessTests {
     /// gzipped by the `gzip` tool, yesterday's overlapping today's, with title-event subscribers, a marker of
     /// dropped lines and broken lines among them.
     @Suite(.timeLimit(.minutes(1))) struct ReportBinaryTests {
-        /// 2026-11-30 00:00:00 UTC, a Monday.
-        static let monday: Int64 = 1_796_169_600
+        /// 2026-12-02 00:00:00 UTC, a Wednesday: the week runs to 2026-12-09 00:00:00.
+        static let start: Int64 = 1_796_169_600
 
         static func week(in directory: String) throws -> (audience: SyntheticAudience, files: [String], lines: Int) {
-            let audience = SyntheticAudience(seed: 2_026, count: 2_000, from: monday, days: 7)
+            let audience = SyntheticAudience(seed: 2_026, count: 2_000, from: start, days: 7)
             var days = [[String]](repeating: [], count: 7)
-            func day(_ leave: Int64) -> Int { Int(min(6, max(0, (leave - monday) / 86_400))) }
+            func day(_ leave: Int64) -> Int { Int(min(6, max(0, (leave - start) / 86_400))) }
             for line in audience.lines() { days[day(line.leave)].append(line.text) }
             // Title-event subscribers (not listening), the server's marker of 17 dropped lines, two broken lines.
             for index in 0..<20 {

@@ -73,14 +73,17 @@ import Testing
     /// Each broken field names itself; huge numbers saturate (bytes) or are refused (seconds past 1970).
     @Test(arguments: [
         ("garbage", "no address"),
-        ("h x - [02/Dec/2026:16:03:08 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\" 3", "the identity is not RUN-ID"),
+        (
+            "h x - [02/Dec/2026:16:03:08 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\" 3",
+            "the identity field is neither - nor RUN-ID"
+        ),
         (
             "h 5f3a09c1-0x1 - [02/Dec/2026:16:03:08 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\" 3",
-            "the identity is not RUN-ID"
+            "the identity field is neither - nor RUN-ID"
         ),
         (
             "h +f3a09c1-1 - [02/Dec/2026:16:03:08 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\" 3",
-            "the identity is not RUN-ID"
+            "the identity field is neither - nor RUN-ID"
         ),
         ("h - - [31/Apr/2026:16:03:08 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\" 3", "no such date"),
         ("h - - [29/Feb/2026:16:03:08 +0000] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\" 3", "no such date"),

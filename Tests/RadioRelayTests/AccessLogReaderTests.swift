@@ -135,8 +135,10 @@ import Testing
         #expect(AccessLogReader.defaultTextLimit == 4 << 30 && AccessLogReader.defaultLineLimit == 16 * 1024)
     }
 
-    /// The tally's bounds: lines beyond its limit are counted, not kept; mounts beyond its limit share one row.
+    /// The tally's bounds: lines beyond its limit are counted, not kept; mounts beyond its limit share one row; what
+    /// it keeps of a line is 64 bytes, and its key against duplicates 16.
     @Test func theTallyIsBounded() {
+        #expect(MemoryLayout<ListenedLine>.stride == 64 && MemoryLayout<LineKey>.stride == 16)
         var tally = AccessLogTally(limit: 3)
         for id in 1...5 {
             let line = "h 5f3a09c1-\(id) - [02/Dec/2026:16:03:08 +0000] \"TCP /m\(id)\" 200 1 \"-\" \"-\" 30"

@@ -42,7 +42,7 @@ import Testing
         (UInt64(1), Int64(5), false), (2, 5, true), (3, 0, false), (4, 60, true), (5, 1, false),
     ])
     func figuresMatchASecondBySecondCount(seed: UInt64, minSeconds: Int64, byStation: Bool) throws {
-        // 2026-11-30 00:00:00 UTC, three days.
+        // 2026-12-02 00:00:00 UTC, three days.
         let audience = SyntheticAudience(seed: seed, count: 400, from: 1_796_169_600, days: 3)
         let stations = byStation ? ["/jazz.opus": "jazz", "/jazz.mp3": "jazz", "/jazz/": "jazz"] : [:]
         let report = ListeningReport(

@@ -1,5 +1,3 @@
-import RadioRelayNet
-
 /// Reads the fields of one line in order; `failure` says what was wrong.
 struct AccessLogCursor {
     let bytes: ArraySlice<UInt8>
@@ -19,7 +17,7 @@ struct AccessLogCursor {
         guard let identity = token(limit: 64) else { return fail("no identity field") }
         var session: SessionKey?
         if !identity.elementsEqual("-".utf8) {
-            guard let key = Self.sessionKey(identity) else { return fail("the identity is not RUN-ID") }
+            guard let key = Self.sessionKey(identity) else { return fail("the identity field is neither - nor RUN-ID") }
             session = key
         }
         guard token(limit: 1024) != nil else { return fail("no user field") }
@@ -34,7 +32,7 @@ struct AccessLogCursor {
             guard let count = number() else { return fail("bad bytes field") }
             sent = count
         }
-        guard take(" "), quoted() != nil else { return fail("no quoted referrer") }
+        guard take(" "), quoted(keeping: false) != nil else { return fail("no quoted referrer") }
         guard take(" "), let agent = quoted() else { return fail("no quoted user agent") }
         guard take(" "), let seconds = number() else { return fail("bad seconds field") }
         guard index == bytes.endIndex else { return fail("more after the seconds") }
@@ -50,13 +48,29 @@ struct AccessLogCursor {
         return nil
     }
 
-    /// `5f3a09c1-42`: eight hex digits, a dash, a listener ID.
+    /// `5f3a09c1-42`: eight hex digits, a dash, a listener ID (1 to 20 decimal digits that fit 64 bits, as
+    /// `ListenerID` reads it).
     static func sessionKey(_ text: ArraySlice<UInt8>) -> SessionKey? {
-        guard text.count > 9, text[text.startIndex + 8] == UInt8(ascii: "-"),
-            let run = UInt32(Substring(decoding: text.prefix(8), as: UTF8.self), radix: 16),
-            text.prefix(8).allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
-            let id = ListenerIDText.value(text.dropFirst(9))
-        else { return nil }
+        guard text.count > 9, text.count <= 29, text[text.startIndex + 8] == UInt8(ascii: "-") else { return nil }
+        var run: UInt32 = 0
+        for byte in text.prefix(8) {
+            let digit: UInt8
+            switch byte {
+            case 0x30...0x39: digit = byte - 0x30
+            case 0x61...0x66: digit = byte - 0x61 + 10
+            case 0x41...0x46: digit = byte - 0x41 + 10
+            default: return nil
+            }
+            run = run << 4 | UInt32(digit)
+        }
+        var id: UInt64 = 0
+        for byte in text.dropFirst(9) {
+            guard (0x30...0x39).contains(byte) else { return nil }
+            let (times, overflow) = id.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times.addingReportingOverflow(UInt64(byte - 0x30))
+            guard !overflow, !carry else { return nil }
+            id = sum
+        }
         return SessionKey(run: run, id: id)
     }
 
@@ -90,11 +104,13 @@ struct AccessLogCursor {
         return digits > 0 ? value : nil
     }
 
-    /// A field in double quotes, with `\"` and `\\` (any escaped byte) unescaped; at most `fieldLimit` bytes.
-    mutating func quoted() -> [UInt8]? {
+    /// A field in double quotes, with `\"` and `\\` (any escaped byte) unescaped; at most `fieldLimit` bytes. Not
+    /// `keeping` it: checked and skipped, the result empty.
+    mutating func quoted(keeping: Bool = true) -> [UInt8]? {
         guard index < bytes.endIndex, bytes[index] == Self.quote else { return nil }
         index += 1
         var out: [UInt8] = []
+        var count = 0
         while index < bytes.endIndex {
             var byte = bytes[index]
             index += 1
@@ -104,8 +120,9 @@ struct AccessLogCursor {
                 byte = bytes[index]
                 index += 1
             }
-            guard out.count < AccessLogLine.fieldLimit else { return nil }
-            out.append(byte)
+            guard count < AccessLogLine.fieldLimit else { return nil }
+            count += 1
+            if keeping { out.append(byte) }
         }
         return nil
     }
@@ -114,22 +131,23 @@ struct AccessLogCursor {
     mutating func date() -> Int64? {
         let width = 28
         guard bytes.endIndex - index >= width else { return nil }
-        let field = Array(bytes[index..<index + width])
+        let field = bytes[index..<index + width]
+        let base = index
         index += width
         func digits(_ at: Int, _ count: Int) -> Int64? {
             var value: Int64 = 0
-            for byte in field[at..<at + count] {
+            for byte in field[(base + at)..<(base + at + count)] {
                 guard (0x30...0x39).contains(byte) else { return nil }
                 value = value * 10 + Int64(byte - 0x30)
             }
             return value
         }
-        func byte(_ at: Int, _ character: Character) -> Bool { field[at] == character.asciiValue }
+        func byte(_ at: Int, _ character: Character) -> Bool { field[base + at] == character.asciiValue }
         guard byte(0, "["), byte(3, "/"), byte(7, "/"), byte(12, ":"), byte(15, ":"), byte(18, ":"), byte(21, " "),
             byte(27, "]"), byte(22, "+") || byte(22, "-"),
             let day = digits(1, 2), let year = digits(8, 4), let hour = digits(13, 2), let minute = digits(16, 2),
             let second = digits(19, 2), let offsetHours = digits(23, 2), let offsetMinutes = digits(25, 2),
-            let month = CivilDate.month(field[4..<7])
+            let month = CivilDate.month(field[(base + 4)..<(base + 7)])
         else { return nil }
         guard let days = CivilDate.days(year: year, month: month, day: day), hour < 24, minute < 60, second <= 60,
             offsetHours < 24, offsetMinutes < 60
@@ -144,12 +162,5 @@ struct AccessLogCursor {
             return nil
         }
         return time
-    }
-}
-
-/// A listener ID's decimal text, as `ListenerID(_:)` reads it, on bytes.
-enum ListenerIDText {
-    static func value(_ text: ArraySlice<UInt8>) -> UInt64? {
-        ListenerID(Substring(decoding: text, as: UTF8.self))?.value
     }
 }

@@ -4,9 +4,9 @@ import RadioRelaySystem
 /// line in two files (rotated logs that overlap, a copy) is counted once — and every other line counted by kind. A
 /// pure value: no files, no clock (`AccessLogReader` feeds it).
 ///
-/// Memory is bounded: at most `limit` listener lines are kept (each ~80 bytes, and its key against duplicates ~50);
+/// Memory is bounded: at most `limit` listener lines are kept (each 64 bytes, and its key against duplicates ~35);
 /// lines beyond are counted (`overLimit`) and the report says so. Duplicates are found by key, not by keeping lines:
-/// a line with an ID by its run, ID, time it left and request (the same listener leaves one mount once), any other
+/// a line with an ID by its run, ID, time it left and mount (the same listener leaves one mount once), any other
 /// line by a 128-bit hash of its bytes.
 package struct AccessLogTally: Sendable {
     package struct Counts: Sendable, Equatable {
@@ -43,7 +43,12 @@ package struct AccessLogTally: Sendable {
     /// The first unreadable lines: `FILE:LINE: reason`.
     package private(set) var examples: [String] = []
     private var seen = Set<LineKey>()
-    private var mounts: [String: String] = [:]
+    /// Each mount's one copy of its text, and its number.
+    private var mounts: [String: (text: String, number: UInt64)] = [:]
+    /// What `locate` said of each request seen, for the first `placeLimit`.
+    private var places: [String: (ListenedLine.Place?, UInt64?)] = [:]
+    private var runs: [UInt32: UInt64] = [:]
+    private static let placeLimit = 4_096
 
     package init(limit: Int = defaultLimit) {
         self.limit = max(0, limit)
@@ -78,11 +83,13 @@ package struct AccessLogTally: Sendable {
     }
 
     private mutating func add(_ line: AccessLogLine, bytes: ArraySlice<UInt8>, file: String, number: Int) {
-        let key = line.session.map { LineKey.listener($0, leave: line.leave, request: line.request) } ?? .hashing(bytes)
-        guard isNew(key) else { return }
-        guard let place = ListenedLine.place(ofRequest: line.request) else {
-            return note("a request without a /PATH", file: file, number: number)
+        let (place, mountNumber) = locate(line.request)
+        var key = LineKey.hashing(bytes)
+        if let session = line.session, let mountNumber, let run = runNumber(session.run) {
+            key = LineKey(session.id, run: run, mount: mountNumber, leave: line.leave)
         }
+        guard isNew(key) else { return }
+        guard let place else { return note("a request without a /PATH", file: file, number: number) }
         guard case .mount(let mount) = place else {
             counts.titleEvents += 1
             return
@@ -97,7 +104,7 @@ package struct AccessLogTally: Sendable {
         }
         lines.append(
             ListenedLine(
-                mount: interned(mount), listener: ListenerKey(address: line.address, userAgent: line.userAgent),
+                mount: mount, listener: ListenerKey(address: line.address, userAgent: line.userAgent),
                 session: line.session, leave: line.leave, seconds: line.seconds,
                 isEdge: line.userAgent.hasPrefix("radio-relay/")))
     }
@@ -113,33 +120,58 @@ package struct AccessLogTally: Sendable {
         return true
     }
 
-    /// One copy of each mount's text, shared by its lines.
-    private mutating func interned(_ mount: String) -> String {
-        if let known = mounts[mount] { return known }
-        guard mounts.count < Self.mountLimit else { return Self.otherMounts }
-        mounts[mount] = mount
-        return mount
+    /// Where a request listened (its mount's one shared copy of the text), and the mount's number (nil for other
+    /// places). Requests repeat (a few per mount): the answer is kept for the first `placeLimit` requests seen.
+    private mutating func locate(_ request: String) -> (ListenedLine.Place?, UInt64?) {
+        if let known = places[request] { return known }
+        var answer: (ListenedLine.Place?, UInt64?)
+        switch ListenedLine.place(ofRequest: request) {
+        case .mount(let mount)?:
+            if let known = mounts[mount] {
+                answer = (.mount(known.text), known.number)
+            } else if mounts.count < Self.mountLimit {
+                let number = UInt64(mounts.count)
+                mounts[mount] = (mount, number)
+                answer = (.mount(mount), number)
+            } else {
+                answer = (.mount(Self.otherMounts), nil)
+            }
+        case let other:
+            answer = (other, nil)
+        }
+        if places.count < Self.placeLimit { places[request] = answer }
+        return answer
+    }
+
+    /// A small number for each run token, for the first 32 768 runs.
+    private mutating func runNumber(_ run: UInt32) -> UInt64? {
+        if let known = runs[run] { return known }
+        guard runs.count < 1 << 15 else { return nil }
+        let number = UInt64(runs.count)
+        runs[run] = number
+        return number
     }
 }
 
-/// What tells two lines apart for the dedup of overlapping files.
+/// What tells two lines apart for the dedup of overlapping files, in 16 bytes.
 struct LineKey: Hashable {
     let first: UInt64
     let second: UInt64
-    let third: UInt64
-    let fourth: UInt64
 
-    /// A listener's line: its run and ID, when it left and its request (a listener moved between mounts has a line
-    /// per mount).
-    static func listener(_ session: SessionKey, leave: Int64, request: String) -> LineKey {
-        var hasher = Hasher()
-        hasher.combine(request)
-        return LineKey(
-            first: UInt64(session.run) | 1 << 32, second: session.id, third: UInt64(bitPattern: leave),
-            fourth: UInt64(bitPattern: Int64(hasher.finalize())))
+    /// A listener's line, exactly: its ID, and packed in the second word (top bit set) its run's number (15 bits),
+    /// its mount's number (10 bits) and when it left (38 bits: seconds to the year 9999). A listener moved between
+    /// mounts has a line per mount.
+    init(_ id: UInt64, run: UInt64, mount: UInt64, leave: Int64) {
+        first = id
+        second = 1 << 63 | (run & 0x7FFF) << 48 | (mount & 0x3FF) << 38 | UInt64(max(0, leave)) & (1 << 38 - 1)
     }
 
-    /// Any other line: its bytes, hashed twice (128 bits; seeded at random per process).
+    private init(first: UInt64, second: UInt64) {
+        self.first = first
+        self.second = second
+    }
+
+    /// Any other line: its bytes, hashed twice (127 bits; seeded at random per process).
     static func hashing(_ bytes: ArraySlice<UInt8>) -> LineKey {
         func hash(_ salt: UInt8) -> UInt64 {
             var hasher = Hasher()
@@ -147,6 +179,6 @@ struct LineKey: Hashable {
             bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
             return UInt64(bitPattern: Int64(hasher.finalize()))
         }
-        return LineKey(first: 0, second: hash(1), third: hash(2), fourth: 0)
+        return LineKey(first: hash(1), second: hash(2) & ~(1 << 63))
     }
 }

@@ -1,15 +1,20 @@
 /// Dates of the proleptic Gregorian calendar as days since 1970-01-01, in integer arithmetic (no `timegm`, no time
 /// zone, no locale): what the access log's times are read with.
 enum CivilDate {
-    private static let months: [String] = [
+    /// The months' names, three bytes each packed in an integer.
+    private static let months: [UInt32] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ]
+    .map { packed(Array($0.utf8)[...]) }
+
+    private static func packed(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        bytes.reduce(0) { $0 << 8 | UInt32($1) }
+    }
 
     /// 1 … 12 for the common log format's month (`Dec`), nil for anything else.
     static func month(_ name: ArraySlice<UInt8>) -> Int64? {
         guard name.count == 3 else { return nil }
-        let text = String(decoding: name, as: UTF8.self)
-        return months.firstIndex(of: text).map { Int64($0 + 1) }
+        return months.firstIndex(of: packed(name)).map { Int64($0 + 1) }
     }
 
     static func isLeap(_ year: Int64) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }

@@ -1,16 +1,18 @@
 /// One listener's line as a listening report counts it: where it listened, who it is, which session it belongs to
 /// and when. What `AccessLogTally` keeps of each line it read, and what `ListeningReport` is built from.
 package struct ListenedLine: Sendable, Equatable {
-    /// The mount, from the request's path (`ListenedLine.mount(ofRequest:)`).
+    /// The mount, from the request's path (`ListenedLine.place(ofRequest:)`).
     package var mount: String
     /// Its address and user agent, for unique listeners.
     package var listener: ListenerKey
-    /// Its run and ID; nil for a line without one (then the line is a session of its own).
-    package var session: SessionKey?
     /// When it left, Unix seconds.
     package var leave: Int64
     /// Seconds connected, at most `leave`: it listened during [leave − seconds, leave).
     package var seconds: Int64
+    // The session and the edge flag, laid out flat (64 bytes a line, not 80: a report keeps millions).
+    private var id: UInt64
+    private var run: UInt32
+    private var hasSession: Bool
     /// A relay's own edge (its user agent starts with `radio-relay/`), not a listener.
     package var isEdge: Bool
 
@@ -19,11 +21,16 @@ package struct ListenedLine: Sendable, Equatable {
     ) {
         self.mount = mount
         self.listener = listener
-        self.session = session
         self.leave = leave
         self.seconds = min(max(0, seconds), max(0, leave))
+        id = session?.id ?? 0
+        run = session?.run ?? 0
+        hasSession = session != nil
         self.isEdge = isEdge
     }
+
+    /// Its run and ID; nil for a line without one (then the line is a session of its own).
+    package var session: SessionKey? { hasSession ? SessionKey(run: run, id: id) : nil }
 
     package var start: Int64 { leave - seconds }
 

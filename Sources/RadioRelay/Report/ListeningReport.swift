@@ -70,96 +70,144 @@ package struct ListeningReport: Sendable, Equatable {
 
     package init(lines: [ListenedLine], options: Options = Options()) {
         self.options = options
-        // A session's length in all, over every mount (edges apart): what the probe rule looks at.
-        var lengths: [SessionKey: Int64] = [:]
-        for line in lines where !line.isEdge {
-            guard let session = line.session else { continue }
-            lengths[session] = lengths[session, default: 0].saturatingAdding(line.seconds)
+        var numbers = Numbers(lines)
+        var byMount: [String: [Int]] = [:]
+        for (index, line) in lines.enumerated() { byMount[line.mount, default: []].append(index) }
+        var members: [String: (mounts: [String], lines: [Int])] = [:]
+        for mount in byMount.keys.sorted() {
+            let name = options.stations[mount] ?? mount
+            members[name, default: ([], [])].mounts.append(mount)
+            members[name, default: ([], [])].lines += byMount[mount] ?? []
         }
-        let minimum = options.minSeconds
-        let isProbe: (ListenedLine) -> Bool = { line in
-            (line.session.flatMap { lengths[$0] } ?? line.seconds) < minimum
+        let names = members.keys.sorted()
+        groups = names.enumerated().map { group, name in
+            let (mounts, indices) = members[name] ?? ([], [])
+            return numbers.figures(
+                name, mounts: mounts, of: indices, in: lines, group: Int32(group), options: options)
         }
-        var members: [String: [Int]] = [:]
-        for (index, line) in lines.enumerated() {
-            members[options.stations[line.mount] ?? line.mount, default: []].append(index)
-        }
-        groups = members.keys.sorted().map { name in
-            let indices = members[name] ?? []
-            return Self.figures(name, indices.lazy.map { lines[$0] }, isProbe: isProbe)
-        }
-        total = Self.figures(Self.totalName, lines, isProbe: isProbe)
+        total = numbers.figures(
+            Self.totalName, mounts: byMount.keys.sorted(), of: Array(lines.indices), in: lines,
+            group: Int32(names.count), options: options)
     }
 
-    private static func figures(
-        _ name: String, _ lines: some Sequence<ListenedLine>, isProbe: (ListenedLine) -> Bool
-    ) -> Figures {
-        var figures = Figures(name: name, mounts: [])
-        var mounts = Set<String>()
-        var sessions: [SessionKey: Int64] = [:]
-        var single: [Int64] = []  // lines without an ID: a session each
-        var listeners = Set<ListenerKey>()
-        var probes = Set<SessionKey>()
-        var edges = Set<SessionKey>()
-        var events: [Int64] = []  // 2 × time, + 1 for a start: ends sort before starts at the same second
-        for line in lines {
-            mounts.insert(line.mount)
-            if line.isEdge {
-                if let session = line.session { edges.insert(session) } else { figures.edges += 1 }
-                continue
+    /// Sessions and listeners numbered 0, 1, 2 … once (a dictionary pass each), so that each row counts them in
+    /// arrays, marking what it has seen with its own number instead of clearing.
+    private struct Numbers {
+        /// Each line's session (a line without an ID is a session of its own) and listener.
+        var session: [Int32] = []
+        var listener: [Int32] = []
+        /// Each session's seconds in all, every mount together, edges apart: what the probe rule looks at.
+        var total: [Int64] = []
+        /// The row that last counted a session (as listening, probe, edge) or a listener, and a session's seconds
+        /// in that row.
+        var counted: [Int32] = []
+        var probed: [Int32] = []
+        var edged: [Int32] = []
+        var heard: [Int32] = []
+        var length: [Int64] = []
+
+        init(_ lines: [ListenedLine]) {
+            var sessions: [SessionKey: Int32] = [:]
+            var listeners: [ListenerKey: Int32] = [:]
+            sessions.reserveCapacity(lines.count)
+            session.reserveCapacity(lines.count)
+            listener.reserveCapacity(lines.count)
+            for line in lines {
+                let number: Int32
+                if let key = line.session {
+                    number = Self.number(key, in: &sessions, next: Int32(truncatingIfNeeded: total.count))
+                } else {
+                    number = Int32(truncatingIfNeeded: total.count)
+                }
+                if number == total.count { total.append(0) }
+                if !line.isEdge { total[Int(number)] = total[Int(number)].saturatingAdding(line.seconds) }
+                session.append(number)
+                listener.append(
+                    Self.number(line.listener, in: &listeners, next: Int32(truncatingIfNeeded: listeners.count)))
             }
-            if isProbe(line) {
-                if let session = line.session { probes.insert(session) } else { figures.probes += 1 }
-                continue
-            }
-            if let session = line.session {
-                sessions[session] = sessions[session, default: 0].saturatingAdding(line.seconds)
-            } else {
-                single.append(line.seconds)
-            }
-            listeners.insert(line.listener)
-            figures.listeningSeconds = figures.listeningSeconds.saturatingAdding(line.seconds)
-            figures.first = min(figures.first ?? line.start, line.start)
-            figures.last = max(figures.last ?? line.leave, line.leave)
-            if line.seconds > 0 {
-                events.append(line.start * 2 + 1)
-                events.append(line.leave * 2)
-            }
-            addHours(from: line.start, to: line.leave, into: &figures.hourSeconds)
+            counted = [Int32](repeating: -1, count: total.count)
+            probed = counted
+            edged = counted
+            length = [Int64](repeating: 0, count: total.count)
+            heard = [Int32](repeating: -1, count: listeners.count)
         }
-        figures.mounts = mounts.sorted()
-        figures.edges += edges.count
-        figures.probes += probes.count
-        var lengths = Array(sessions.values) + single
-        lengths.sort()
-        figures.sessions = lengths.count
-        figures.uniqueListeners = listeners.count
-        if !lengths.isEmpty {
-            figures.medianSeconds = lengths[(lengths.count - 1) / 2]
-            figures.meanSeconds = Double(figures.listeningSeconds) / Double(lengths.count)
+
+        /// The key's number, given `next` when it has none yet (one lookup: the default subscript inserts it).
+        private static func number<Key: Hashable>(_ key: Key, in table: inout [Key: Int32], next: Int32) -> Int32 {
+            func read(_ value: inout Int32) -> Int32 { value }
+            return read(&table[key, default: next])
         }
-        (figures.peakListeners, figures.peakAt) = peak(events)
-        return figures
+
+        mutating func figures(
+            _ name: String, mounts: [String], of indices: [Int], in lines: [ListenedLine], group: Int32,
+            options: Options
+        ) -> Figures {
+            var figures = Figures(name: name, mounts: mounts)
+            var sessions: [Int32] = []
+            var starts: [Int64] = []
+            var ends: [Int64] = []
+            for index in indices {
+                let line = lines[index]
+                let number = Int(session[index])
+                if line.isEdge {
+                    if edged[number] != group { figures.edges += 1 }
+                    edged[number] = group
+                    continue
+                }
+                if total[number] < options.minSeconds {
+                    if probed[number] != group { figures.probes += 1 }
+                    probed[number] = group
+                    continue
+                }
+                if counted[number] != group {
+                    counted[number] = group
+                    length[number] = 0
+                    sessions.append(Int32(number))
+                }
+                length[number] = length[number].saturatingAdding(line.seconds)
+                let who = Int(listener[index])
+                if heard[who] != group { figures.uniqueListeners += 1 }
+                heard[who] = group
+                figures.listeningSeconds = figures.listeningSeconds.saturatingAdding(line.seconds)
+                figures.first = min(figures.first ?? line.start, line.start)
+                figures.last = max(figures.last ?? line.leave, line.leave)
+                if line.seconds > 0 {
+                    starts.append(line.start)
+                    ends.append(line.leave)
+                }
+                ListeningReport.addHours(from: line.start, to: line.leave, into: &figures.hourSeconds)
+            }
+            var lengths = sessions.map { length[Int($0)] }
+            lengths.sort()
+            figures.sessions = lengths.count
+            if !lengths.isEmpty {
+                figures.medianSeconds = lengths[(lengths.count - 1) / 2]
+                figures.meanSeconds = Double(figures.listeningSeconds) / Double(lengths.count)
+            }
+            (figures.peakListeners, figures.peakAt) = ListeningReport.peak(starts: &starts, ends: &ends)
+            return figures
+        }
     }
 
-    /// The most intervals open at once, and the first second it happened: a sweep over the sorted ends and starts
-    /// (times doubled, a start odd, so that an end sorts before a start at the same second). Times are at most
-    /// year 9999 in seconds (`AccessLogLine`), so doubling cannot overflow.
-    static func peak(_ events: [Int64]) -> (Int, Int64?) {
-        var sorted = events
-        sorted.sort()
+    /// The most intervals [start, end) open at once, and the first second it happened: the starts and the ends
+    /// sorted (the ends come nearly sorted, in the order listeners left), then walked together, an end before a
+    /// start at the same second (so that a listener moved from one mount to another is never two).
+    static func peak(starts: inout [Int64], ends: inout [Int64]) -> (Int, Int64?) {
+        starts.sort()
+        ends.sort()
         var open = 0
         var best = 0
         var at: Int64?
-        for event in sorted {
-            if event & 1 == 1 {
-                open += 1
-                if open > best {
-                    best = open
-                    at = event >> 1
-                }
-            } else {
+        var next = 0
+        for start in starts {
+            while next < ends.count && ends[next] <= start {
                 open -= 1
+                next += 1
+            }
+            open += 1
+            if open > best {
+                best = open
+                at = start
             }
         }
         return (best, at)

@@ -43,8 +43,12 @@ package struct ReportCommand: Sendable {
         guard failures.isEmpty else {
             return Outcome(output: "", errors: failures + ["no report: every file must be read"], status: .noInput)
         }
-        let report = ListeningReport(lines: tally.lines, options: options)
         let sources = ReportSources(files: files, tally: tally, notes: notes)
+        let lines = tally.lines
+        let counts = tally.counts
+        let examples = tally.examples
+        tally = AccessLogTally(limit: 0)  // its keys against duplicates are done with: their memory goes back now
+        let report = ListeningReport(lines: lines, options: options)
         switch format {
         case .text:
             return Outcome(output: report.text(sources), errors: [], status: .ok)
@@ -53,12 +57,11 @@ package struct ReportCommand: Sendable {
         case .csv:
             // The table holds the figures; what is not in it goes to standard error.
             var errors = notes
-            if tally.counts.unreadable > 0 {
-                errors.append(
-                    "\(tally.counts.unreadable) unreadable lines (" + tally.examples.joined(separator: "; ") + ")")
+            if counts.unreadable > 0 {
+                errors.append("\(counts.unreadable) unreadable lines (" + examples.joined(separator: "; ") + ")")
             }
-            if tally.counts.overLimit > 0 {
-                errors.append("\(tally.counts.overLimit) lines beyond the \(limit) a report keeps were not counted")
+            if counts.overLimit > 0 {
+                errors.append("\(counts.overLimit) lines beyond the \(limit) a report keeps were not counted")
             }
             return Outcome(output: report.csv(sources), errors: errors, status: .ok)
         }
