@@ -117,22 +117,27 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
     }
 
     private static var reportText: String {
-        """
-        usage: \(reportSynopsis)
-        Reads access logs (access_log = FILE) — plain or gzip, rotated files in any order, a line in two files counted
-        once, - for standard input — and prints per mount and in total: sessions, unique listeners (address and user
-        agent), listening hours (TLH), median and mean session, peak concurrent listeners, listening hours by hour of
-        day (UTC). A listener ID is a session: one moved between mounts counts once in the total, its time on each
-        mount. Probes (under --min-seconds) and relay edges (user agent radio-relay/...) are left out and counted;
-        unreadable lines and sessions the server dropped (its "# radio-relay: N ... dropped" lines) are reported.
+        // The switches' summaries in the options' column.
+        let width = OptionSpecification.report.map(\.synopsis.count).max() ?? 0
+        func switchLine(_ flag: String, _ summary: String) -> String {
+            "  " + flag + String(repeating: " ", count: max(0, width - flag.count) + 2) + summary
+        }
+        return """
+            usage: \(reportSynopsis)
+            Reads access logs (access_log = FILE) — plain or gzip, rotated files in any order, a line in two files counted
+            once, - for standard input — and prints per mount and in total: sessions, unique listeners (address and user
+            agent), listening hours (TLH), median and mean session, peak concurrent listeners, listening hours by hour of
+            day (UTC). A listener ID is a session: one moved between mounts counts once in the total, its time on each
+            mount. Probes (under --min-seconds) and relay edges (user agent radio-relay/...) are left out and counted;
+            unreadable lines and sessions the server dropped (its "# radio-relay: N ... dropped" lines) are reported.
 
-        options:
-        \(OptionSpecification.helpLines(OptionSpecification.report))
-          --csv                            one CSV row per mount (or station) and the total, for spreadsheets
-          --json                           the same figures as one JSON object
+            options:
+            \(OptionSpecification.helpLines(OptionSpecification.report))
+            \(switchLine("--csv", "one CSV row per mount (or station) and the total, for spreadsheets"))
+            \(switchLine("--json", "the same figures as one JSON object"))
 
-        exit status: 0 done, 64 usage, 66 a file cannot be read (then no report)
-        """
+            exit status: 0 done, 64 usage, 66 a file cannot be read (then no report)
+            """
     }
 
     private static var transcodeText: String {
