@@ -28,6 +28,7 @@ let package = Package(
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         systemLibrary("CMaxMindDB", pkgConfig: "libmaxminddb", apt: "libmaxminddb-dev"),
         systemLibrary("CCrypt", pkgConfig: "libxcrypt", apt: "libcrypt-dev"),
+        systemLibrary("CZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
         // The layers, each importing only those below it (docs/ARCHITECTURE.md, "Layers"). System: descriptors,
         // syscalls, epoll, threads, logging, addresses, time, redaction, the process's exit statuses.
@@ -48,19 +49,22 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Service: stations and pipelines, the server and reload, the status endpoint, configuration, pushes, the
-        // command line, transcode.
+        // command line, transcode, listening reports (zlib for rotated access logs that were gzipped).
         .target(
             name: "RadioRelay",
-            dependencies: ["RadioRelaySystem", "RadioRelayMedia", "RadioRelayNet", "CCurl", "CSystemd", "CLinux"],
+            dependencies: [
+                "RadioRelaySystem", "RadioRelayMedia", "RadioRelayNet", "CCurl", "CSystemd", "CLinux", "CZlib",
+            ],
             exclude: ["Resources/make-demo.sh"],
             resources: [.copy("Resources/demo.mp3")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "radio-relay", dependencies: ["RadioRelay"], swiftSettings: swiftSettings),
         // Test-only code shared by the tests, the load tool and the fuzzer: a real HTTP server and raw-TCP client
-        // for 127.0.0.1, libopus decoding of what listeners receive, signal measurements.
+        // for 127.0.0.1, libopus decoding of what listeners receive, signal measurements, gzip compression (zlib).
         .target(
-            name: "RadioRelayTestSupport", dependencies: ["RadioRelay", "COpus", "CLinux"], swiftSettings: swiftSettings
+            name: "RadioRelayTestSupport", dependencies: ["RadioRelay", "COpus", "CLinux", "CZlib"],
+            swiftSettings: swiftSettings
         ),
         // Load tool for bench/: N raw-TCP (or HTTP) listeners that validate every byte as Ogg and time it.
         .executableTarget(

@@ -25,6 +25,8 @@ case .serveConfig(let path, let logLevel):
     exit(Server.serve(load, reload: load, logLevelOverride: logLevel).rawValue)
 case .status(let status):
     exit(status.run())
+case .report(let report):
+    exit(report.run())
 case .checkConfig(let path):
     let check = ConfigCheck(path: path)
     if !check.report.isEmpty { print(check.report) }

@@ -124,4 +124,60 @@ import Testing
         #expect(took < 2.5, "\(took) s")
         #expect(unwritten >= 0 && unwritten <= 1_500)
     }
+
+    /// Lines the queue drops leave a marker line where they would have been (`AccessLog.droppedMarker`): the lines
+    /// in the file and the markers' counts add up to every listener that left, as a report reads them. A FIFO that
+    /// is not read for a while makes the drops certain.
+    @Test func droppedLinesLeaveAMarkerThatCountsThem() throws {
+        let fifo = temporaryPath("access-marker.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        let reader = Glibc.open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        #expect(reader >= 0)
+        defer { _ = Glibc.close(reader) }
+        let log = AccessLog(capacity: 4)
+        defer { log.stop() }
+        log.open(path: fifo)
+        #expect(log.flush(timeout: 10) == 0 && log.isWritable)
+        func record(_ id: Int) -> AccessRecord {
+            AccessRecord(
+                host: "10.0.\(id / 250).\(id % 250)", time: 1_796_227_388, id: ListenerID(UInt64(id)), mount: "/m.opus",
+                request: nil, bytes: 1_000, seconds: 30)
+        }
+        // Some 270 KB of lines while nothing reads: the pipe takes 64 KiB, the queue 4 lines, the rest is dropped.
+        for id in 1...3_000 { log.write(record(id)) }
+        var text: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        func drain() {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(reader, $0.baseAddress, $0.count) }
+            if count > 0 { text += chunk[0..<count] }
+        }
+        // Read until every line queued is written, then one more listener leaves: its batch carries the last marker.
+        #expect(
+            waitUntil(10) {
+                drain()
+                return log.flush(timeout: 0.05) == 0
+            })
+        log.write(record(3_001))
+        let last = Array(" \(ListenerID.run)-3001 ".utf8)
+        #expect(
+            waitUntil(10) {
+                drain()
+                return text.firstRange(of: last) != nil
+            })
+        // Every line is a listener's or a marker, and they add up.
+        var listeners = 0
+        var dropped = 0
+        for line in String(decoding: text, as: UTF8.self).split(separator: "\n") {
+            guard line.hasPrefix(AccessLog.markerPrefix) else {
+                #expect(line.hasPrefix("10.0.") && line.hasSuffix(" 200 1000 \"-\" \"-\" 30"))
+                listeners += 1
+                continue
+            }
+            let count = line.dropFirst(AccessLog.markerPrefix.count).prefix { $0.isNumber }
+            #expect(line.dropFirst(AccessLog.markerPrefix.count + count.count).hasPrefix(" access log line"))
+            dropped += Int(count) ?? 0
+        }
+        #expect(dropped > 1_000 && listeners + dropped == 3_001, "\(listeners) lines, \(dropped) dropped")
+    }
 }

@@ -21,12 +21,12 @@ import Testing
     /// Each wrong command line: the one-line message, naming the flag and what it accepts, and the help it points to.
     @Test(
         arguments: [
-            (["frob"], "unknown command frob: use serve, transcode, check-config or status", HelpTopic.overall),
+            (["frob"], "unknown command frob: use serve, transcode, check-config, status or report", HelpTopic.overall),
             (["--bitrate", "64k"], "unknown option --bitrate", .overall),
             (["--log-level", "loud"], "--log-level loud: use error, warning, notice, info or debug", .overall),
             (["--log-level"], "--log-level needs a value: error, warning, notice, info or debug", .overall),
             (["--version", "x"], "--version takes no arguments", .overall),
-            (["help", "frob"], "no help for frob: use serve, transcode, check-config or status", .overall),
+            (["help", "frob"], "no help for frob: use serve, transcode, check-config, status or report", .overall),
             (["-x"], "unknown option -x", .overall),
             (["serve", "--bogus", "1"], "unknown option --bogus", .serve),
             (["serve", "--rate=44100"], "unknown option --rate", .serve),
@@ -94,6 +94,27 @@ import Testing
                 ["transcode", "a", "b", "--page-ms"], "--page-ms needs a value: a multiple of 20 from 20 to 1000",
                 .transcode
             ),
+            (["report"], "report needs at least 1 ACCESS_LOG (a path, or - for standard input)", .report),
+            (["report", "--csv", "--json", "a"], "--csv and --json: choose one", .report),
+            (["report", "--min-seconds", "-1", "a"], "--min-seconds -1: use 0 to 86400", .report),
+            (["report", "--min-seconds", "86401", "a"], "--min-seconds 86401: use 0 to 86400", .report),
+            (["report", "--bitrate", "64k", "a"], "unknown option --bitrate", .report),
+            (
+                ["report", "--station-of", "jazz", "a"], "--station-of jazz: use MOUNT=STATION, e.g. /jazz.opus=jazz",
+                .report
+            ),
+            (
+                ["report", "--station-of", "jazz.opus=jazz", "a"],
+                "--station-of jazz.opus=jazz: the mount is a path, e.g. /jazz.opus or /jazz/ (HLS)", .report
+            ),
+            (
+                ["report", "--station-of", "/jazz.opus=ja zz", "a"],
+                "--station-of /jazz.opus=ja zz: the station is 1 to 64 of A-Z a-z 0-9 _ -", .report
+            ),
+            (
+                ["report", "--station-of", "/a=x", "--station-of", "/a=y", "a"], "--station-of /a is given twice",
+                .report
+            ),
         ] as [([String], String, HelpTopic)])
     func usageError(arguments: [String], message: String, topic: HelpTopic) {
         #expect(throws: UsageError(message, topic: topic)) { try Command.parse(arguments) }
@@ -115,6 +136,7 @@ import Testing
             (["serve", "--port", "9000", "--help"], .serve), (["serve", "--help", "--bogus"], .serve),
             (["help", "transcode"], .transcode), (["transcode", "--help"], .transcode),
             (["transcode", "a", "-h"], .transcode),
+            (["help", "report"], .report), (["report", "--help"], .report), (["report", "--csv", "a", "-h"], .report),
         ] as [([String], HelpTopic)])
     func help(arguments: [String], topic: HelpTopic) throws {
         #expect(try Self.help(arguments) == topic)

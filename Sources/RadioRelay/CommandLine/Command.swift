@@ -21,6 +21,8 @@ package enum Command: Sendable {
     case version
     /// `radio-relay status [--url URL] [--token-file FILE] [--config FILE] [--json]`.
     case status(StatusCommand)
+    /// `radio-relay report [--csv|--json] [--min-seconds N] [--station-of MOUNT=STATION]… ACCESS_LOG…`.
+    case report(ReportCommand)
     /// `--help`, `-h` or `help`, overall or after a command.
     case help(HelpTopic)
 
@@ -61,6 +63,8 @@ package enum Command: Sendable {
                 throw scanner.error("--url \(Redaction.text(url)): use http://HOST:PORT or HOST:PORT")
             }
             return .status(status)
+        case "report":
+            return try report(rest)
         case "check-config":
             let scanner = try ArgumentScanner(rest, options: [], topic: .checkConfig)
             if scanner.wantsHelp { return .help(.checkConfig) }
@@ -78,13 +82,13 @@ package enum Command: Sendable {
             case "transcode": return .help(.transcode)
             case "check-config": return .help(.checkConfig)
             case "status": return .help(.status)
+            case "report": return .help(.report)
             case let other?:
-                throw UsageError("no help for \(other): use serve, transcode, check-config or status", topic: .overall)
+                throw UsageError("no help for \(other): use \(commands)", topic: .overall)
             }
         default:
             guard first.hasPrefix("-") else {
-                throw UsageError(
-                    "unknown command \(first): use serve, transcode, check-config or status", topic: .overall)
+                throw UsageError("unknown command \(first): use \(commands)", topic: .overall)
             }
             // The demo takes only a log level, where it listens (its port and address, HTTP and status), or a
             // config file; a station's other options need `serve`.
@@ -96,6 +100,9 @@ package enum Command: Sendable {
             return .serve(try ServeOptions(scanner))
         }
     }
+
+    /// The commands, as a usage error lists them.
+    static let commands = "serve, transcode, check-config, status or report"
 
     /// `.serveConfig` when `--config` was given, after checking that no station flag came with it (the file says
     /// everything about its stations; only `--log-level` may override it).

@@ -9,6 +9,7 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
     case transcode
     case checkConfig
     case status
+    case report
 
     /// The command line that shows this help.
     package var invocation: String {
@@ -18,6 +19,7 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
         case .transcode: return "radio-relay transcode --help"
         case .checkConfig: return "radio-relay check-config --help"
         case .status: return "radio-relay status --help"
+        case .report: return "radio-relay report --help"
         }
     }
 
@@ -29,6 +31,7 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
         case .transcode: return Self.transcodeText
         case .checkConfig: return Self.checkConfigText
         case .status: return Self.statusText
+        case .report: return Self.reportText
         }
     }
 
@@ -37,6 +40,8 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
     private static let configSynopsis = "radio-relay [serve] --config FILE [--log-level LEVEL]"
     private static let checkSynopsis = "radio-relay check-config FILE"
     private static let statusSynopsis = "radio-relay status [--url URL] [--token-file FILE] [--config FILE] [--json]"
+    private static let reportSynopsis =
+        "radio-relay report [--csv|--json] [--min-seconds N] [--station-of MOUNT=STATION]... ACCESS_LOG..."
 
     private static var overallText: String {
         """
@@ -53,8 +58,11 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
                                            INPUT: a path or an http(s)/file URL; OUTPUT: a .opus path or - (stdout)
           \(statusSynopsis)
                                            a running relay's stations as a table; exit 0 ok, 1 degraded, 2 down
+          \(reportSynopsis)
+                                           listening report of access logs (plain or gzip): sessions, TLH, peak
           radio-relay --version | --help
-          radio-relay serve --help | transcode --help | check-config --help | status --help   a command's options
+          radio-relay serve --help | transcode --help | check-config --help | status --help | report --help
+                                           a command's options
 
         exit status: 0 done, 64 usage, 65 input is not MP3, 66 input missing, 69 unavailable (port in use, upstream
         server failing), 70 internal error, 71 system resources, 73 cannot create output, 77 no permission,
@@ -106,6 +114,30 @@ package enum HelpTopic: Sendable, Equatable, CaseIterable {
         exit status (as a Nagios/Icinga plugin): 0 every station alive on its first input (or live), 1 one degraded
         (its input retrying, or a lower input playing), 2 one down or the endpoint unreadable, 3 a usage error
         """
+    }
+
+    private static var reportText: String {
+        // The switches' summaries in the options' column.
+        let width = OptionSpecification.report.map(\.synopsis.count).max() ?? 0
+        func switchLine(_ flag: String, _ summary: String) -> String {
+            "  " + flag + String(repeating: " ", count: max(0, width - flag.count) + 2) + summary
+        }
+        return """
+            usage: \(reportSynopsis)
+            Reads access logs (access_log = FILE) — plain or gzip, rotated files in any order, a line in two files counted
+            once, - for standard input — and prints per mount and in total: sessions, unique listeners (address and user
+            agent), listening hours (TLH), median and mean session, peak concurrent listeners, listening hours by hour of
+            day (UTC). A listener ID is a session: one moved between mounts counts once in the total, its time on each
+            mount. Probes (under --min-seconds) and relay edges (user agent radio-relay/...) are left out and counted;
+            unreadable lines and sessions the server dropped (its "# radio-relay: N ... dropped" lines) are reported.
+
+            options:
+            \(OptionSpecification.helpLines(OptionSpecification.report))
+            \(switchLine("--csv", "one CSV row per mount (or station) and the total, for spreadsheets"))
+            \(switchLine("--json", "the same figures as one JSON object"))
+
+            exit status: 0 done, 64 usage, 66 a file cannot be read (then no report)
+            """
     }
 
     private static var transcodeText: String {

@@ -175,6 +175,18 @@ struct OptionSpecification: Sendable {
             accepts: "a config file's path"),
     ]
 
+    /// `radio-relay report`'s options (`--csv` and `--json` take no value: `Command` reads them before these).
+    static let report: [OptionSpecification] = [
+        .init(
+            name: "min-seconds", placeholder: "N",
+            summary: "sessions shorter than N seconds are probes, left out and counted apart (default 5)",
+            accepts: "0 to 86400"),
+        .init(
+            name: "station-of", placeholder: "MOUNT=STATION",
+            summary: "count MOUNT under STATION (repeatable: a station's mounts and HLS directory as one row)",
+            accepts: "MOUNT=STATION", isRepeatable: true),
+    ]
+
     /// The options' help lines, the summaries aligned in a second column.
     static func helpLines(_ options: [OptionSpecification]) -> String {
         let width = options.map(\.synopsis.count).max() ?? 0

@@ -57,9 +57,10 @@ extension AccessRecord {
 /// a field are escaped.
 ///
 /// Nothing here ever waits for the file: a network loop only queues the line (`LogQueue`: bounded, lines beyond it
-/// dropped and counted); the queue's own writer thread opens the file (`open`, and `reopen` after logrotate), and
-/// writes it through a descriptor with `O_NONBLOCK`, waiting in slices, so that a FIFO whose reader stalled or a hung
-/// disk holds that thread only. A FIFO without a reader fails to open at once (`ENXIO`), which is logged; the next
+/// dropped and counted, and a marker line — `# radio-relay: 12 access log lines dropped before …`, `droppedMarker` —
+/// written where they would have been, with those lost while no file was open or to a failed write); the queue's own
+/// writer thread opens the file (`open`, and `reopen` after logrotate), and writes it through a descriptor with
+/// `O_NONBLOCK`, waiting in slices, so that a FIFO whose reader stalled or a hung disk holds that thread only. A FIFO without a reader fails to open at once (`ENXIO`), which is logged; the next
 /// reload tries again. `stop` waits a bounded time and counts what it could not write.
 package final class AccessLog: Sendable {
     private let file = FileBox()
@@ -73,7 +74,8 @@ package final class AccessLog: Sendable {
             capacity: capacity,
             format: { entries, lost in
                 if lost > 0 { Log.warning("access log: \(lost) lines dropped (the file could not keep up)") }
-                return entries.map { $0.message + "\n" }.joined()
+                let marker = file.marker(dropped: lost).map { $0 + "\n" } ?? ""
+                return marker + entries.map { $0.message + "\n" }.joined()
             },
             sink: { bytes, wait in
                 file.descriptor < 0 ? .failed(errno: EBADF) : BoundedOutput.write(file.descriptor, bytes, wait: wait)
@@ -155,6 +157,19 @@ package final class AccessLog: Sendable {
             + "\(max(0, record.bytes)) \(quoted(request?.referrer)) \(quoted(request?.userAgent)) \(seconds)"
     }
 
+    /// How a marker line starts: `# radio-relay: 12 access log lines dropped before 02/Dec/2026:16:03:08 +0000 (run
+    /// 5f3a09c1, 40 so far)`. Log analysers skip `#` lines; `radio-relay report` sums the counts, so that sessions
+    /// the file lacks are reported as missing, never silently left out.
+    package static let markerPrefix = "# radio-relay: "
+
+    /// The marker line for `count` lines lost before `time` (wall clock), `total` the count of every marker of this
+    /// run so far (which also makes each marker line unique, so that a report's dedup of overlapping files keeps
+    /// each one).
+    package static func droppedMarker(count: Int, time: Double, total: Int) -> String {
+        "\(markerPrefix)\(count) access log line\(count == 1 ? "" : "s") dropped before "
+            + "\(UTCTime(time).commonLogDate) (run \(ListenerID.run), \(total) so far)"
+    }
+
     /// A field in quotes, `"-"` when absent, with `"` and `\` escaped as Apache does.
     static func quoted(_ value: String?) -> String {
         guard let value, !value.isEmpty else { return "\"-\"" }
@@ -177,6 +192,13 @@ package final class AccessLog: Sendable {
         private let writable = Atomic<Bool>(false)
         /// Lines not queued because no file was open, since the last report (any thread adds).
         let unopened = Atomic<Int>(0)
+        /// Lines lost that no marker line has counted yet: dropped while no file was open, or lost to failed writes
+        /// (writer thread only, as the three below).
+        private var unannounced = 0
+        /// The count of the marker at the head of the batch being written (lost with it when the write fails).
+        private var batchMarker = 0
+        /// What the markers of this run counted so far.
+        private var announced = 0
 
         var isWritable: Bool { writable.load(ordering: .relaxed) }
 
@@ -199,6 +221,7 @@ package final class AccessLog: Sendable {
             failures = 0
             writable.store(true, ordering: .relaxed)
             let lost = unopened.exchange(0, ordering: .relaxed)
+            unannounced = unannounced.saturatingAdding(lost)
             if first {
                 Log.notice(
                     "access log: \(path) (a line per listener when it leaves)"
@@ -206,6 +229,17 @@ package final class AccessLog: Sendable {
             } else {
                 Log.info("access log: \(path) opened again")
             }
+        }
+
+        /// The marker line for the next batch: the queue's `dropped` lines and those lost since the last marker
+        /// (`AccessLog.droppedMarker`), nil when none were. Called as each batch is formatted, on the writer.
+        func marker(dropped: Int) -> String? {
+            let count = unannounced.saturatingAdding(max(0, dropped))
+            unannounced = 0
+            batchMarker = count
+            guard count > 0 else { return nil }
+            announced = announced.saturatingAdding(count)
+            return AccessLog.droppedMarker(count: count, time: wallClockNow(), total: announced)
         }
 
         /// Closes the file once the writer is gone; returns the lines failed writes lost since the last report.
@@ -222,6 +256,9 @@ package final class AccessLog: Sendable {
         func failed(lines: Int, errno code: Int32) {
             failures += 1
             unreported += lines
+            // The next marker counts them, and the count of the marker this batch carried.
+            unannounced = unannounced.saturatingAdding(max(0, lines)).saturatingAdding(batchMarker)
+            batchMarker = 0
             let now = monotonicNow()
             guard failures == 1 || now - lastFailureReport >= 60 else { return }
             lastFailureReport = now
