@@ -72,6 +72,15 @@ extension ServerProcessTests {
                 entry?.hasPrefix("127.0.2.50 ") == true && entry?.contains("\"TCP /test.opus\" 200") == true,
                 "\(entry ?? "")")
             #expect(server.log.contains("listener #\(victim.id) (tcp 127.0.2.50) of /test.opus kicked"))
+            // The listening report counts the kicked session once with the 99 that leave at the stop.
+            crowd.stop()
+            server.stop()
+            let report = try run(
+                try #require(radioRelayExecutable()), ["report", "--json", "--min-seconds", "0", accessLog])
+            #expect(report.status == 0, "\(report.stderr)")
+            let json = try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any]
+            let total = json?["total"] as? [String: Any]
+            #expect(total?["sessions"] as? Int == 100 && total?["unique_listeners"] as? Int == 100, "\(report.stdout)")
         }
     }
 }
