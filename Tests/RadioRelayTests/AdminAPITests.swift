@@ -207,6 +207,18 @@ import Testing
         #expect(IcecastAdmin.failure(400, "x", format: .json).textBody.hasPrefix("{\"iceresponse\":"))
     }
 
+    /// `killsource?ban=`: the station's sources are refused for the bar's seconds, on virtual time.
+    @Test func aBarEnds() {
+        let desk = SourceDesk(station: "jazz", password: SourcePassword("sourcepw1"), paths: ["/jazz"], timeout: 5)
+        #expect(desk.barred(now: 0) == nil)
+        desk.bar(for: 600, now: 100)
+        #expect(desk.barred(now: 100) == 600 && desk.barred(now: 699.5) == 0.5)
+        #expect(desk.barred(now: 700) == nil)
+        desk.bar(for: 60, now: 200)
+        desk.bar(for: 0, now: 201)
+        #expect(desk.barred(now: 201) == nil)
+    }
+
     @Test func secretsNeverPrint() {
         #expect("\(Self.admin)" == "admin:***" && "\(Self.admin.password)" == "***")
         #expect(AdminPassword("short") == nil && AdminPassword("with space1") == nil)

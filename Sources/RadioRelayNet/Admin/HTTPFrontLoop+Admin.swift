@@ -43,6 +43,8 @@ extension HTTPFrontLoop {
             guard let desk else {
                 return answerAdmin(connection, SourceRules.adminAnswer(400, "Source does not exist"))
             }
+            // A bar is the admin's to set.
+            if call.ban != nil { return answerAdmin(connection, IcecastAdmin.unauthorized()) }
             deskCall(connection, request, desk: desk)
         case .admin:
             perform(call, connection, request, desk: desk, now: now)
@@ -81,6 +83,13 @@ extension HTTPFrontLoop {
         case .metadata, .killsource:
             guard let desk else {
                 return answerAdmin(connection, IcecastAdmin.failure(400, "Source does not exist", format: call.format))
+            }
+            if call.command == .killsource, let ban = call.ban {
+                guard case .value(let seconds) = ban, seconds <= AdminCall.maxBan else {
+                    return answerAdmin(connection, IcecastAdmin.failure(400, "Bad parameter: ban", format: call.format))
+                }
+                desk.bar(for: seconds, now: now)
+                Log.notice("admin: station \(desk.station) refuses live sources for \(seconds) s (killsource ban)")
             }
             deskCall(connection, request, desk: desk)
         }

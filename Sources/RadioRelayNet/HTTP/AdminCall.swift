@@ -48,6 +48,8 @@ package struct AdminCall: Sendable, Equatable {
     package var destination: String?
     /// `id=`: nil when absent; `.invalid` when present and not a listener number.
     package var id: Parameter<ListenerID>?
+    /// The longest bar `killsource` sets: a week.
+    package static let maxBan = 7 * 86_400
     /// `ban=` seconds, for `killsource`.
     package var ban: Parameter<Int>?
     /// Every parameter, percent-decoded (for `metadata`'s fields).

@@ -37,6 +37,16 @@ extension HTTPFrontLoop {
                     + "(\(count) in the last minute; 429 after \(SourceLockout.limit))")
             return answer(connection, SourceRules.unauthorized())
         }
+        if let wait = desk.barred(now: now) {
+            // Only a source with the right credentials learns of the bar.
+            var response = PublicRouter.text(403, "Mountpoint barred: try again later\n")
+            response.headers.append(("Retry-After", "\(Int(wait.rounded(.up)))"))
+            http.logLimited(
+                .source, now: now,
+                "http: live source for \(desk.station) from \(connection.peer) refused 403: barred for "
+                    + "\(Int(wait.rounded(.up))) s more (killsource ban)")
+            return answer(connection, response)
+        }
         acceptSource(connection, request, desk: desk, now: now)
     }
 

@@ -18,6 +18,8 @@ package final class SourceDesk: Sendable {
         var info: StationInfo?
         /// When the source on the air connected (wall-clock seconds).
         var connectedAt: Double?
+        /// Until when live sources are refused (monotonic seconds): an admin's `killsource` with `ban=`.
+        var barredUntil = -Double.infinity
         var timeout = 10
     }
 
@@ -99,6 +101,18 @@ package final class SourceDesk: Sendable {
     }
 
     // MARK: The admin calls
+
+    /// The admin's `killsource?ban=SECONDS`: sources with the station's credentials are refused until `now + seconds`
+    /// (a DJ's encoder that reconnects at once stays off the air). A later bar replaces an earlier one; 0 lifts it.
+    package func bar(for seconds: Int, now: Double = monotonicNow()) {
+        state.withLock { $0.barredUntil = seconds > 0 ? now + Double(seconds) : -Double.infinity }
+    }
+
+    /// Seconds the bar still lasts at `now`; nil: none.
+    package func barred(now: Double = monotonicNow()) -> Double? {
+        let until = state.withLock { $0.barredUntil }
+        return until > now ? until - now : nil
+    }
 
     /// `/admin/metadata`: the title while the source plays; false when none is on the air.
     package func setTitle(_ title: String) -> Bool {
