@@ -183,6 +183,14 @@ import Testing
                 == "unlimited")
         let global = try document.nodes(forXPath: "/icestats/*[not(self::source)]").compactMap(\.name)
         #expect(global == global.sorted() && global.count == 18)
+        // The same fields as JSON: `source` an array (even of one), each with its mount.
+        let json = IcecastAdmin.stats(Self.view(), request: Self.request("/admin/stats"), format: .json).textBody
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let icestats = try #require(object["icestats"] as? [String: Any])
+        let sources = try #require(icestats["source"] as? [[String: Any]])
+        #expect(sources.map { $0["mount"] as? String } == ["/alpha.mp3", "/jazz.opus"])
+        #expect(sources[1]["listeners"] as? Int == 2 && sources[1]["server_name"] as? String == "Jazz <b>&</b>")
+        #expect(icestats["sources"] as? Int == 2 && icestats["admin"] as? String == "icemaster@localhost")
         let mounts = IcecastAdmin.listMounts(Self.view(), format: .xml).textBody
         #expect(mounts.contains("<source mount=\"/jazz.opus\"><fallback></fallback><listeners>2</listeners>"))
         var empty = Self.view()

@@ -59,7 +59,10 @@ extension HTTPFrontLoop {
         let (directory, broadcasters) = front.directory()
         let roster = broadcasters.first?.admission.roster
         var view = IcecastAdmin.View(
-            directory: directory, listeners: roster?.list(limit: IcecastAdmin.maxListed).entries ?? [],
+            directory: directory,
+            // Only `listclients` lists anyone: the mount's listeners alone are sorted.
+            listeners: call.command == .listclients
+                ? call.mount.flatMap { roster?.list(mount: $0, limit: IcecastAdmin.maxListed) } ?? [] : [],
             host: request.host.flatMap(IcecastStatus.host) ?? front.address.description, now: now,
             wallClock: wallClockNow())
         view.listenerConnections = broadcasters.reduce(0) { $0 &+ $1.counters.connections.load(ordering: .relaxed) }

@@ -76,6 +76,12 @@ package final class ListenerRoster: Sendable {
 
     package func entry(_ id: ListenerID) -> ListenerEntry? { entries.withLock { $0[id] } }
 
+    /// The entries of `mount`, the oldest first (by ID), at most `limit`: only they are sorted.
+    package func list(mount: String, limit: Int) -> [ListenerEntry] {
+        let matching = entries.withLock { $0.values.filter { $0.mount == mount } }
+        return Array(matching.sorted { $0.id < $1.id }.prefix(max(0, limit)))
+    }
+
     /// At most `limit` entries, the oldest first (by ID), and how many there are in all.
     package func list(limit: Int) -> (entries: [ListenerEntry], total: Int) {
         let all = entries.withLock { Array($0.values) }
