@@ -17,31 +17,14 @@ extension PeerTests {
             if: tool("icecast2") != nil && tool("ffmpeg") != nil && tool("mpv") != nil && tool("curl") != nil,
             "needs icecast2, ffmpeg, mpv and curl (.ci/deps --test)"))
     struct IcecastAdminTests {
-        /// A peer process (a source or a listener), killed by its PID at the end.
-        final class Peer: @unchecked Sendable {
-            let process = Process()
-
-            init(_ program: String, _ arguments: [String]) throws {
-                process.executableURL = URL(fileURLWithPath: try #require(tool(program)))
-                process.arguments = arguments
-                process.standardInput = FileHandle.nullDevice
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = FileHandle.nullDevice
-                try process.run()
-            }
-
-            func stop() {
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-                process.waitUntilExit()
-            }
-        }
-
         /// The three listeners of `url`, each bounded to 60 s.
-        static func listeners(_ url: String) throws -> [Peer] {
+        static func listeners(_ url: String) throws -> [SourceClient] {
             [
-                try Peer("curl", ["-s", "-o", "/dev/null", "--max-time", "60", url]),
-                try Peer("ffmpeg", ["-hide_banner", "-loglevel", "error", "-t", "60", "-i", url, "-f", "null", "-"]),
-                try Peer("mpv", ["--no-config", "--no-video", "--ao=null", "--length=60", "--really-quiet", url]),
+                try SourceClient("curl", ["-s", "-o", "/dev/null", "--max-time", "60", url]),
+                try SourceClient(
+                    "ffmpeg", ["-hide_banner", "-loglevel", "error", "-t", "60", "-i", url, "-f", "null", "-"]),
+                try SourceClient(
+                    "mpv", ["--no-config", "--no-video", "--ao=null", "--length=60", "--really-quiet", url]),
             ]
         }
 
@@ -95,21 +78,14 @@ extension PeerTests {
             let relay = try ServerProcessTests.ServerProcess(arguments: ["serve", "--config", config])
             defer { relay.stop() }
             let servers = [("icecast2", icecast.port), ("relay", http)]
-            var peers: [Peer] = []
+            var peers: [SourceClient] = []
             defer { for peer in peers { peer.stop() } }
             for (_, port) in servers {
                 for (mount, opus, name) in [("/a.opus", true, "Station A"), ("/b.mp3", false, "Station B")] {
                     peers.append(
-                        try Peer(
-                            "ffmpeg",
-                            [
-                                "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i",
-                                "sine=frequency=440:sample_rate=48000:duration=90", "-ac", "2",
-                            ] + (opus ? ["-c:a", "libopus", "-b:a", "64k"] : ["-c:a", "libmp3lame", "-b:a", "128k"])
-                                + [
-                                    "-ice_name", name, "-content_type", opus ? "audio/ogg" : "audio/mpeg", "-f",
-                                    opus ? "ogg" : "mp3", "icecast://source:\(password)@127.0.0.1:\(port)\(mount)",
-                                ]))
+                        try SourceClient.ffmpeg(
+                            port: port, password: password, mount: mount, frequency: 440, seconds: 90, opus: opus,
+                            name: name))
                 }
             }
             let admin = "admin:\(password)"

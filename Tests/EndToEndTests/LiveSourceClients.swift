@@ -9,7 +9,8 @@ final class SourceClient: @unchecked Sendable {
     let process = Process()
     private var files: [String] = []
 
-    private init(_ program: String, _ arguments: [String], files: [String] = []) throws {
+    /// Any peer process (a listener too): `program` found on the PATH, its output dropped.
+    init(_ program: String, _ arguments: [String], files: [String] = []) throws {
         process.executableURL = URL(fileURLWithPath: try #require(tool(program)))
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice

@@ -7,14 +7,18 @@ import Synchronization
 /// call is answered here — the reading ones from the directory and the listener roster (`IcecastAdmin`), `killclient`
 /// by closing the listener where it is served, `metadata` and `killsource` through the station's source desk.
 extension HTTPFrontLoop {
-    func handleAdmin(_ connection: HTTPConnection, _ request: HTTPRequestHead.Request) {
+    /// - Parameters: `directory` and `broadcasters`: the front end's, as the request was routed with them.
+    func handleAdmin(
+        _ connection: HTTPConnection, _ request: HTTPRequestHead.Request, directory: PublicDirectory,
+        broadcasters: [Broadcaster]
+    ) {
         guard let call = AdminCall.parse(path: request.path, query: request.query) else {
-            return answerAdmin(connection, IcecastAdmin.failure(400, "Unrecognised command", format: .xml))
+            return answer(connection, IcecastAdmin.failure(400, "Unrecognised command", format: .xml))
         }
         guard request.method == "GET" || request.method == "POST" else {
             var response = PublicRouter.text(405, "only GET and POST\n")
             response.headers.append(("Allow", "GET, POST"))
-            return answerAdmin(connection, response)
+            return answer(connection, response)
         }
         let now = monotonicNow()
         let desk = call.mount.flatMap { front.sourceDesk(at: $0) }
@@ -25,38 +29,36 @@ extension HTTPFrontLoop {
         case .crossSite:
             http.logLimited(
                 .source, now: now, "http: \(connection.peer) refused 403: a cross-site \(call.command.rawValue) call")
-            answerAdmin(connection, IcecastAdmin.failure(403, "Cross-site request refused", format: call.format))
+            answer(connection, IcecastAdmin.failure(403, "Cross-site request refused", format: call.format))
         case .missing:
-            answerAdmin(connection, IcecastAdmin.unauthorized())
+            answer(connection, IcecastAdmin.unauthorized())
         case .wrong(let key):
             let count = lockout.failed(key, now: now)
             http.logLimited(
                 .source, now: now,
                 "http: \(connection.peer) refused 401: wrong credentials for /admin/\(call.command.rawValue) "
                     + "(\(key.scope): \(count) in the last minute; 429 after \(SourceLockout.limit))")
-            answerAdmin(connection, IcecastAdmin.unauthorized())
+            answer(connection, IcecastAdmin.unauthorized())
         case .lockedOut(let wait):
-            var response = PublicRouter.text(429, "too many failed logins from this address: try again later\n")
-            response.headers.append(("Retry-After", "\(Int(wait.rounded(.up)))"))
-            answerAdmin(connection, response)
+            answer(connection, Self.lockedOut(wait))
         case .source:
             guard let desk else {
-                return answerAdmin(connection, SourceRules.adminAnswer(400, "Source does not exist"))
+                return answer(connection, SourceRules.adminAnswer(400, "Source does not exist"))
             }
             // A bar is the admin's to set.
-            if call.ban != nil { return answerAdmin(connection, IcecastAdmin.unauthorized()) }
+            if call.ban != nil { return answer(connection, IcecastAdmin.unauthorized()) }
             deskCall(connection, request, desk: desk)
         case .admin:
-            perform(call, connection, request, desk: desk, now: now)
+            perform(
+                call, connection, request, desk: desk, directory: directory, broadcasters: broadcasters, now: now)
         }
     }
 
     /// An admin's call, answered.
     private func perform(
         _ call: AdminCall, _ connection: HTTPConnection, _ request: HTTPRequestHead.Request, desk: SourceDesk?,
-        now: Double
+        directory: PublicDirectory, broadcasters: [Broadcaster], now: Double
     ) {
-        let (directory, broadcasters) = front.directory()
         let roster = broadcasters.first?.admission.roster
         var view = IcecastAdmin.View(
             directory: directory,
@@ -69,27 +71,27 @@ extension HTTPFrontLoop {
         view.sourcesLive = Set(directory.mounts.filter { $0.sourceConnected != nil }.map(\.station)).count
         if call.command.needsMount, call.mount == nil {
             // Icecast's answer: without `mount=` it looks for a server-wide command of that name.
-            return answerAdmin(connection, IcecastAdmin.failure(400, "Unknown admin request", format: call.format))
+            return answer(connection, IcecastAdmin.failure(400, "Unknown admin request", format: call.format))
         }
         switch call.command {
-        case .stats: answerAdmin(connection, IcecastAdmin.stats(view, request: request, format: call.format))
-        case .listmounts: answerAdmin(connection, IcecastAdmin.listMounts(view, format: call.format))
-        case .listclients: answerAdmin(connection, IcecastAdmin.listClients(view, call, format: call.format))
+        case .stats: answer(connection, IcecastAdmin.stats(view, request: request, format: call.format))
+        case .listmounts: answer(connection, IcecastAdmin.listMounts(view, format: call.format))
+        case .listclients: answer(connection, IcecastAdmin.listClients(view, call, format: call.format))
         case .killclient:
-            answerAdmin(
+            answer(
                 connection,
                 killClient(call, directory: directory, roster: roster, broadcasters: broadcasters, now: now))
         case .moveclients:
-            answerAdmin(
+            answer(
                 connection,
                 IcecastAdmin.failure(501, "moveclients is not available in this version", format: call.format))
         case .metadata, .killsource:
             guard let desk else {
-                return answerAdmin(connection, IcecastAdmin.failure(400, "Source does not exist", format: call.format))
+                return answer(connection, IcecastAdmin.failure(400, "Source does not exist", format: call.format))
             }
             if call.command == .killsource, let ban = call.ban {
                 guard case .value(let seconds) = ban, seconds <= AdminCall.maxBan else {
-                    return answerAdmin(connection, IcecastAdmin.failure(400, "Bad parameter: ban", format: call.format))
+                    return answer(connection, IcecastAdmin.failure(400, "Bad parameter: ban", format: call.format))
                 }
                 desk.bar(for: seconds, now: now)
                 Log.notice("admin: station \(desk.station) refuses live sources for \(seconds) s (killsource ban)")
@@ -136,18 +138,12 @@ extension HTTPFrontLoop {
     func deskCall(_ connection: HTTPConnection, _ request: HTTPRequestHead.Request, desk: SourceDesk) {
         switch SourceRules.admin(request, desk: desk) {
         case .respond(let response):
-            answerAdmin(connection, response)
+            answer(connection, response)
         case .command(let command):
             guard let ticket = desk.commands.submit(command) else {
-                return answerAdmin(connection, SourceRules.adminAnswer(503, "Too many requests: try again"))
+                return answer(connection, SourceRules.adminAnswer(503, "Too many requests: try again"))
             }
             http.await(connection, ticket) { SourceRules.killAnswer($0).encoded }
         }
-    }
-
-    func answerAdmin(_ connection: HTTPConnection, _ response: HTTPResponse) {
-        var response = response
-        response.keepAlive = false
-        http.respond(connection, head: response.encodedHead, body: response.payload, keepAlive: false)
     }
 }

@@ -75,16 +75,7 @@ package enum IcecastAdmin {
         ]
         let base = Playlists.base(request, directory: view.directory, fallbackHost: view.host)
         let sources = view.directory.mounts.map { mount in (mount.path, sourceFields(mount, base: base)) }
-        switch format {
-        case .xml:
-            let body = sources.map {
-                "<source mount=\"\(Markup.escape($0.0))\">" + IcecastField.xml($0.1) + "</source>"
-            }
-            return xml("<icestats>" + IcecastField.xml(global) + body.joined() + "</icestats>")
-        case .json:
-            let body = sources.map { IcecastField.json([IcecastField("mount", $0.0)] + $0.1) }
-            return json(JSONText.object([("icestats", members(global, sources: body))]))
-        }
+        return document(global, sources: sources, format: format)
     }
 
     /// A mount's `source` in `stats`: `/status-json.xsl`'s fields and those Icecast adds for its admin, by name.
@@ -109,13 +100,12 @@ package enum IcecastAdmin {
         let sources = view.directory.mounts.map { mount in
             var fields = [IcecastField("fallback", ""), IcecastField("listeners", mount.listeners)]
             if let connected = mount.sourceConnected {
-                fields.append(
-                    IcecastField("Connected", max(0, Int(exactly: (view.wallClock - connected).rounded(.down)) ?? 0)))
+                fields.append(IcecastField("Connected", seconds(view.wallClock - connected)))
             }
             fields.append(IcecastField("content-type", mount.format.contentType))
             return (mount.path, fields)
         }
-        return document(sources: sources, format: format)
+        return document([], sources: sources, format: format)
     }
 
     /// `/admin/listclients?mount=`: the mount's `Listeners` count, then each listener.
@@ -130,7 +120,7 @@ package enum IcecastAdmin {
             var listener = [
                 IcecastField("IP", entry.address),
                 IcecastField("UserAgent", entry.userAgent ?? "Unknown"),
-                IcecastField("Connected", max(0, Int(exactly: (view.now - entry.connectedAt).rounded(.down)) ?? 0)),
+                IcecastField("Connected", seconds(view.now - entry.connectedAt)),
                 IcecastField("ID", String(entry.id.value)),
             ]
             if let user = entry.username { listener.append(IcecastField("username", user)) }
@@ -194,24 +184,28 @@ package enum IcecastAdmin {
         }
     }
 
-    private static func document(sources: [(String, [IcecastField])], format: AdminCall.Format) -> HTTPResponse {
+    /// An `icestats` document: the server's `fields` (none for `listmounts`), then a `source` per mount — in JSON
+    /// an array even of one, so a tool reads one shape.
+    private static func document(
+        _ fields: [IcecastField], sources: [(String, [IcecastField])], format: AdminCall.Format
+    ) -> HTTPResponse {
         switch format {
         case .xml:
             let body = sources.map {
                 "<source mount=\"\(Markup.escape($0.0))\">" + IcecastField.xml($0.1) + "</source>"
             }
+            let content = IcecastField.xml(fields) + body.joined()
             // libxml2 writes an empty element as `<icestats/>`.
-            return xml(body.isEmpty ? "<icestats/>" : "<icestats>" + body.joined() + "</icestats>")
+            return xml(content.isEmpty ? "<icestats/>" : "<icestats>" + content + "</icestats>")
         case .json:
             let body = sources.map { IcecastField.json([IcecastField("mount", $0.0)] + $0.1) }
-            return json(JSONText.object([("icestats", members([], sources: body))]))
+            let members = fields.map { ($0.name, $0.jsonValue) } + [("source", JSONText.array(body))]
+            return json(JSONText.object([("icestats", JSONText.object(members))]))
         }
     }
 
-    /// An `icestats` object: its fields, then `source` as an array (even of one: a tool reads one shape).
-    private static func members(_ fields: [IcecastField], sources: [String]) -> String {
-        JSONText.object(fields.map { ($0.name, $0.jsonValue) } + [("source", JSONText.array(sources))])
-    }
+    /// Whole seconds, as Icecast counts `Connected`: 0 for a negative or non-finite span.
+    private static func seconds(_ span: Double) -> Int { max(0, Int(exactly: span.rounded(.down)) ?? 0) }
 
     private static func xml(_ root: String, status: Int = 200) -> HTTPResponse {
         HTTPResponse(

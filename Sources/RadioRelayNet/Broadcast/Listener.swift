@@ -73,7 +73,9 @@ package final class Listener {
     package var fd: Int32 { socket.rawValue }
 
     /// `ADDRESS:PORT` (`[V6]:PORT`), as log lines name it.
-    package var peer: String { entry.address.contains(":") ? "[\(entry.address)]:\(port)" : "\(entry.address):\(port)" }
+    package var peer: String {
+        entry.address.utf8.contains(UInt8(ascii: ":")) ? "[\(entry.address)]:\(port)" : "\(entry.address):\(port)"
+    }
 
     /// The part of the response head not yet sent (empty for raw listeners and once it is out).
     package var unsentResponseHead: UnsafeRawBufferPointer {

@@ -49,8 +49,8 @@ package struct AdminGate: Sendable {
         if asSource, call.command.sourceMayCall, let source {
             let key = SourceLockout.Key.source(source.station, host)
             if let wait = lockout.lockedOut(key, now: now) { return .lockedOut(seconds: wait) }
-            let accepted = credentials.map { source.password.matches($0.password.bytes) } ?? false
-            return accepted ? .source(station: source.station) : .wrong(key: key)
+            return source.password.check(authorization) == .accepted
+                ? .source(station: source.station) : .wrong(key: key)
         }
         let key = Self.adminKey(host)
         if let wait = lockout.lockedOut(key, now: now) { return .lockedOut(seconds: wait) }

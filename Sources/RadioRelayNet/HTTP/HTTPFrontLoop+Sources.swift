@@ -18,12 +18,10 @@ extension HTTPFrontLoop {
         // Failures count against this station from this address only.
         let key = SourceLockout.Key.source(desk.station, connection.hostKey)
         if let wait = lockout.lockedOut(key, now: now) {
-            var response = PublicRouter.text(429, "too many failed logins from this address: try again later\n")
-            response.headers.append(("Retry-After", "\(Int(wait.rounded(.up)))"))
             http.logLimited(
                 .source, now: now,
                 "http: \(connection.peer) refused 429: too many failed source logins for station \(desk.station)")
-            return answer(connection, response)
+            return answer(connection, Self.lockedOut(wait))
         }
         switch password.check(request.field("authorization")) {
         case .accepted: break
@@ -85,7 +83,15 @@ extension HTTPFrontLoop {
         if !desk.deliver(Handoff(value: source), info: described.info) { source.close() }
     }
 
-    private func answer(_ connection: HTTPConnection, _ response: HTTPResponse) {
+    /// 429 to an address with too many failed logins (`SourceLockout`), with when to try again.
+    static func lockedOut(_ wait: Double) -> HTTPResponse {
+        var response = PublicRouter.text(429, "too many failed logins from this address: try again later\n")
+        response.headers.append(("Retry-After", "\(Int(wait.rounded(.up)))"))
+        return response
+    }
+
+    /// Sends `response` and closes: the answers of the source protocol and the admin calls.
+    func answer(_ connection: HTTPConnection, _ response: HTTPResponse) {
         var response = response
         response.keepAlive = false
         http.respond(connection, head: response.encodedHead, body: response.payload, keepAlive: false)

@@ -118,7 +118,7 @@ package final class HTTPFrontLoop {
         case .source(let request):
             handleSourceProtocol(connection, request)
         case .admin(let request):
-            handleAdmin(connection, request)
+            handleAdmin(connection, request, directory: directory, broadcasters: broadcasters)
         case .hls(let mount, let response, let request):
             let raw: HTTPRequestHead.Request? = if case .request(let raw) = head { raw } else { nil }
             answerHLS(
