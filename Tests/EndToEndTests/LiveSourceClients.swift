@@ -92,7 +92,8 @@ final class SourceClient: @unchecked Sendable {
 }
 
 /// `count` raw TCP listeners of a station's port, from addresses 127.0.0.2… (so no per-address rule touches them),
-/// read all along by one thread; whether any was closed by the server.
+/// read all along by one thread; whether any was closed by the server. With a `request`, HTTP listeners: each sends
+/// it first.
 final class BulkListeners: @unchecked Sendable {
     private let lock = NSLock()
     private var clients: [ListenerClient] = []
@@ -101,10 +102,11 @@ final class BulkListeners: @unchecked Sendable {
     private var running = true
     private var thread: Thread?
 
-    init(port: UInt16, count: Int) throws {
-        clients = try (0..<count).map { index in
+    init(port: UInt16, count: Int, request: String? = nil, firstAddress: Int = 0) throws {
+        clients = try (firstAddress..<firstAddress + count).map { index in
             try ListenerClient(port: port, source: "127.0.\(2 + index / 250).\(2 + index % 250)")
         }
+        if let request { for client in clients { client.send(request) } }
         for client in clients { _ = fcntl(client.fd, F_SETFL, fcntl(client.fd, F_GETFL) | O_NONBLOCK) }
         let fds = clients.map(\.fd)
         let started = Thread { [self] in readAll(fds) }

@@ -117,6 +117,8 @@ extension Pipeline {
             }
             endLive(index, reason: "ended by /admin/killsource", now: now)
             return .done("station \(station): the live source is ended: the station hands back")
+        case .moveListeners:
+            return .refused("station \(station): listeners are moved by the network loops, not the station")
         }
     }
 }

@@ -82,9 +82,8 @@ extension HTTPFrontLoop {
                 connection,
                 killClient(call, directory: directory, roster: roster, broadcasters: broadcasters, now: now))
         case .moveclients:
-            answer(
-                connection,
-                IcecastAdmin.failure(501, "moveclients is not available in this version", format: call.format))
+            moveClients(
+                call, connection, directory: directory, roster: roster, broadcasters: broadcasters, view: view)
         case .metadata, .killsource:
             guard let desk else {
                 return answer(connection, IcecastAdmin.failure(400, "Source does not exist", format: call.format))

@@ -102,6 +102,8 @@ package enum SessionEnd: String, Sendable, CaseIterable {
     case stopped
     /// Closed by the admin (`killclient`).
     case kicked
+    /// Moved by the admin to another station (`moveclients`), which does not ask this backend.
+    case moved
     /// Admitted by the backend, then refused a place (the station or the server full) or never served.
     case notServed = "not_served"
 }

@@ -16,3 +16,16 @@ package struct ListenerRequest: Sendable, Equatable {
         self.metaInterval = metaInterval
     }
 }
+
+extension ListenerRequest {
+    /// The same request as if it had asked for `mount` (a listener moved there: its access log line names it): the
+    /// request line's method and version kept, its path replaced.
+    package func moved(to mount: String) -> ListenerRequest {
+        var moved = self
+        let words = line.utf8.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+        let method = words.first.map { String(decoding: $0, as: UTF8.self) } ?? "GET"
+        let version = words.count >= 3 ? String(decoding: words[words.count - 1], as: UTF8.self) : "HTTP/1.1"
+        moved.line = "\(method) \(mount) \(version)"
+        return moved
+    }
+}

@@ -167,6 +167,12 @@ package final class Broadcaster: Sendable {
     /// Closes its raw or HTTP listener `id` on whichever loop serves it; false when a loop could not be asked.
     package func kick(_ id: ListenerID) -> Bool { pool.kick(id, of: self) }
 
+    /// Moves its raw and HTTP listeners (all, or `id`) to `destination`, on whichever loops serve them
+    /// (`NetworkLoop+Move`); `tally` is answered once every loop did.
+    package func move(to destination: Broadcaster, id: ListenerID?, tally: MoveTally) -> Bool {
+        pool.move(from: self, to: destination, id: id, tally: tally)
+    }
+
     /// Starts serving: its pool's loops (if they are its own, or not started yet) take it on.
     package func start() throws {
         try pool.start()

@@ -9,13 +9,20 @@ package final class Listener {
     /// Its port: with the entry's address, what the log lines name it by (a `SocketAddress` is 132 bytes; 19 000
     /// listeners kept it twice).
     package let port: UInt16
-    /// Its ID and what the listener list shows of it (the admission point made it).
-    package let entry: ListenerEntry
-    /// A protected station's listener: its session with the authentication backend (ended when it leaves).
-    package let session: ListenerSession?
+    /// Its ID and what the listener list shows of it (the admission point made it; a move makes it another, with the
+    /// same ID, for its new mount).
+    package var entry: ListenerEntry
+    /// A protected station's listener: its session with the authentication backend (ended when it leaves, or when
+    /// it is moved to another station).
+    package var session: ListenerSession?
     /// Who it counts as for `maxPerIP`.
     package let hostKey: HostKey
-    package let connectedAt: Double
+    /// When it came to the output it is on now (admitted, or moved there).
+    package var connectedAt: Double
+    /// Its stream's bytes sent before it came to that output (a moved listener's access log line per mount).
+    package var bytesBefore = 0
+    /// A listener moved from another output: the pages it gets there (nil for every other).
+    package var splice: ListenerSplice?
     /// Its place in the stream, as the `ListenerSchedule` decides it.
     package var state = ListenerState()
     /// Its place in the loop's list of listeners looked at when pages are published (-1: not there, while its
@@ -36,8 +43,8 @@ package final class Listener {
     /// how much of it is sent.
     package let responseHead: UnsafeMutableRawBufferPointer?
     package var responseHeadSent = 0
-    /// What an HTTP listener asked for (nil for a raw one).
-    package let request: ListenerRequest?
+    /// What an HTTP listener asked for (nil for a raw one); a move puts its new mount in the request line.
+    package var request: ListenerRequest?
     /// Where it is in its ICY framing, when it asked for titles in band (`ICYCursor`).
     package var icy: ICYCursor?
     /// When a write last took bytes (its connection time until then): how long a backed-up listener has made no

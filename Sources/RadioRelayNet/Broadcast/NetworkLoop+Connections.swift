@@ -81,14 +81,7 @@ extension NetworkLoop {
         // The session limit in force when it came (a reload changes it for the next ones), and its backend's.
         if configuration.maxListenerDuration > 0 { listener.state.endsAt = now + configuration.maxListenerDuration }
         if let endsAt = session?.endsAt { listener.state.endsAt = min(listener.state.endsAt, endsAt) }
-        let slot = Int(fd)
-        if slot >= byFD.count {
-            byFD += Array(repeating: nil, count: slot + 1 - byFD.count + 64)
-            position += Array(repeating: -1, count: byFD.count - position.count)
-        }
-        byFD[slot] = listener
-        position[slot] = active.count
-        active.append(listener)
+        enter(listener)
         enterScan(listener)
         host.own(fd, self)
         if kind == .http { counters.httpListeners.add(1, ordering: .relaxed) }
@@ -201,16 +194,7 @@ extension NetworkLoop {
     package func disconnect(
         _ listener: Listener, reason: String, quiet: Bool = false, topic: LogTopic? = nil, ended: SessionEnd = .left
     ) {
-        let slot = Int(listener.fd)
-        guard slot < byFD.count, byFD[slot] === listener else { return }
-        let index = position[slot]
-        let last = active.removeLast()
-        if last !== listener {
-            active[index] = last
-            position[Int(last.fd)] = index
-        }
-        byFD[slot] = nil
-        position[slot] = -1
+        guard leave(listener) else { return }
         if Self.closesAbortively(
             backedUp: listener.state.backedUp, sinceProgress: monotonicNow() - listener.lastProgress)
         {
@@ -234,7 +218,8 @@ extension NetworkLoop {
             accessLog.write(
                 AccessRecord(
                     leaving: listener.entry, request: listener.request,
-                    bytes: listener.bytesSent - listener.responseHeadSent, seconds: now - listener.connectedAt))
+                    bytes: listener.bytesSent - listener.responseHeadSent - listener.bytesBefore,
+                    seconds: now - listener.connectedAt))
         }
         if quiet { return }
         func line() -> String {
@@ -246,6 +231,33 @@ extension NetworkLoop {
         } else if Log.isEnabled(.info) {
             logLimited(.left, .info, now: now, line())
         }
+    }
+
+    /// Puts the listener in this output's tables (by descriptor, and the list of them).
+    func enter(_ listener: Listener) {
+        let slot = Int(listener.fd)
+        if slot >= byFD.count {
+            byFD += Array(repeating: nil, count: slot + 1 - byFD.count + 64)
+            position += Array(repeating: -1, count: byFD.count - position.count)
+        }
+        byFD[slot] = listener
+        position[slot] = active.count
+        active.append(listener)
+    }
+
+    /// Takes the listener out of those tables (swap-remove); false when it is not there.
+    func leave(_ listener: Listener) -> Bool {
+        let slot = Int(listener.fd)
+        guard slot >= 0, slot < byFD.count, byFD[slot] === listener else { return false }
+        let index = position[slot]
+        let last = active.removeLast()
+        if last !== listener {
+            active[index] = last
+            position[Int(last.fd)] = index
+        }
+        byFD[slot] = nil
+        position[slot] = -1
+        return true
     }
 
     /// Closes the listener with this ID, if this loop serves it here (an admin's `killclient`; one scan, kicks are

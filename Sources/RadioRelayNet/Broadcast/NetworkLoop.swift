@@ -99,6 +99,7 @@ package final class NetworkLoop {
     }
 
     func page(_ index: Int64, for listener: Listener) -> SharedPage? {
+        if let splice = listener.splice, let page = splice.page(index, ring: ring) { return page }
         if let page = ring.page(index) { return page }
         if let partial = listener.partial, partial.index == index { return partial }
         return nil
@@ -162,6 +163,13 @@ package final class NetworkLoop {
                 listener, reason: "session limit (\(limit) s, max_listener_duration)", topic: .sessionEnded,
                 ended: .sessionLimit)
             return
+        }
+        // A moved listener in its own stream keeps its headers (never the ring's, which a move across links gives).
+        if listener.splice?.keepsHeaders == true && listener.headersLink != listener.state.link {
+            listener.state.headerCount = listener.headers.count
+            listener.state.headersSent = listener.headers.count
+            listener.state.offset = 0
+            listener.headersLink = listener.state.link
         }
         // Headers to send that it does not hold yet: the current link's, as the schedule chose them from this view.
         if listener.state.headersSent < listener.state.headerCount && listener.headersLink != listener.state.link {
@@ -258,7 +266,10 @@ package final class NetworkLoop {
             advanceICY(listener, by: remaining)
             return
         }
-        while remaining > 0, let cursor = listener.state.cursor, let page = page(cursor, for: listener) {
+        // A moved listener's page may be empty (a header page its own stream leaves out): passed at once.
+        while let cursor = listener.state.cursor, let page = page(cursor, for: listener),
+            remaining > 0 || page.bytes.isEmpty
+        {
             let sent = min(remaining, page.bytes.count - listener.state.offset)
             remaining -= sent
             advance(listener, in: page, at: cursor, by: sent)
@@ -275,6 +286,10 @@ package final class NetworkLoop {
             listener.state.partialTimeline = nil
             listener.state.link = page.link
             listener.partial = nil
+            if let splice = listener.splice {
+                splice.trim(cursor: cursor + 1)
+                if splice.isDone(cursor: cursor + 1) { listener.splice = nil }
+            }
         } else {
             listener.state.partialTimeline = page.timeline
             listener.partial = page

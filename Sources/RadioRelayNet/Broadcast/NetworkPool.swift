@@ -129,6 +129,21 @@ package final class NetworkPool: Service {
         return queued
     }
 
+    /// Asks every loop to move `source`'s listeners (all, or `id`) to `destination`, counting them in `tally`, which
+    /// is answered once every loop did. False when a loop's queue is full (the loops that took it still move theirs).
+    package func move(
+        from source: Broadcaster, to destination: Broadcaster, id: ListenerID?, tally: MoveTally
+    ) -> Bool {
+        var queued = true
+        for member in members {
+            if !member.post(.move(source, destination, id, tally), label: source.name, bounded: true) {
+                queued = false
+                tally.loopDone()
+            }
+        }
+        return queued
+    }
+
     /// Hands a listener to the loop `assign` chose (false: its queue is full; the assignment is taken back).
     package func handOver(_ arrival: ArrivingListener, of broadcaster: Broadcaster, to member: PoolMember) -> Bool {
         guard member.post(.arrive(broadcaster, arrival), label: broadcaster.name, bounded: true) else {
@@ -205,6 +220,9 @@ enum PoolCommand: @unchecked Sendable {
     case arrive(Broadcaster, ArrivingListener)
     /// Close that output's listener with this ID, if this loop serves it (an admin's `killclient`).
     case kick(Broadcaster, ListenerID)
+    /// Move the first output's listeners (all, or the one with this ID) that this loop serves to the second, and
+    /// count them in the tally (an admin's `moveclients`).
+    case move(Broadcaster, Broadcaster, ListenerID?, MoveTally)
 }
 
 /// How many network loops `network_threads` means when it is not set: the CPUs this process may run on (its

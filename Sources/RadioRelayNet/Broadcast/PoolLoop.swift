@@ -75,6 +75,13 @@ package final class PoolLoop: WakeUpHandler {
         member.assigned.subtract(1, ordering: .relaxed)
     }
 
+    /// `fd`'s listener is `output`'s from now on (moved to it on this loop: its assignment stays).
+    func reassign(_ fd: Int32, to output: NetworkLoop) {
+        let slot = Int(fd)
+        guard slot >= 0, slot < owners.count, owners[slot] != nil else { return }
+        owners[slot] = output
+    }
+
     private func owner(_ fd: Int32) -> NetworkLoop? {
         guard fd >= 0, Int(fd) < owners.count else { return nil }
         return owners[Int(fd)]
@@ -101,6 +108,13 @@ package final class PoolLoop: WakeUpHandler {
                 output.admit(arrival)
             case .kick(let broadcaster, let id):
                 outputs.first { $0.broadcaster === broadcaster }?.kick(id)
+            case .move(let from, let to, let id, let tally):
+                if let source = outputs.first(where: { $0.broadcaster === from }),
+                    let destination = outputs.first(where: { $0.broadcaster === to })
+                {
+                    source.move(to: destination, id: id, tally: tally)
+                }
+                tally.loopDone()
             }
         }
     }

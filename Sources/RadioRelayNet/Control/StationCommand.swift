@@ -11,12 +11,18 @@ package enum StationCommand: Sendable, Equatable, CustomStringConvertible {
     case release
     /// End the live source on the air (Icecast's `killsource`): the station hands back.
     case killSource
+    /// Move a mount's listeners (all, or one) to another mount (Icecast's `moveclients`): carried out by the network
+    /// loops that serve them (`MoveTally`), never by a station's pipeline.
+    case moveListeners(from: String, to: String, id: ListenerID?)
 
     package var description: String {
         switch self {
         case .force(let input): "force \(Sanitized.text(input, limit: 64))"
         case .release: "release"
         case .killSource: "killsource"
+        case .moveListeners(let from, let to, let id):
+            "moveclients \(Sanitized.text(from, limit: 64)) → \(Sanitized.text(to, limit: 64))"
+                + (id.map { " #\($0)" } ?? "")
         }
     }
 }
