@@ -51,18 +51,22 @@ extension PeerTests {
         final class DecodingListener: @unchecked Sendable {
             let process = Process()
             let path = temporaryPath("listener.f32")
+            let agent: String
 
             convenience init(port: UInt16) throws {
                 try self.init(url: "tcp://127.0.0.1:\(port)")
             }
 
-            /// A listener of any URL ffmpeg opens (an HTTP mount).
-            init(url: String) throws {
+            /// A listener of any URL ffmpeg opens (an HTTP mount, an HLS playlist), with its own user agent if given
+            /// (the server tells HLS players apart by address and agent).
+            init(url: String, agent: String? = nil) throws {
+                self.agent = agent ?? "ffmpeg"
                 process.executableURL = URL(fileURLWithPath: try #require(tool("ffmpeg")))
-                process.arguments = [
-                    "-hide_banner", "-loglevel", "error", "-i", url, "-ac", "1", "-ar", "16000", "-f", "f32le", "-y",
-                    path,
-                ]
+                process.arguments =
+                    ["-hide_banner", "-loglevel", "error", "-nostdin"]
+                    + (agent.map { ["-user_agent", $0] } ?? []) + [
+                        "-i", url, "-ac", "1", "-ar", "16000", "-f", "f32le", "-y", path,
+                    ]
                 process.standardInput = FileHandle.nullDevice
                 process.standardOutput = FileHandle.nullDevice
                 process.standardError = FileHandle.nullDevice

@@ -28,7 +28,7 @@ extension ServerProcessTests {
             defer { for path in [accessLog, config] + files { try? FileManager.default.removeItem(atPath: path) } }
             // Two stations alike but for their tone and port.
             let stations = zip(["a", "b"], zip(files, [portA, portB])).map { name, served in
-                "[station \(name)]\nupstream = \(served.0)\nbind = 127.0.0.1\nport = \(served.1)\nmp3 = yes\nmax_per_ip = 0"
+                "[station \(name)]\nupstream = \(served.0)\nbind = 127.0.0.1\nport = \(served.1)\nmp3 = yes\nhls = yes\nmax_per_ip = 0"
             }.joined(separator: "\n")
             try """
             [server]
@@ -57,6 +57,19 @@ extension ServerProcessTests {
                 return out
             }
             try #require(waitUntil(10) { (try? call("/admin/listmounts").status) == 200 }, "\(server.log)")
+            // HLS players need the first segments (both stations: the move needs the destination's). The probes are
+            // HLS sessions too (user agent `probe`), one on each station: a's moves with the others.
+            try #require(
+                waitUntil(20) {
+                    ["/a/live.m3u8", "/b/live.m3u8"].allSatisfy {
+                        (try? httpFetch(http, "GET \($0) HTTP/1.0\r\nUser-Agent: probe\r\n\r\n").status) == 200
+                    }
+                }, "\(server.log)")
+            let players = try (1...2).map {
+                try PeerTests.FailoverTests.DecodingListener(
+                    url: "http://127.0.0.1:\(http)/a/live.m3u8", agent: "hls-\($0)")
+            }
+            defer { for player in players { player.stop() } }
             // The decoding listeners: raw (captured whole), HTTP Opus and MP3 (ffmpeg).
             let raw = try Reader(port: portA)
             let opus = try PeerTests.FailoverTests.DecodingListener(url: "http://127.0.0.1:\(http)/a.opus")
@@ -72,11 +85,11 @@ extension ServerProcessTests {
                 port: http, count: 4, request: "GET /a.mp3 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", firstAddress: 218)
             defer { for group in [crowd, httpCrowd, mp3Crowd] { group.stop() } }
             try #require(
-                waitUntil(10) { (try? listed("/a.opus").count) == 220 && (try? listed("/a.mp3").count) == 5 },
+                waitUntil(10) { (try? listed("/a.opus").count) == 223 && (try? listed("/a.mp3").count) == 5 },
                 "\(server.log)")
             let before = (opus: try listed("/a.opus"), mp3: try listed("/a.mp3"))
-            try #require(waitUntil(15) { opus.seconds > 4 && mp3.seconds > 4 })
-            let movedAt = (opus: opus.seconds, mp3: mp3.seconds)
+            try #require(waitUntil(15) { opus.seconds > 4 && mp3.seconds > 4 && players.allSatisfy { $0.seconds > 4 } })
+            let movedAt = (opus: opus.seconds, mp3: mp3.seconds, hls: players.map(\.seconds).max() ?? 0)
 
             let answer = try call("/admin/moveclients?mount=/a.opus&destination=/b.opus")
             #expect(
@@ -84,7 +97,10 @@ extension ServerProcessTests {
             let answerMP3 = try call("/admin/moveclients?mount=/a.mp3&destination=/b.mp3&format=json")
             #expect(answerMP3.text.contains("Clients moved from /a.mp3 to /b.mp3"), "\(answerMP3.text)")
             // Same IDs on the destination, none left behind, each connected since it first came.
-            try #require(waitUntil(5) { (try? listed("/b.opus").count) == 220 }, "\(server.log)")
+            // b's probe has a's probe's address and agent: one player there (its session ends at the move).
+            try #require(
+                waitUntil(5) { (try? listed("/b.opus").count) == 223 },
+                "b: \((try? listed("/b.opus").count) ?? -1), a: \((try? listed("/a.opus").count) ?? -1)")
             let after = (opus: try listed("/b.opus"), mp3: try listed("/b.mp3"))
             #expect(Set(after.opus.keys) == Set(before.opus.keys))
             #expect(Set(after.mp3.keys) == Set(before.mp3.keys))
@@ -96,7 +112,12 @@ extension ServerProcessTests {
             #expect(try call("/admin/moveclients?mount=/b.opus&destination=/b.opus").text.contains("identical"))
             #expect(try call("/admin/moveclients?mount=/b.opus&destination=/a.mp3").status == 400)
 
-            try #require(waitUntil(15) { opus.seconds > movedAt.opus + 4 && mp3.seconds > movedAt.mp3 + 4 })
+            // An HLS player plays the segments it was shown (it starts three behind), then the destination's.
+            try #require(
+                waitUntil(25) {
+                    opus.seconds > movedAt.opus + 4 && mp3.seconds > movedAt.mp3 + 4
+                        && players.allSatisfy { $0.seconds > movedAt.hls + 11 }
+                })
             let (bytes, closed) = raw.finish()
             #expect(!closed, "the raw listener was disconnected")
             for group in [crowd, httpCrowd, mp3Crowd] { #expect(group.counts.closed == 0) }
@@ -110,11 +131,13 @@ extension ServerProcessTests {
             defer { try? FileManager.default.removeItem(atPath: path) }
             let validation = try run(try #require(tool("oggz-validate")), [path])
             #expect(validation.status == 0, "oggz-validate: \(validation.stdout) \(validation.stderr)")
-            let timelines = [
-                ("raw", ToneTimeline(capture.left, rate: 48_000, tones: [Self.toneA, Self.toneB])),
-                ("http", ToneTimeline(opus.samples, rate: 16_000, tones: [Self.toneA, Self.toneB])),
-                ("mp3", ToneTimeline(mp3.samples, rate: 16_000, tones: [Self.toneA, Self.toneB])),
-            ]
+            let timelines =
+                [
+                    ("raw", ToneTimeline(capture.left, rate: 48_000, tones: [Self.toneA, Self.toneB])),
+                    ("http", ToneTimeline(opus.samples, rate: 16_000, tones: [Self.toneA, Self.toneB])),
+                    ("mp3", ToneTimeline(mp3.samples, rate: 16_000, tones: [Self.toneA, Self.toneB])),
+                ] + players.map { ($0.agent, ToneTimeline($0.samples, rate: 16_000, tones: [Self.toneA, Self.toneB])) }
+            #expect(players.allSatisfy { $0.process.isRunning }, "an HLS player stopped")
             for (name, timeline) in timelines {
                 print("moved \(name) listener (decoded):\n\(timeline)")
                 #expect(timeline.order() == [Self.toneA, Self.toneB], "\(name): \(timeline)")
@@ -133,12 +156,17 @@ extension ServerProcessTests {
             #expect(lines.filter { $0.contains("\"TCP /a.opus\"") }.count == 200)
             #expect(lines.filter { $0.contains("\"TCP /b.opus\"") }.count == 200)
             #expect(lines.filter { $0.contains("\"GET /b.mp3 HTTP/1.1\"") }.count == 5)
+            for agent in ["hls-1", "hls-2"] {
+                let theirs = lines.filter { $0.hasSuffix("\"\(agent)\" \($0.split(separator: " ").last ?? "")") }
+                #expect(
+                    theirs.count == 2 && theirs.last?.contains("\"GET /b/live.m3u8 HTTP/1.1\"") == true, "\(theirs)")
+            }
             let report = try run(
                 try #require(radioRelayExecutable()), ["report", "--json", "--min-seconds", "0", accessLog])
             #expect(report.status == 0, "\(report.stderr)")
             let json = try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any]
             let total = json?["total"] as? [String: Any]
-            #expect(total?["sessions"] as? Int == 225, "\(report.stdout.prefix(2_000))")
+            #expect(total?["sessions"] as? Int == 229, "\(report.stdout.prefix(2_000))")
         }
     }
 }

@@ -117,7 +117,7 @@ package enum HLSPlaylist {
     }
 
     /// `EXTINF` durations: seconds with five decimals.
-    static func decimal(_ seconds: Double) -> String {
+    package static func decimal(_ seconds: Double) -> String {
         let micro = seconds.isFinite ? Int((min(max(0, seconds), 1e9) * 100_000).rounded()) : 0
         let fraction = String(micro % 100_000)
         return "\(micro / 100_000)." + String(repeating: "0", count: 5 - fraction.count) + fraction

@@ -36,15 +36,15 @@ extension HTTPFrontLoop {
             guard let entry = roster?.entry(asked), entry.mount == mount else {
                 return answer(connection, IcecastAdmin.notDone("Client \(asked) not found", format: call.format))
             }
-            guard entry.kind == .tcp || entry.kind == .http else {
+            guard entry.kind != .events else {
                 return answer(
                     connection,
                     IcecastAdmin.notDone(
-                        "Client \(asked) not moved: \(entry.kind.rawValue) listeners stay on their mount",
-                        format: call.format))
+                        "Client \(asked) not moved: title-event subscribers stay on their mount", format: call.format))
             }
             id = asked
         }
+        let hlsOnly = id.flatMap { roster?.entry($0)?.kind } == .hls
         guard from < broadcasters.count, to < broadcasters.count else {
             return answer(connection, IcecastAdmin.failure(400, "Source does not exist", format: call.format))
         }
@@ -52,8 +52,14 @@ extension HTTPFrontLoop {
         let target = broadcasters[to]
         let ticket = CommandTicket(.moveListeners(from: mount, to: destination, id: id))
         let tally = MoveTally(
-            ticket: ticket, loops: source.pool.members.count, from: mount, to: destination, id: id)
-        guard source.move(to: target, id: id, tally: tally) else {
+            ticket: ticket, loops: hlsOnly ? 1 : source.pool.members.count, from: mount, to: destination, id: id)
+        // HLS players here, at once; stream listeners by the loops that serve them.
+        moveHLS(
+            from: directory.mounts[from], to: directory.mounts[to], broadcasters: (source, target), id: id,
+            tally: tally, now: monotonicNow())
+        if hlsOnly {
+            tally.loopDone()
+        } else if !source.move(to: target, id: id, tally: tally) {
             return answer(connection, IcecastAdmin.failure(503, "Too many requests: try again", format: call.format))
         }
         let format = call.format

@@ -33,6 +33,8 @@ package struct HLSSessions: Sendable {
         /// Its first request, for its access-log line.
         package var request: ListenerRequest
         package var lastSeen: Double
+        /// When it came to this stream (its first answer, or a move): its access-log line's seconds count from it.
+        package var arrived: Double
     }
 
     private var sessions: [Key: Session] = [:]
@@ -58,7 +60,7 @@ package struct HLSSessions: Sendable {
         let ended = sessions[key]
         if ended == nil && sessions.count >= Self.maxSessions { return (false, nil) }
         entry.bytes.add(max(0, bytes), ordering: .relaxed)
-        sessions[key] = Session(entry: entry, request: request, lastSeen: now)
+        sessions[key] = Session(entry: entry, request: request, lastSeen: now, arrived: now)
         return (true, ended)
     }
 
@@ -79,6 +81,20 @@ package struct HLSSessions: Sendable {
         guard let (key, session) = sessions.first(where: { $0.value.entry.id == id }) else { return nil }
         sessions[key] = nil
         return session
+    }
+
+    /// The live sessions (all, or listener `id`'s), taken out with their keys (an admin's move; one scan).
+    package mutating func take(id: ListenerID?, now: Double) -> [(key: Key, session: Session)] {
+        let taken = sessions.filter { key, session in
+            now - session.lastSeen < Self.window && (id == nil || session.entry.id == id)
+        }
+        for key in taken.keys { sessions[key] = nil }
+        return taken.map { ($0.key, $0.value) }
+    }
+
+    /// Puts back a session `take` took (its move was refused).
+    package mutating func restore(_ key: Key, _ session: Session) {
+        if sessions[key] == nil { sessions[key] = session }
     }
 
     /// Sessions whose last answer is within the window before `now`.

@@ -45,6 +45,18 @@ package final class HLSStream: Sendable, Equatable {
     /// The session of listener `id`, taken out (an admin's kick).
     package func endSession(id: ListenerID) -> HLSSessions.Session? { sessions.withLock { $0.end(id: id) } }
 
+    /// The live sessions (all, or listener `id`'s), taken out (`HLSSessions.take`: an admin's move).
+    package func takeSessions(id: ListenerID?, now: Double = monotonicNow()) -> [(
+        key: HLSSessions.Key, session: HLSSessions.Session
+    )] {
+        sessions.withLock { $0.take(id: id, now: now) }
+    }
+
+    /// Puts back a session `takeSessions` took.
+    package func restore(_ key: HLSSessions.Key, _ session: HLSSessions.Session) {
+        sessions.withLock { $0.restore(key, session) }
+    }
+
     /// The sessions with an answer within `HLSSessions.window` seconds.
     package func playerCount(now: Double = monotonicNow()) -> Int { sessions.withLock { $0.count(now: now) } }
 

@@ -44,6 +44,7 @@ extension HTTPFrontLoop {
         let now = monotonicNow()
         let counted = response.status == 200 || response.status == 304
         let bytes = response.payload.count
+        if counted, answerMoved(connection, response, key: key, request: request, stream: stream, now: now) { return }
         if counted, stream.answered(key, bytes: bytes, now: now) != nil { return send(response, on: connection) }
         let ask = AdmissionAsk(
             station: mount.station, mount: mount.path, kind: .hls, client: connection.peer, request: request)
@@ -210,10 +211,15 @@ extension HTTPFrontLoop {
 
     /// Ends the sessions whose window is over (every one with `all`, at the stop), and the passes unused as long.
     func endSessions(now: Double, all: Bool = false) {
+        var ended: Set<ListenerID> = []
         for (id, held) in hlsStreams {
-            for session in held.stream.endSessions(now: now, all: all) { endSession(session, of: held.broadcaster) }
+            for session in held.stream.endSessions(now: now, all: all) {
+                endSession(session, of: held.broadcaster)
+                ended.insert(session.entry.id)
+            }
             if held.stream.sessionsKept == 0 { hlsStreams[id] = nil }
         }
+        if !ended.isEmpty, !hlsMoves.isEmpty { hlsMoves = hlsMoves.filter { !ended.contains($0.value.move.id) } }
         for (pass, held) in hlsPasses where all || !(now - held.lastUsed < HLSSessions.window) {
             endPass(pass, all ? .stopped : .left, now: now)
         }
@@ -244,11 +250,11 @@ extension HTTPFrontLoop {
     }
 
     /// A session ended: out of the roster, and its access-log line (time connected: to its last answer).
-    private func endSession(_ session: HLSSessions.Session, of broadcaster: Broadcaster) {
+    func endSession(_ session: HLSSessions.Session, of broadcaster: Broadcaster) {
         let entry = session.entry
         broadcaster.admission.leave(entry)
         broadcaster.audience.release()
-        let seconds = max(0, session.lastSeen - entry.connectedAt)
+        let seconds = max(0, session.lastSeen - session.arrived)
         broadcaster.accessLog?.write(
             AccessRecord(
                 leaving: entry, request: session.request, bytes: entry.bytes.load(ordering: .relaxed), seconds: seconds)

@@ -35,6 +35,9 @@ package final class HTTPFrontLoop {
     /// ended sessions are looked for here, a reload's old streams included, until they hold none.
     package var hlsStreams: [ObjectIdentifier: (stream: HLSStream, broadcaster: Broadcaster)] = [:]
     package var nextSessionSweep = -Double.infinity
+    /// HLS players moved to another stream (`moveclients`), by the stream and key they reload their playlist with
+    /// (`HTTPFrontLoop+HLSMove`); at most `HLSSessions.maxSessions`.
+    var hlsMoves: [HLSMoveKey: MovedPlayer] = [:]
     /// Listeners of protected stations waiting for their verdict, by ticket (`HTTPFrontLoop+Auth`).
     var authWaits: [UInt64: AuthWait] = [:]
     /// A protected station's HLS players, by pass (`HTTPFrontLoop+HLS`).
