@@ -12,6 +12,9 @@ extension HTTPFrontLoop {
         _ connection: HTTPConnection, _ request: HTTPRequestHead.Request, directory: PublicDirectory,
         broadcasters: [Broadcaster]
     ) {
+        if request.path == AdminPage.path {
+            return handleAdminPage(connection, request, directory: directory, broadcasters: broadcasters)
+        }
         guard let call = AdminCall.parse(path: request.path, query: request.query) else {
             return answer(connection, IcecastAdmin.failure(400, "Unrecognised command", format: .xml))
         }
@@ -47,18 +50,23 @@ extension HTTPFrontLoop {
             }
             // A bar is the admin's to set.
             if call.ban != nil { return answer(connection, IcecastAdmin.unauthorized()) }
-            deskCall(connection, request, desk: desk)
+            deskCall(connection, call, method: request.method, desk: desk)
         case .admin:
             perform(
                 call, connection, request, desk: desk, directory: directory, broadcasters: broadcasters, now: now)
         }
     }
 
-    /// An admin's call, answered.
-    private func perform(
+    /// An admin's call, answered: by the API as it is, by the admin page's form (`HTTPFrontLoop+AdminPage`) through
+    /// `shape`, which turns the answer into the page's redirect — one implementation of each call for both.
+    func perform(
         _ call: AdminCall, _ connection: HTTPConnection, _ request: HTTPRequestHead.Request, desk: SourceDesk?,
-        directory: PublicDirectory, broadcasters: [Broadcaster], now: Double
+        directory: PublicDirectory, broadcasters: [Broadcaster], now: Double,
+        shape: @escaping (HTTPResponse) -> HTTPResponse = { $0 }
     ) {
+        let answer = { [unowned self] (connection: HTTPConnection, response: HTTPResponse) in
+            self.answer(connection, shape(response))
+        }
         let roster = broadcasters.first?.admission.roster
         var view = IcecastAdmin.View(
             directory: directory,
@@ -96,7 +104,7 @@ extension HTTPFrontLoop {
                 desk.bar(for: seconds, now: now)
                 Log.notice("admin: station \(desk.station) refuses live sources for \(seconds) s (killsource ban)")
             }
-            deskCall(connection, request, desk: desk)
+            deskCall(connection, call, method: request.method, desk: desk, shape: shape)
         }
     }
 
@@ -135,15 +143,19 @@ extension HTTPFrontLoop {
     }
 
     /// `metadata` and `killsource` on a station's source desk (`SourceRules.admin`).
-    func deskCall(_ connection: HTTPConnection, _ request: HTTPRequestHead.Request, desk: SourceDesk) {
-        switch SourceRules.admin(request, desk: desk) {
+    func deskCall(
+        _ connection: HTTPConnection, _ call: AdminCall, method: String, desk: SourceDesk,
+        shape: @escaping (HTTPResponse) -> HTTPResponse = { $0 }
+    ) {
+        let path = "/admin/" + call.command.rawValue
+        switch SourceRules.admin(method: method, path: path, parameters: call.parameters, desk: desk) {
         case .respond(let response):
-            answer(connection, response)
+            answer(connection, shape(response))
         case .command(let command):
             guard let ticket = desk.commands.submit(command) else {
-                return answer(connection, SourceRules.adminAnswer(503, "Too many requests: try again"))
+                return answer(connection, shape(SourceRules.adminAnswer(503, "Too many requests: try again")))
             }
-            http.await(connection, ticket) { SourceRules.killAnswer($0).encoded }
+            http.await(connection, ticket) { shape(SourceRules.killAnswer($0)).encoded }
         }
     }
 }
