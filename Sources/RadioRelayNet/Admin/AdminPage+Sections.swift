@@ -136,7 +136,7 @@ extension AdminPage {
         dl.facts dd{margin:0;word-break:break-all}
         @media (max-width:40rem){table.stack thead{position:absolute;width:1px;height:1px;overflow:hidden;\
         clip-path:inset(50%)}table.stack,table.stack tbody,table.stack tr,table.stack th,table.stack td{display:block}\
-        table.stack tr{border-top:2px solid var(--line);padding:.3rem 0}table.stack th,table.stack td{border:0;\
+        table.stack caption{display:block}table.stack tr{border-top:2px solid var(--line);padding:.3rem 0}table.stack th,table.stack td{border:0;\
         padding:.15rem .2rem}table.stack [data-label]::before{content:attr(data-label) ": ";font-weight:600}\
         td.agent{max-width:none}}
         """
