@@ -81,6 +81,24 @@ import Testing
         #expect(none.contains("No one listening.") && !none.contains("more, not listed"))
     }
 
+    @Test func slashlessAdminIsRedirectedAndThePageIsTheAdminsRoute() {
+        func route(_ head: String) -> PublicRouter.Action {
+            PublicRouter.route(HTTPRequestHead.parse(Array(head.utf8), limit: 8192), directory: PublicDirectory())
+        }
+        guard case .respond(let redirect) = route("GET /admin HTTP/1.1\r\nHost: x\r\n\r\n") else {
+            Issue.record("/admin is not answered")
+            return
+        }
+        #expect(redirect.status == 301 && redirect.headers.contains { $0 == ("Location", "/admin/") })
+        for method in ["GET", "POST", "HEAD"] {
+            guard case .admin(let request) = route("\(method) /admin/ HTTP/1.1\r\nHost: x\r\n\r\n") else {
+                Issue.record("\(method) /admin/ is not the admin route")
+                continue
+            }
+            #expect(request.path == AdminPage.path)
+        }
+    }
+
     @Test func durationsAndTimes() {
         #expect(AdminPage.duration(42) == "42 s" && AdminPage.duration(185) == "3 min 5 s")
         #expect(AdminPage.duration(7_620) == "2 h 07 min")

@@ -28,22 +28,13 @@ extension HTTPFrontLoop {
         let source = desk.flatMap { desk in desk.password.map { (station: desk.station, password: $0) } }
         let decision = front.adminGate.decide(
             call, request, source: source, lockout: lockout, host: connection.hostKey, now: now)
+        let refusal = IcecastAdmin.failure(403, "Cross-site request refused", format: call.format)
+        if refused(decision, connection, what: "/admin/\(call.command.rawValue)", crossSite: refusal, now: now) {
+            return
+        }
         switch decision {
-        case .crossSite:
-            http.logLimited(
-                .source, now: now, "http: \(connection.peer) refused 403: a cross-site \(call.command.rawValue) call")
-            answer(connection, IcecastAdmin.failure(403, "Cross-site request refused", format: call.format))
-        case .missing:
-            answer(connection, IcecastAdmin.unauthorized())
-        case .wrong(let key):
-            let count = lockout.failed(key, now: now)
-            http.logLimited(
-                .source, now: now,
-                "http: \(connection.peer) refused 401: wrong credentials for /admin/\(call.command.rawValue) "
-                    + "(\(key.scope): \(count) in the last minute; 429 after \(SourceLockout.limit))")
-            answer(connection, IcecastAdmin.unauthorized())
-        case .lockedOut(let wait):
-            answer(connection, Self.lockedOut(wait))
+        case .crossSite, .missing, .wrong, .lockedOut:
+            break
         case .source:
             guard let desk else {
                 return answer(connection, SourceRules.adminAnswer(400, "Source does not exist"))
@@ -55,6 +46,34 @@ extension HTTPFrontLoop {
             perform(
                 call, connection, request, desk: desk, directory: directory, broadcasters: broadcasters, now: now)
         }
+    }
+
+    /// Answers (and logs) the gate's refusals: 403 `crossSite` to another site's page, 401 with the challenge, 401
+    /// counted against the address for wrong credentials, 429 while it is locked out. False when the gate let the
+    /// caller through. `what`: the path asked for, for the log.
+    func refused(
+        _ decision: AdminGate.Decision, _ connection: HTTPConnection, what: String, crossSite: HTTPResponse,
+        now: Double
+    ) -> Bool {
+        switch decision {
+        case .crossSite:
+            http.logLimited(.source, now: now, "http: \(connection.peer) refused 403: a cross-site \(what) request")
+            answer(connection, crossSite)
+        case .missing:
+            answer(connection, IcecastAdmin.unauthorized())
+        case .wrong(let key):
+            let count = lockout.failed(key, now: now)
+            http.logLimited(
+                .source, now: now,
+                "http: \(connection.peer) refused 401: wrong credentials for \(what) "
+                    + "(\(key.scope): \(count) in the last minute; 429 after \(SourceLockout.limit))")
+            answer(connection, IcecastAdmin.unauthorized())
+        case .lockedOut(let wait):
+            answer(connection, Self.lockedOut(wait))
+        case .admin, .source:
+            return false
+        }
+        return true
     }
 
     /// An admin's call, answered: by the API as it is, by the admin page's form (`HTTPFrontLoop+AdminPage`) through

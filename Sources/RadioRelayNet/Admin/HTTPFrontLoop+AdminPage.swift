@@ -11,13 +11,6 @@ import RadioRelaySystem
 /// (`perform`), or a station command as the status endpoint sends it, and answered with 303 back to the page, whose
 /// next load shows what it did.
 extension HTTPFrontLoop {
-    /// A form whose body is still coming.
-    struct FormWait {
-        var request: HTTPRequestHead.Request
-        var length: Int
-        var body: [UInt8]
-    }
-
     func handleAdminPage(
         _ connection: HTTPConnection, _ request: HTTPRequestHead.Request, directory: PublicDirectory,
         broadcasters: [Broadcaster]
@@ -31,25 +24,12 @@ extension HTTPFrontLoop {
         let now = monotonicNow()
         let decision = front.adminGate.decidePage(
             request, changesState: posting, lockout: lockout, host: connection.hostKey, now: now)
-        switch decision {
-        case .crossSite:
-            http.logLimited(.source, now: now, "http: \(connection.peer) refused 403: a cross-site admin page form")
-            answer(connection, Self.refusal(403, "A form from another site is refused."))
-        case .missing, .source:
-            answer(connection, IcecastAdmin.unauthorized())
-        case .wrong(let key):
-            let count = lockout.failed(key, now: now)
-            http.logLimited(
-                .source, now: now,
-                "http: \(connection.peer) refused 401: wrong credentials for the admin page "
-                    + "(\(key.scope): \(count) in the last minute; 429 after \(SourceLockout.limit))")
-            answer(connection, IcecastAdmin.unauthorized())
-        case .lockedOut(let wait):
-            answer(connection, Self.lockedOut(wait))
-        case .admin:
-            if posting { return beginForm(connection, request) }
-            showPage(connection, request, directory: directory, broadcasters: broadcasters, now: now)
-        }
+        let crossSite = Self.refusal(403, "A form from another site is refused.")
+        guard !refused(decision, connection, what: AdminPage.path, crossSite: crossSite, now: now) else { return }
+        // The page is the admin's alone (the gate lets no source through here).
+        guard decision == .admin else { return answer(connection, IcecastAdmin.unauthorized()) }
+        if posting { return beginForm(connection, request) }
+        showPage(connection, request, directory: directory, broadcasters: broadcasters, now: now)
     }
 
     private func showPage(
@@ -86,7 +66,11 @@ extension HTTPFrontLoop {
             let early = Array(connection.afterHead.prefix(length))
             connection.afterHead = []
             guard early.count < length else { return takeForm(connection, request, body: early) }
-            formWaits[connection.fd] = FormWait(request: request, length: length, body: early)
+            // A client that waits to be asked for its body (curl does past 1 KiB) is asked at once.
+            if request.field("expect")?.lowercased() == "100-continue" {
+                sendBestEffort(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), on: connection.fd)
+            }
+            formWaits[connection.fd] = AdminForm.Wait(request: request, length: length, body: early)
             readForm(connection, mask: 0)
         }
     }

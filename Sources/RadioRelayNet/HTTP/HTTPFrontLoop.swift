@@ -47,7 +47,7 @@ package final class HTTPFrontLoop {
     /// The admin page's sessions and form tokens, and its forms whose body is still coming, by descriptor
     /// (`HTTPFrontLoop+AdminPage`).
     var adminSessions = AdminSessions()
-    var formWaits: [Int32: FormWait] = [:]
+    var formWaits: [Int32: AdminForm.Wait] = [:]
 
     package init(front: HTTPFront) throws(SystemError) {
         self.front = front

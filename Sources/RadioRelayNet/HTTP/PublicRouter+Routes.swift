@@ -59,11 +59,12 @@ extension PublicRouter {
             },
             answer: { context, _ in .source(context.request) }),
         Route(
-            name: "admin page", methods: readMethods, needsHost: false,
+            name: "admin page", methods: readMethods,
             match: { request, _ in request.path == "/admin" ? .path : nil },
             answer: { context, _ in
-                var response = text(301, "see \(AdminPage.path)\n")
-                response.headers.append(("Location", AdminPage.path))
+                // The admin page's path (`AdminPage.path`).
+                var response = text(301, "see /admin/\n")
+                response.headers.append(("Location", "/admin/"))
                 response.omitsBody = context.isHead
                 return .respond(response)
             }),

@@ -21,6 +21,13 @@ package enum AdminForm {
         case invalid(String)
     }
 
+    /// A form whose body is still coming (the front end's, by descriptor).
+    package struct Wait {
+        var request: HTTPRequestHead.Request
+        var length: Int
+        var body: [UInt8]
+    }
+
     /// How a request's body is framed, for the form's reading.
     package enum Body: Equatable, Sendable {
         case length(Int)

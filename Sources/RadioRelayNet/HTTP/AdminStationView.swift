@@ -18,12 +18,8 @@ package struct AdminStationView: Sendable, Equatable {
         package init(
             name: String, kind: String, state: String, reason: String? = nil, since: Double = 0, title: String? = nil
         ) {
-            self.name = name
-            self.kind = kind
-            self.state = state
-            self.reason = reason
-            self.since = since
-            self.title = title
+            (self.name, self.kind, self.state) = (name, kind, state)
+            (self.reason, self.since, self.title) = (reason, since, title)
         }
     }
 
@@ -35,9 +31,7 @@ package struct AdminStationView: Sendable, Equatable {
         package var since: Double
 
         package init(address: String, userAgent: String?, since: Double) {
-            self.address = address
-            self.userAgent = userAgent
-            self.since = since
+            (self.address, self.userAgent, self.since) = (address, userAgent, since)
         }
     }
 
@@ -50,10 +44,7 @@ package struct AdminStationView: Sendable, Equatable {
         package var reason: String
 
         package init(at: Double, from: String, to: String, reason: String) {
-            self.at = at
-            self.from = from
-            self.to = to
-            self.reason = reason
+            (self.at, self.from, self.to, self.reason) = (at, from, to, reason)
         }
     }
 
