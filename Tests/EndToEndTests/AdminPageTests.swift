@@ -144,14 +144,19 @@ extension PeerTests {
             let token = try #require(browser.evaluate("document.querySelector('input[name=token]').value") as? String)
             let cookies = try browser.call("Network.getCookies", ["urls": [page]])["cookies"] as? [[String: Any]]
             let cookie = try #require(cookies?.first { $0["name"] as? String == "rr_admin" }?["value"] as? String)
-            func post(_ extra: String) throws -> HTTPAnswer {
+            func post(_ extra: String, auth: String = Self.auth, token: String = token) throws -> HTTPAnswer {
                 let body = "token=\(token)&action=kill&mount=%2Fone.opus&id=\(moveID)"
                 return try httpFetch(
                     http,
-                    "POST /admin/ HTTP/1.1\r\nHost: 127.0.0.1:\(http)\r\nAuthorization: \(Self.auth)\r\n"
+                    "POST /admin/ HTTP/1.1\r\nHost: 127.0.0.1:\(http)\r\nAuthorization: \(auth)\r\n"
                         + "Cookie: rr_admin=\(cookie)\r\nContent-Type: application/x-www-form-urlencoded\r\n"
                         + "Content-Length: \(body.utf8.count)\r\n\(extra)\r\n\(body)")
             }
+            // Without the admin's credentials, or with another token, the form is refused too.
+            let noCredentials = try post("", auth: "Basic " + Data("admin:guess".utf8).base64EncodedString())
+            #expect(noCredentials.status == 401 && noCredentials.head.contains("WWW-Authenticate: Basic"))
+            let otherToken = try post("", token: String(repeating: "0", count: 32))
+            #expect(otherToken.status == 403 && otherToken.text.contains("token"), "\(otherToken.text)")
             let crossSite = try post("Sec-Fetch-Site: cross-site\r\nOrigin: http://evil.example\r\n")
             #expect(crossSite.status == 403, "\(crossSite.head)")
             #expect(crossSite.text.contains("A form from another site is refused."))
