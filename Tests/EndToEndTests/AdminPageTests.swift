@@ -10,7 +10,8 @@ extension PeerTests {
     /// 390 px, a kick and a move done through the page's own forms (the listeners are curl processes, checked from
     /// outside), and the same kick form posted with the page's cookie and token from another site refused 403.
     @Suite(
-        .timeLimit(.minutes(2)), .enabled(if: tool("chromium") != nil && tool("curl") != nil, "needs chromium and curl (`.ci/deps --test`)")
+        .timeLimit(.minutes(2)),
+        .enabled(if: tool("chromium") != nil && tool("curl") != nil, "needs chromium and curl (`.ci/deps --test`)")
     )
     struct AdminPageBrowserTests {
         static let password = "page-admin-1"
