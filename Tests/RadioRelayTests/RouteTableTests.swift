@@ -26,7 +26,8 @@ import Testing
     @Test func thePublicRoutesInTheirOrder() {
         #expect(
             PublicRouter.routes.map(\.name) == [
-                "source", "admin", "preflight", "stream", "page events", "events", "playlist", "icecast status",
+                "source", "admin page", "admin", "preflight", "stream", "page events", "events", "playlist",
+                "icecast status",
                 "history",
                 "hls",
                 "page", "page files",

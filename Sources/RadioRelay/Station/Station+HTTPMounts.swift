@@ -9,6 +9,26 @@ extension Station: HTTPMounts {
 
     package var songHistory: (station: String, history: SongHistory) { (name, history.snapshot) }
 
+    package var adminView: AdminStationView {
+        let state = self.state
+        var view = AdminStationView(name: name)
+        view.inputs = state.inputs.map { input in
+            AdminStationView.Input(
+                name: input.name, kind: input.kind.rawValue, state: input.state.rawValue, reason: input.reason,
+                since: input.since, title: input.title)
+        }
+        view.playing = state.playingInput
+        view.forced = state.forcedInput
+        view.takesSources = desk.password != nil
+        view.source = state.inputs.lazy.compactMap(\.source).first.map { source in
+            AdminStationView.Source(address: source.address, userAgent: source.userAgent, since: source.since)
+        }
+        view.switches = state.switches.map {
+            AdminStationView.Switch(at: $0.at, from: $0.from, to: $0.to, reason: $0.reason)
+        }
+        return view
+    }
+
     /// What listeners are told: the station's settings, and a live source's `ice-*` where the station sets none.
     var shownInfo: StationInfo {
         var info = configuration.info

@@ -12,6 +12,9 @@ extension HTTPFrontLoop {
         _ connection: HTTPConnection, _ request: HTTPRequestHead.Request, directory: PublicDirectory,
         broadcasters: [Broadcaster]
     ) {
+        if request.path == AdminPage.path {
+            return handleAdminPage(connection, request, directory: directory, broadcasters: broadcasters)
+        }
         guard let call = AdminCall.parse(path: request.path, query: request.query) else {
             return answer(connection, IcecastAdmin.failure(400, "Unrecognised command", format: .xml))
         }
@@ -25,40 +28,64 @@ extension HTTPFrontLoop {
         let source = desk.flatMap { desk in desk.password.map { (station: desk.station, password: $0) } }
         let decision = front.adminGate.decide(
             call, request, source: source, lockout: lockout, host: connection.hostKey, now: now)
+        let refusal = IcecastAdmin.failure(403, "Cross-site request refused", format: call.format)
+        if refused(decision, connection, what: "/admin/\(call.command.rawValue)", crossSite: refusal, now: now) {
+            return
+        }
         switch decision {
-        case .crossSite:
-            http.logLimited(
-                .source, now: now, "http: \(connection.peer) refused 403: a cross-site \(call.command.rawValue) call")
-            answer(connection, IcecastAdmin.failure(403, "Cross-site request refused", format: call.format))
-        case .missing:
-            answer(connection, IcecastAdmin.unauthorized())
-        case .wrong(let key):
-            let count = lockout.failed(key, now: now)
-            http.logLimited(
-                .source, now: now,
-                "http: \(connection.peer) refused 401: wrong credentials for /admin/\(call.command.rawValue) "
-                    + "(\(key.scope): \(count) in the last minute; 429 after \(SourceLockout.limit))")
-            answer(connection, IcecastAdmin.unauthorized())
-        case .lockedOut(let wait):
-            answer(connection, Self.lockedOut(wait))
+        case .crossSite, .missing, .wrong, .lockedOut:
+            break
         case .source:
             guard let desk else {
                 return answer(connection, SourceRules.adminAnswer(400, "Source does not exist"))
             }
             // A bar is the admin's to set.
             if call.ban != nil { return answer(connection, IcecastAdmin.unauthorized()) }
-            deskCall(connection, request, desk: desk)
+            deskCall(connection, call, method: request.method, desk: desk)
         case .admin:
             perform(
                 call, connection, request, desk: desk, directory: directory, broadcasters: broadcasters, now: now)
         }
     }
 
-    /// An admin's call, answered.
-    private func perform(
+    /// Answers (and logs) the gate's refusals: 403 `crossSite` to another site's page, 401 with the challenge, 401
+    /// counted against the address for wrong credentials, 429 while it is locked out. False when the gate let the
+    /// caller through. `what`: the path asked for, for the log.
+    func refused(
+        _ decision: AdminGate.Decision, _ connection: HTTPConnection, what: String, crossSite: HTTPResponse,
+        now: Double
+    ) -> Bool {
+        switch decision {
+        case .crossSite:
+            http.logLimited(.source, now: now, "http: \(connection.peer) refused 403: a cross-site \(what) request")
+            answer(connection, crossSite)
+        case .missing:
+            answer(connection, IcecastAdmin.unauthorized())
+        case .wrong(let key):
+            let count = lockout.failed(key, now: now)
+            http.logLimited(
+                .source, now: now,
+                "http: \(connection.peer) refused 401: wrong credentials for \(what) "
+                    + "(\(key.scope): \(count) in the last minute; 429 after \(SourceLockout.limit))")
+            answer(connection, IcecastAdmin.unauthorized())
+        case .lockedOut(let wait):
+            answer(connection, Self.lockedOut(wait))
+        case .admin, .source:
+            return false
+        }
+        return true
+    }
+
+    /// An admin's call, answered: by the API as it is, by the admin page's form (`HTTPFrontLoop+AdminPage`) through
+    /// `shape`, which turns the answer into the page's redirect — one implementation of each call for both.
+    func perform(
         _ call: AdminCall, _ connection: HTTPConnection, _ request: HTTPRequestHead.Request, desk: SourceDesk?,
-        directory: PublicDirectory, broadcasters: [Broadcaster], now: Double
+        directory: PublicDirectory, broadcasters: [Broadcaster], now: Double,
+        shape: @escaping (HTTPResponse) -> HTTPResponse = { $0 }
     ) {
+        let answer = { [unowned self] (connection: HTTPConnection, response: HTTPResponse) in
+            self.answer(connection, shape(response))
+        }
         let roster = broadcasters.first?.admission.roster
         var view = IcecastAdmin.View(
             directory: directory,
@@ -83,7 +110,8 @@ extension HTTPFrontLoop {
                 killClient(call, directory: directory, roster: roster, broadcasters: broadcasters, now: now))
         case .moveclients:
             moveClients(
-                call, connection, directory: directory, roster: roster, broadcasters: broadcasters, view: view)
+                call, connection, directory: directory, roster: roster, broadcasters: broadcasters, view: view,
+                shape: shape)
         case .metadata, .killsource:
             guard let desk else {
                 return answer(connection, IcecastAdmin.failure(400, "Source does not exist", format: call.format))
@@ -95,7 +123,7 @@ extension HTTPFrontLoop {
                 desk.bar(for: seconds, now: now)
                 Log.notice("admin: station \(desk.station) refuses live sources for \(seconds) s (killsource ban)")
             }
-            deskCall(connection, request, desk: desk)
+            deskCall(connection, call, method: request.method, desk: desk, shape: shape)
         }
     }
 
@@ -134,15 +162,19 @@ extension HTTPFrontLoop {
     }
 
     /// `metadata` and `killsource` on a station's source desk (`SourceRules.admin`).
-    func deskCall(_ connection: HTTPConnection, _ request: HTTPRequestHead.Request, desk: SourceDesk) {
-        switch SourceRules.admin(request, desk: desk) {
+    func deskCall(
+        _ connection: HTTPConnection, _ call: AdminCall, method: String, desk: SourceDesk,
+        shape: @escaping (HTTPResponse) -> HTTPResponse = { $0 }
+    ) {
+        let path = "/admin/" + call.command.rawValue
+        switch SourceRules.admin(method: method, path: path, parameters: call.parameters, desk: desk) {
         case .respond(let response):
-            answer(connection, response)
+            answer(connection, shape(response))
         case .command(let command):
             guard let ticket = desk.commands.submit(command) else {
-                return answer(connection, SourceRules.adminAnswer(503, "Too many requests: try again"))
+                return answer(connection, shape(SourceRules.adminAnswer(503, "Too many requests: try again")))
             }
-            http.await(connection, ticket) { SourceRules.killAnswer($0).encoded }
+            http.await(connection, ticket) { shape(SourceRules.killAnswer($0)).encoded }
         }
     }
 }

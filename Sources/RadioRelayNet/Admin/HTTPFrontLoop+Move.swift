@@ -6,8 +6,12 @@ import RadioRelaySystem
 extension HTTPFrontLoop {
     func moveClients(
         _ call: AdminCall, _ connection: HTTPConnection, directory: PublicDirectory, roster: ListenerRoster?,
-        broadcasters: [Broadcaster], view: IcecastAdmin.View
+        broadcasters: [Broadcaster], view: IcecastAdmin.View,
+        shape: @escaping (HTTPResponse) -> HTTPResponse = { $0 }
     ) {
+        func answer(_ connection: HTTPConnection, _ response: HTTPResponse) {
+            self.answer(connection, shape(response))
+        }
         guard let mount = call.mount, let from = directory.mount(at: mount) else {
             return answer(connection, IcecastAdmin.failure(400, "Source does not exist", format: call.format))
         }
@@ -68,11 +72,12 @@ extension HTTPFrontLoop {
             switch outcome {
             case .done(let message):
                 Log.notice("admin: \(message)")
-                return IcecastAdmin.success(message, format: format).encoded
+                return shape(IcecastAdmin.success(message, format: format)).encoded
             case .refused(let message):
-                return IcecastAdmin.notDone(message, format: format).encoded
+                return shape(IcecastAdmin.notDone(message, format: format)).encoded
             case nil:
-                return IcecastAdmin.failure(503, "The network loops did not answer in time", format: format).encoded
+                return shape(IcecastAdmin.failure(503, "The network loops did not answer in time", format: format))
+                    .encoded
             }
         }
     }

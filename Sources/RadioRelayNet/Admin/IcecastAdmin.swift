@@ -161,10 +161,12 @@ package enum IcecastAdmin {
     package static func failure(_ status: Int, _ message: String, format: AdminCall.Format) -> HTTPResponse {
         if format == .json { return response(status, message, done: false, format: .json) }
         let text = "\(status) - \(Markup.escape(message))"
-        return HTTPResponse(
+        var answer = HTTPResponse(
             status: status, contentType: "text/html; charset=utf-8",
             bytes: Array("<html><head><title>Error \(status)</title></head><body><b>\(text)</b></body></html>\n".utf8),
             headers: [("Cache-Control", "no-cache, no-store")])
+        answer.summary = message
+        return answer
     }
 
     /// 401 with Icecast's challenge and text.
@@ -178,10 +180,13 @@ package enum IcecastAdmin {
         -> HTTPResponse
     {
         let fields = [IcecastField("message", message), IcecastField("return", done ? 1 : 0)]
-        switch format {
-        case .xml: return xml("<iceresponse>" + IcecastField.xml(fields) + "</iceresponse>", status: status)
-        case .json: return json(JSONText.object([("iceresponse", IcecastField.json(fields))]), status: status)
-        }
+        var answer =
+            switch format {
+            case .xml: xml("<iceresponse>" + IcecastField.xml(fields) + "</iceresponse>", status: status)
+            case .json: json(JSONText.object([("iceresponse", IcecastField.json(fields))]), status: status)
+            }
+        answer.summary = message
+        return answer
     }
 
     /// An `icestats` document: the server's `fields` (none for `listmounts`), then a `source` per mount — in JSON

@@ -82,6 +82,13 @@ package final class ListenerRoster: Sendable {
         return Array(matching.sorted { $0.id < $1.id }.prefix(max(0, limit)))
     }
 
+    /// The stream listeners and HLS players of `mount` (not title-event subscribers), the oldest first, at most
+    /// `limit`, and how many there are: the admin page's list.
+    package func listeners(of mount: String, limit: Int) -> (entries: [ListenerEntry], total: Int) {
+        let matching = entries.withLock { $0.values.filter { $0.mount == mount && $0.kind != .events } }
+        return (Array(matching.sorted { $0.id < $1.id }.prefix(max(0, limit))), matching.count)
+    }
+
     /// At most `limit` entries, the oldest first (by ID), and how many there are in all.
     package func list(limit: Int) -> (entries: [ListenerEntry], total: Int) {
         let all = entries.withLock { Array($0.values) }

@@ -63,12 +63,17 @@ package struct AdminCall: Sendable, Equatable {
 
     /// The call a request makes, or nil when its path names no command this server knows.
     package static func parse(path: String, query: String?) -> AdminCall? {
+        parse(path: path, parameters: SourceRules.parameters(query))
+    }
+
+    /// The call of `path` with these parameters: a query's, or the admin page's form (`AdminForm`), which are the
+    /// same fields in a request body.
+    package static func parse(path: String, parameters: [String: [UInt8]]) -> AdminCall? {
         guard path.hasPrefix("/admin/") else { return nil }
         var name = path.dropFirst("/admin/".utf8.count)
         // `/admin/stats.xml` is Icecast's other spelling of `stats`.
         if name.hasSuffix(".xml") { name = name.dropLast(4) }
         guard let command = Command(rawValue: String(name)) else { return nil }
-        let parameters = SourceRules.parameters(query)
         func text(_ key: String) -> String? {
             guard let bytes = parameters[key], !bytes.isEmpty else { return nil }
             return String(decoding: bytes, as: UTF8.self)

@@ -52,6 +52,22 @@ package struct AdminGate: Sendable {
             return source.password.check(authorization) == .accepted
                 ? .source(station: source.station) : .wrong(key: key)
         }
+        return adminDecision(credentials, lockout: lockout, host: host, now: now)
+    }
+
+    /// Who may use the admin page (`/admin/`): the admin alone (a source's credentials are wrong ones here); a form
+    /// posted to it (`changesState`) from another site's page is refused first, whatever it carries.
+    package func decidePage(
+        _ request: HTTPRequestHead.Request, changesState: Bool, lockout: SourceLockout, host: HostKey, now: Double
+    ) -> Decision {
+        if changesState, Self.isCrossSite(request) { return .crossSite }
+        guard let authorization = request.field("authorization") else { return .missing }
+        return adminDecision(ListenerCredentials.basic(authorization), lockout: lockout, host: host, now: now)
+    }
+
+    private func adminDecision(
+        _ credentials: ListenerCredentials?, lockout: SourceLockout, host: HostKey, now: Double
+    ) -> Decision {
         let key = Self.adminKey(host)
         if let wait = lockout.lockedOut(key, now: now) { return .lockedOut(seconds: wait) }
         guard let admin, let credentials, admin.accepts(credentials) else { return .wrong(key: key) }

@@ -47,6 +47,10 @@ package final class HTTPFrontLoop {
     var hlsIdentities: [String: String] = [:]
     var passesByAddress: [HostKey: Int] = [:]
     var nextAuthTicket: UInt64 = 1
+    /// The admin page's sessions and form tokens, and its forms whose body is still coming, by descriptor
+    /// (`HTTPFrontLoop+AdminPage`).
+    var adminSessions = AdminSessions()
+    var formWaits: [Int32: AdminForm.Wait] = [:]
 
     package init(front: HTTPFront) throws(SystemError) {
         self.front = front
@@ -62,6 +66,7 @@ package final class HTTPFrontLoop {
         // A subscriber's counts and place go with its connection.
         http.onClose = { [unowned self] connection in
             if case .events(let mount) = connection.phase { unsubscribe(connection, from: mount) }
+            formWaits[connection.fd] = nil
         }
         http.readPending = { [unowned self] connection in handleRequest(connection, mask: 0) }
         // With `http_proxy_protocol`, a connection's PROXY header names the client first (read for each
@@ -112,6 +117,7 @@ package final class HTTPFrontLoop {
 
     /// Reads the request and acts once its head is decided.
     package func handleRequest(_ connection: HTTPConnection, mask: UInt32) {
+        if formWaits[connection.fd] != nil { return readForm(connection, mask: mask) }
         guard let head = http.readHead(connection, mask: mask) else { return }
         if case .request(let request) = head { findClient(connection, request) }
         let (directory, broadcasters) = front.directory()

@@ -12,6 +12,8 @@ package struct HTTPResponse: Equatable, Sendable {
     package var rawHead: [UInt8]?
     /// `Connection: keep-alive` instead of `close`: the connection waits for another request (HLS).
     package var keepAlive = false
+    /// An admin answer's message in words (`Client 7 removed`), for the admin page's line after a form; not sent.
+    package var summary: String?
 
     package init(status: Int, contentType: String, body: String) {
         self.status = status
@@ -45,13 +47,17 @@ package struct HTTPResponse: Equatable, Sendable {
         switch status {
         case 200: "OK"
         case 204: "No Content"
+        case 301: "Moved Permanently"
         case 302: "Found"
+        case 303: "See Other"
         case 304: "Not Modified"
         case 400: "Bad Request"
         case 401: "Unauthorized"
         case 403: "Forbidden"
         case 404: "Not Found"
         case 405: "Method Not Allowed"
+        case 411: "Length Required"
+        case 413: "Content Too Large"
         case 415: "Unsupported Media Type"
         case 429: "Too Many Requests"
         case 501: "Not Implemented"

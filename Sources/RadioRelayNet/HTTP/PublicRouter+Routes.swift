@@ -8,7 +8,8 @@ import RadioRelaySystem
 /// | route | methods | path |
 /// |---|---|---|
 /// | `source` | any (only where a station takes live sources) | `PUT`/`SOURCE` anywhere |
-/// | `admin` | any | `/admin/…` (Icecast's admin API: `HTTPFrontLoop+Admin`) |
+/// | `admin page` | `GET`, `HEAD` | `/admin`: 301 to `/admin/` |
+/// | `admin` | any | `/admin/…` (Icecast's admin API: `HTTPFrontLoop+Admin`; the admin page at `/admin/` itself) |
 /// | `preflight` | `OPTIONS` | any |
 /// | `stream` | `GET`, `HEAD` | a mount (`/NAME.opus`, a rendition's, `/NAME.mp3`) |
 /// | `page events` | `GET`, `HEAD` | `/events` |
@@ -57,6 +58,16 @@ extension PublicRouter {
                 return source && directory.takesSources ? .path : nil
             },
             answer: { context, _ in .source(context.request) }),
+        Route(
+            name: "admin page", methods: readMethods,
+            match: { request, _ in request.path == "/admin" ? .path : nil },
+            answer: { context, _ in
+                // The admin page's path (`AdminPage.path`).
+                var response = text(301, "see /admin/\n")
+                response.headers.append(("Location", "/admin/"))
+                response.omitsBody = context.isHead
+                return .respond(response)
+            }),
         Route(
             name: "admin", methods: [], needsHost: false,
             match: { request, _ in request.path.hasPrefix("/admin/") ? .path : nil },

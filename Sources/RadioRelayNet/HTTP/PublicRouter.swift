@@ -25,6 +25,7 @@ import RadioRelaySystem
 /// | `OPTIONS` any | 204, CORS preflight (and `Allow` with `PUT, SOURCE` when a station takes live sources) |
 /// | `PUT`, `SOURCE` where a station takes live sources | the source protocol (`SourceRules`) |
 /// | `/admin/…` | Icecast's admin API (`AdminGate`, `IcecastAdmin`) |
+/// | `GET /admin/`, `POST /admin/` | the admin page and its forms (`AdminPage`, `HTTPFrontLoop+AdminPage`); `/admin` 301 |
 /// | another path | 404 |
 /// | another method | 405 with `Allow` |
 /// | malformed, or HTTP/1.1 without `Host` | 400; request line too long 414, head too large 431 |

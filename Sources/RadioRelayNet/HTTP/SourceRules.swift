@@ -86,13 +86,19 @@ package enum SourceRules {
     /// An admin call with the source's credentials: `/admin/metadata` (answered here) or `/admin/killsource` (a
     /// command for the station's pipeline, answered by `killAnswer`).
     package static func admin(_ request: HTTPRequestHead.Request, desk: SourceDesk) -> AdminAction {
-        guard request.method == "GET" || request.method == "POST" else {
+        admin(method: request.method, path: request.path, parameters: parameters(request.query), desk: desk)
+    }
+
+    /// The same with the call's parameters given (a query's, or the admin page's form).
+    package static func admin(
+        method: String, path: String, parameters: [String: [UInt8]], desk: SourceDesk
+    ) -> AdminAction {
+        guard method == "GET" || method == "POST" else {
             var response = PublicRouter.text(405, "only GET\n")
             response.headers.append(("Allow", "GET"))
             return .respond(response)
         }
-        let parameters = parameters(request.query)
-        switch request.path {
+        switch path {
         case "/admin/metadata":
             guard parameters["mode"] == Array("updinfo".utf8) else {
                 return .respond(adminAnswer(400, "No such action"))
@@ -147,14 +153,21 @@ package enum SourceRules {
             + "<return>\(status == 200 ? 1 : 0)</return></iceresponse>\n"
         var response = HTTPResponse(status: status, contentType: "text/xml; charset=utf-8", body: body)
         response.headers.append(("Access-Control-Allow-Origin", "*"))
+        response.summary = message
         return response
     }
 
     /// A query's parameters, percent-decoded (`+` is a space), the first of each name; at most 32 of them.
     package static func parameters(_ query: String?) -> [String: [UInt8]] {
         guard let query else { return [:] }
+        return parameters(bytes: query.utf8)
+    }
+
+    /// `application/x-www-form-urlencoded` bytes (a query, or the admin page's form body), read by bytes: the
+    /// parameters, percent-decoded (`+` is a space), the first of each name; at most 32 of them.
+    package static func parameters(bytes: some Collection<UInt8>) -> [String: [UInt8]] {
         var result: [String: [UInt8]] = [:]
-        for pair in query.utf8.split(separator: UInt8(ascii: "&")).prefix(32) {
+        for pair in bytes.split(separator: UInt8(ascii: "&")).prefix(32) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
             let name = String(decoding: percentDecoded(parts[0]), as: UTF8.self).lowercased()
             guard result[name] == nil else { continue }
