@@ -56,6 +56,13 @@ import Testing
         #expect(studio.liveAccounts && studio.takesLiveSources && studio.sourcePassword == nil)
         #expect(studio.inputs.map(\.name) == [InputConfiguration.liveName])
         #expect(configuration.stations[0].liveAccounts && configuration.stations[0].inputs.count == 2)
+        // check-config names them.
+        let file = directory + "/dj.conf"
+        try (Self.stations + "[dj alice]\npassword = alice-pw-1\nstations = studio\n").write(
+            toFile: file, atomically: true, encoding: .utf8)
+        let check = ConfigCheck(path: file, credentialsDirectory: nil)
+        #expect(
+            check.report.hasPrefix("\(file): OK, 2 stations (main, studio), 1 DJ account (alice)"), "\(check.report)")
         // Without accounts naming it, a station with neither is refused as before.
         #expect(Self.messages(Self.stations).first?.hasPrefix("r.conf:7: [station studio] has no upstream") == true)
     }
