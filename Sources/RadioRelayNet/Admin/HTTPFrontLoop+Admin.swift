@@ -53,8 +53,8 @@ extension HTTPFrontLoop {
                 return answer(connection, SourceRules.adminAnswer(400, "Source does not exist"))
             }
             if call.ban != nil { return answer(connection, IcecastAdmin.unauthorized()) }
-            // A DJ titles their own set only.
-            if call.command == .metadata, desk.onAir != .dj(name) {
+            // A DJ titles their own set only (with nobody on the air the desk answers "Source does not exist").
+            if call.command == .metadata, let user = desk.onAir, user != .dj(name) {
                 return answer(connection, SourceRules.adminAnswer(403, "Another source is on the air"))
             }
             deskCall(connection, request, desk: desk)
