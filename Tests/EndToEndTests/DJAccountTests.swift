@@ -16,6 +16,13 @@ extension ServerProcessTests {
             "Authorization: Basic \(Data("\(user):\(password)".utf8).base64EncodedString())\r\n"
         }
 
+        /// Half an hour of every day twelve hours from now (in any zone a whole hour off UTC): never now.
+        static var farFromNow: String {
+            let hour = Calendar(identifier: .gregorian).dateComponents(in: .gmt, from: Date()).hour ?? 0
+            let start = (hour + 12) % 24
+            return String(format: "%02d:00-%02d:30", start, start)
+        }
+
         @Test func djsTakeOverAreNamedAndBarredByAccount() throws {
             let (http, status) = (try freePort(), try freePort())
             let config = temporaryPath("dj.conf")
@@ -42,6 +49,11 @@ extension ServerProcessTests {
             [dj carol]
             password = carol-pass-1
             stations = other
+            [dj dave]
+            password = dave-pass-12
+            stations = main
+            hours = daily \(Self.farFromNow)
+            timezone = Europe/Berlin
             """.write(toFile: config, atomically: true, encoding: .utf8)
             let server = try ServerProcess(arguments: ["serve", "--config", config])
             defer { server.stop() }
@@ -111,6 +123,11 @@ extension ServerProcessTests {
                 port: http, path: "/main", password: "alice-pass-2", user: "alice")
             #expect(wrong.status == 401, "\(wrong.answer)")
             #expect(server.log.contains("refused 403: DJ carol may not take over station main"), "\(server.log)")
+            // dave's hours are not now.
+            let dave = try LiveSourceProtocolTests.RawSource(
+                port: http, path: "/main", password: "dave-pass-12", user: "dave")
+            #expect(dave.status == 403 && dave.answer.contains("DJ dave is outside the account's hours (daily "))
+            #expect(server.log.contains("(Europe/Berlin))"), "\(server.log)")
             #expect(!server.log.contains("alice-pass-1") && !server.log.contains("bob-pass-12"), "no password logged")
 
             // A reload that removes bob's account ends his set; alice's bar stays with her account.
