@@ -24,7 +24,7 @@ final class SourceClient: @unchecked Sendable {
     /// Ogg comments `artist`/`title`.
     static func ffmpeg(
         port: UInt16, password: String, mount: String, frequency: Int, seconds: Int, opus: Bool,
-        artist: String? = nil, title: String? = nil, name: String? = nil, tls: Bool = false
+        artist: String? = nil, title: String? = nil, name: String? = nil, tls: Bool = false, user: String = "source"
     ) throws -> SourceClient {
         var arguments = [
             "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i",
@@ -37,7 +37,7 @@ final class SourceClient: @unchecked Sendable {
         if tls { arguments += ["-tls", "1"] }
         arguments += [
             "-content_type", opus ? "audio/ogg" : "audio/mpeg", "-f", opus ? "ogg" : "mp3",
-            "icecast://source:\(password)@127.0.0.1:\(port)\(mount)",
+            "icecast://\(user):\(password)@127.0.0.1:\(port)\(mount)",
         ]
         return try SourceClient("ffmpeg", arguments)
     }

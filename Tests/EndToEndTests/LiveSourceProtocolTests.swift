@@ -22,13 +22,14 @@ extension ServerProcessTests {
 
             init(
                 port: UInt16, path: String, password: String?, from address: String = "127.0.0.1",
-                method: String = "PUT", fields: [String] = ["Content-Type: audio/mpeg", "Expect: 100-continue"]
+                method: String = "PUT", fields: [String] = ["Content-Type: audio/mpeg", "Expect: 100-continue"],
+                user: String = "source"
             ) throws {
                 client = try ListenerClient(port: port, source: address)
                 var head = "\(method) \(path) \(method == "PUT" ? "HTTP/1.1" : "HTTP/1.0")\r\nHost: 127.0.0.1\r\n"
                 head += "User-Agent: raw-test/1\r\n"
                 if let password {
-                    head += "Authorization: Basic \(Data("source:\(password)".utf8).base64EncodedString())\r\n"
+                    head += "Authorization: Basic \(Data("\(user):\(password)".utf8).base64EncodedString())\r\n"
                 }
                 head += fields.map { $0 + "\r\n" }.joined() + "\r\n"
                 client.send(head)

@@ -11,12 +11,13 @@ extension ServerProcessTests {
         static let password = "S3cretPW"
         static let token = "T0ken"
 
-        static func config(upstreamPort: UInt16, pushPort: UInt16, status: UInt16, port: UInt16, bitrate: String)
-            -> String
-        {
+        static func config(
+            upstreamPort: UInt16, pushPort: UInt16, status: UInt16, port: UInt16, bitrate: String, http: UInt16
+        ) -> String {
             """
             [server]
             status = 127.0.0.1:\(status)
+            http = 127.0.0.1:\(http)
 
             [station leaky]
             upstream = http://dj:\(password)@127.0.0.1:\(upstreamPort)/live.mp3?token=\(token)&format=mp3
@@ -27,6 +28,10 @@ extension ServerProcessTests {
             push = icecast://source:\(password)@127.0.0.1:\(pushPort)/leaky.opus
             push = icecasts://source:\(password)@127.0.0.1:\(pushPort)/leaky-tls.opus
 
+            [dj leaky-dj]
+            password = \(password)\(bitrate)
+            stations = leaky
+
             """
         }
 
@@ -34,11 +39,12 @@ extension ServerProcessTests {
 
         @Test func noSecretInAnythingTheServerSays() throws {
             // Nothing listens on the upstream's or the push's port: both fail and retry.
-            let ports = try (0..<4).map { _ in try freePort() }
+            let ports = try (0..<5).map { _ in try freePort() }
             let path = temporaryPath("secrets.conf")
             defer { unlink(path) }
             try Self.config(
-                upstreamPort: ports[0], pushPort: ports[1], status: ports[2], port: ports[3], bitrate: "96k"
+                upstreamPort: ports[0], pushPort: ports[1], status: ports[2], port: ports[3], bitrate: "96k",
+                http: ports[4]
             )
             .write(toFile: path, atomically: true, encoding: .utf8)
             let server = try ServerProcessTests.ServerProcess(arguments: ["--config", path])
@@ -47,11 +53,13 @@ extension ServerProcessTests {
             try ServerProcessTests.ReloadTests.waitFor("retrying", in: server, count: 3)
             try ServerProcessTests.ReloadTests.waitFor("push to", in: server)
             try Self.config(
-                upstreamPort: ports[0], pushPort: ports[1], status: ports[2], port: ports[3], bitrate: "64k"
+                upstreamPort: ports[0], pushPort: ports[1], status: ports[2], port: ports[3], bitrate: "64k",
+                http: ports[4]
             )
             .write(toFile: path, atomically: true, encoding: .utf8)
             server.signal(SIGHUP)
             try ServerProcessTests.ReloadTests.waitFor("reload: updated leaky", in: server)
+            #expect(server.log.contains("reload: DJ accounts: changed leaky-dj (password) (in place)"), "\(server.log)")
             let status = try httpGet(ports[2], "/status.json")
             let metrics = try httpGet(ports[2], "/metrics")
             #expect(status.status == 200 && metrics.status == 200)
@@ -76,11 +84,15 @@ extension ServerProcessTests {
             push = icecast://source:\(Self.password)@127.0.0.1
             push = icecasts://source:\(Self.password)@127.0.0.1
             port = 0
+            [dj leaky-dj]
+            password = \(Self.password) \(Self.token)
+            stations = leaky
 
             """.write(toFile: path, atomically: true, encoding: .utf8)
             let check = try run(executable, ["check-config", path])
             #expect(check.status == 78)
             #expect(check.stderr.contains("ftp://***@127.0.0.1/live.mp3?token=***"), "\(check.stderr)")
+            #expect(check.stderr.contains("password = ***: use 8 to 256"), "\(check.stderr)")
             #expect(!Self.leaks(check.stdout + check.stderr), "\(check.stdout)\(check.stderr)")
             let usage = try run(
                 executable, ["serve", "--push", "icecast://source:\(Self.password)@h?token=\(Self.token)"])

@@ -31,7 +31,7 @@ import Testing
 
     static let host = HostKey(SocketAddress(host: "192.0.2.7", port: 1)!)
     static let admin = AdminCredentials(password: AdminPassword("hackme-please")!)
-    static let source = (station: "jazz", password: SourcePassword("sourcepw1")!)
+    static let source = SourceGate.Station(name: "jazz", password: SourcePassword("sourcepw1"))
 
     @Test func callsAreParsed() throws {
         let kill = try #require(Self.call("/admin/killclient?mount=jazz.opus&id=42&format=json"))

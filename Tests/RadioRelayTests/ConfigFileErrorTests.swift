@@ -47,7 +47,7 @@ import Testing
             (
                 station + "[stations b]\nport = 1\n",
                 [
-                    "r.conf:3: unknown section [stations b]: use [server], [station NAME], [rendition STATION/NAME] or [input STATION/NAME]"
+                    "r.conf:3: unknown section [stations b]: use [server], [station NAME], [rendition STATION/NAME], [input STATION/NAME] or [dj NAME]"
                 ]
             ),
             (
@@ -247,7 +247,7 @@ import Testing
                 "r.conf:6: [station c] has no upstream: add upstream = an http(s) URL, a file: URL or a path",
                 "r.conf:7: port = 0: use 1 to 65535, or none",
                 "r.conf:8: unknown key max-lag in [station c]: write max_lag",
-                "r.conf:9: unknown section [weird]: use [server], [station NAME], [rendition STATION/NAME] or [input STATION/NAME]",
+                "r.conf:9: unknown section [weird]: use [server], [station NAME], [rendition STATION/NAME], [input STATION/NAME] or [dj NAME]",
                 "r.conf:16: station e on 0.0.0.0:8000 overlaps station d on 0.0.0.0:8000 (line 13): give each station "
                     + "its own port",
             ])

@@ -39,6 +39,8 @@ import Testing
         "listener_add": ["https://auth.example.org/add"], "listener_remove": ["https://auth.example.org/remove"],
         "auth_header": ["x-member: yes"], "auth_timeout": ["2"], "auth_failure": ["admit"],
         "htpasswd": ["(an htpasswd file)"],
+        "password": ["dj-password-1"], "stations": ["a, b"], "hours": ["Mon-Fri 20:00-23:00"],
+        "timezone": ["Europe/Berlin"],
     ]
 
     /// Keys whose change matters only with another setting: what the running station has for them.

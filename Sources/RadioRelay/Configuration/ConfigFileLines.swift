@@ -27,6 +27,8 @@ struct ConfigFileLines {
         case rendition(station: String, name: String, validName: Bool)
         /// One more input of station `station` (after its `upstream` values), with `validName` as for a rendition.
         case input(station: String, name: String, validName: Bool)
+        /// A DJ account, with `validName` false when NAME breaks `DJAccount.nameRule` (its keys are still checked).
+        case dj(name: String, validName: Bool)
         /// An unknown section: its keys are skipped, since nothing says what they should be.
         case unknown
     }
@@ -104,11 +106,20 @@ struct ConfigFileLines {
                 ? .input(station: station, name: name, validName: valid)
                 : .rendition(station: station, name: name, validName: valid)
         }
+        if words.first == "dj" {
+            let name = words.count > 1 ? String(words[1]).trimmingWhitespace() : ""
+            guard DJAccount.isValidName(name) else {
+                let problem = name.isEmpty ? "[dj] needs a NAME" : "bad DJ name \"\(name)\""
+                problems.add(line, "\(problem): use \(DJAccount.nameRule), as in [dj alice]")
+                return .dj(name: name, validName: false)
+            }
+            return .dj(name: name, validName: true)
+        }
         guard words.first == "station" else {
             problems.add(
                 line,
-                "unknown section [\(inside)]: use [server], [station NAME], [rendition STATION/NAME] or "
-                    + "[input STATION/NAME]")
+                "unknown section [\(inside)]: use [server], [station NAME], [rendition STATION/NAME], "
+                    + "[input STATION/NAME] or [dj NAME]")
             return .unknown
         }
         let name = words.count > 1 ? String(words[1]).trimmingWhitespace() : ""

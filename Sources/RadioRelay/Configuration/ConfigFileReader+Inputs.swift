@@ -57,7 +57,7 @@ extension ConfigFileReader {
         // The live source's input (source_password) is no URL of its own: the lines below are the others'.
         let inputs = station.inputs.filter { !$0.isLive }
         guard let first = inputs.first else {
-            if station.sourcePassword != nil { return clean }  // a live-only station
+            if station.takesLiveSources { return clean }  // a live-only station
             // An upstream written but refused (its error is reported at its line) is not a missing one.
             if inputLines.isEmpty && !hadInputSection {
                 problems.add(

@@ -41,6 +41,15 @@ struct ConfigFileReader {
                 (statusLine, httpLine) = readServer(section, into: &result.server)
             }
         }
+        // DJ accounts first: a station they name takes live sources (and needs no upstream).
+        let stationNames = Set(
+            lines.sections.compactMap { section -> String? in
+                guard case .station(let name, true) = section.header else { return nil }
+                return name
+            })
+        let (accounts, djStations) = readAccounts(
+            lines, stationNames: stationNames, adminUser: result.server.adminUser)
+        result.accounts = accounts
         var placed: [PlacedStation] = []
         var firstLines: [String: Int] = [:]
         var sawStation = false
@@ -49,6 +58,7 @@ struct ConfigFileReader {
             sawStation = true
             var station = result.server.stationDefaults
             station.name = name
+            station.liveAccounts = djStations.contains(name)
             station.encoder.serial = EncoderConfiguration().serial  // its own Ogg stream serial, not the template's
             var (clean, lines) = readStation(section, into: &station)
             clean = readInputs(fileLines, section, into: &station) && clean
@@ -139,7 +149,7 @@ struct ConfigFileReader {
     /// The text of a key's value (`@credential:NAME` read first where the key allows it) once `store` took it; nil,
     /// with a problem at `line`, when it is empty, cannot come from a credential, or is not a value the option takes.
     /// Messages quote the file (`@credential:NAME`) or the value redacted (`Redaction`), never a secret.
-    private mutating func set(
+    mutating func set(
         _ key: String, _ value: String, line: Int, _ option: OptionSpecification,
         among section: [OptionSpecification], _ store: (String) -> Bool
     ) -> String? {

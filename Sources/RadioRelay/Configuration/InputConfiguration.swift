@@ -105,7 +105,7 @@ extension StationConfiguration {
     func validateInputs() throws(ConfigurationError) {
         let inputs = self.inputs
         guard !inputs.isEmpty else {
-            throw ConfigurationError("station \(name): no upstream URL (nor source_password)")
+            throw ConfigurationError("station \(name): no upstream URL (nor source_password, nor a DJ account)")
         }
         guard let first = inputs.first(where: { !$0.isLive }) ?? inputs.first else { return }
         guard inputs.count <= FailoverSettings.maxInputs else {
@@ -118,7 +118,7 @@ extension StationConfiguration {
                 "station \(name): source_timeout must be \(Self.timeoutRange.lowerBound) to "
                     + "\(Self.timeoutRange.upperBound) seconds")
         }
-        if sourcePassword != nil && namedInputs.contains(where: { $0.name == InputConfiguration.liveName }) {
+        if takesLiveSources && namedInputs.contains(where: { $0.name == InputConfiguration.liveName }) {
             throw ConfigurationError(
                 "station \(name): input \(InputConfiguration.liveName): the name is the live source's: rename it")
         }

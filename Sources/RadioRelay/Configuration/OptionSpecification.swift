@@ -11,6 +11,8 @@ struct OptionSpecification: Sendable {
     typealias StationSetting = @Sendable (String, inout StationConfiguration) -> Bool
     /// Sets the option on the server's settings from its text; false when the text is not a value it accepts.
     typealias ServerSetting = @Sendable (String, inout ServerSettings) -> Bool
+    /// Sets the option on a DJ account's settings from its text; false when the text is not a value it accepts.
+    typealias AccountSetting = @Sendable (String, inout DJSettings) -> Bool
 
     /// What the option sets.
     enum Target: Sendable {
@@ -24,6 +26,8 @@ struct OptionSpecification: Sendable {
             ServerSetting, differs: @Sendable (ServerSettings, ServerSettings) -> Bool,
             shown: @Sendable (ServerSettings) -> String, adopt: @Sendable (inout ServerSettings, ServerSettings) -> Void
         )
+        /// A DJ account's: a `[dj NAME]` key (`OptionSpecification.accountOptions`), never a flag.
+        case account(AccountSetting)
     }
 
     /// Without the dashes: "port".
@@ -95,6 +99,12 @@ struct OptionSpecification: Sendable {
         return nil
     }
 
+    /// How it sets a DJ account, if it is a `[dj NAME]` key.
+    var accountSetting: AccountSetting? {
+        if case .account(let setting) = target { return setting }
+        return nil
+    }
+
     /// What is wrong with `text`, after the flag or key that carried it: "VALUE: use ACCEPTS", or the option's own
     /// reason; the value quoted without secrets.
     func complaint(about text: String, as written: String? = nil) -> String {
@@ -137,8 +147,9 @@ struct OptionSpecification: Sendable {
         name: "config", placeholder: "FILE",
         summary: "run the stations of a config file (no station flags with it)", accepts: "a config file's path")
 
-    /// Every option of the table: `serve`'s flags, then the keys a config file has without a flag.
-    static var all: [OptionSpecification] { serve + fileOnly }
+    /// Every option of the table: `serve`'s flags, then the keys a config file has without a flag (the `[server]`
+    /// ones, then the `[dj NAME]` ones).
+    static var all: [OptionSpecification] { serve + fileOnly + accountOptions }
 
     /// The `serve` options that configure a station, which are also the `[station NAME]` keys of a config file.
     static var stationSettings: [OptionSpecification] { serve.filter { $0.setting != nil } }

@@ -18,12 +18,13 @@ extension ServerConfiguration {
                     "station \(stations[index].name): mount \(path): /admin/ is the source clients' (Icecast's admin calls)"
                 ))
         }
-        for (index, station) in stations.enumerated() where station.sourcePassword != nil {
+        for (index, station) in stations.enumerated() where station.takesLiveSources {
             if server.http == nil {
                 problems.append(
                     (
                         index,
-                        "station \(station.name): source_password takes live sources on the HTTP address: set http in "
+                        "station \(station.name): \(station.sourcePassword != nil ? "source_password" : "a DJ account") takes live "
+                            + "sources on the HTTP address: set http in "
                             + "[server] (or --http)"
                     ))
             }

@@ -19,6 +19,8 @@ package struct ServerConfiguration: Sendable, Equatable {
     package var server = ServerSettings()
     /// In the order of the file, each valid (`StationConfiguration.validate()`), no two on overlapping addresses.
     package var stations: [StationConfiguration] = []
+    /// The DJ accounts (`[dj NAME]`), each checked against the stations (`ConfigFileReader.readAccounts`).
+    package var accounts: [DJAccount] = []
 
     package init(server: ServerSettings = ServerSettings(), stations: [StationConfiguration] = []) {
         self.server = server

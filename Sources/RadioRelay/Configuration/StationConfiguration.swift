@@ -82,6 +82,11 @@ public struct StationConfiguration: Sendable, Equatable {
     /// `SOURCE` to `/NAME` or one of the station's mounts on the HTTP address plays over every other input, as the
     /// input named `live`. nil: the station takes none.
     public var sourcePassword: SourcePassword?
+    /// DJ accounts (`[dj NAME]` sections whose `stations` name this one) may take the station over: it takes live
+    /// sources then even without `source_password`. Set by the config file's reader from those sections.
+    package var liveAccounts = false
+    /// Whether the station takes live sources (`source_password`, or DJ accounts): it has the input `live`.
+    public var takesLiveSources: Bool { sourcePassword != nil || liveAccounts }
     /// Seconds without a byte from a live source before it counts as gone (`source_timeout`, Icecast's default).
     public var sourceTimeout = 10
     /// Seconds a connection may go on with a peer that does not answer before the kernel gives it up (`PeerTimeout`:
@@ -109,7 +114,7 @@ public struct StationConfiguration: Sendable, Equatable {
     /// Every input in priority order: the `upstream` values (named `1`, `2`, …, with the station's title, pace and
     /// timeouts), then the `[input]` sections' (read over the station's settings).
     public var inputs: [InputConfiguration] {
-        (sourcePassword == nil ? [] : [InputConfiguration.live(timeout: sourceTimeout, title: title)])
+        (takesLiveSources ? [InputConfiguration.live(timeout: sourceTimeout, title: title)] : [])
             + upstreams.enumerated().map { index, url in
                 var input = InputConfiguration(name: "\(index + 1)", upstream: url)
                 input.title = title
@@ -147,9 +152,9 @@ public struct StationConfiguration: Sendable, Equatable {
         guard Self.timeoutRange.contains(peerTimeout) else {
             throw ConfigurationError("station \(name): peer_timeout \(peerTimeout) s: use 1 to 300 seconds")
         }
-        if sourcePassword != nil && relaysOggOpus {
+        if takesLiveSources && relaysOggOpus {
             throw ConfigurationError(
-                "station \(name): source_password takes MP3 or Ogg Opus sources that the station decodes and encodes; "
+                "station \(name): \(sourcePassword != nil ? "source_password" : "a DJ account") takes MP3 or Ogg Opus sources that the station decodes and encodes; "
                     + "an edge relays its roots' Ogg Opus without decoding: give the live source to the root station")
         }
         if relaysOggOpus && mp3 {

@@ -65,6 +65,8 @@ package enum StationReload: Equatable, Sendable {
             }
         }
         probe.renditions = new.renditions
+        // DJ accounts that list the station (`[dj NAME]`, no key of its own) apply in place, as `source_password` does.
+        probe.liveAccounts = new.liveAccounts
         if probe != new { restarts.append(Self.unexplained) }
         if asksRing && !ringsHold(new) { restarts.append(Self.beyondRing) }
         self = restarts.isEmpty ? .update : .restart(restarts)

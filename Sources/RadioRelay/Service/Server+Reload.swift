@@ -53,6 +53,7 @@ extension Server {
         }
         for station in plan.start where !startStation(station) { failed.append(station.name) }
         configuration.stations = stations.map(\.configuration)
+        applyAccounts(new.accounts)
         admission.setPolicy(Self.policy(configuration.stations))
         // What happened, not what was planned: a station that could not (re)start is named as such.
         Log.notice("reload: \(plan.summary(failed: failed))")

@@ -107,6 +107,7 @@ package final class Server {
         }
         http?.setPublicURL(settings.publicURL)
         http?.setAdmin(settings.admin)
+        http?.setAccounts(configuration.accounts)
         http?.setForwarding(settings.forwarding)
         admission.setPolicy(Self.policy(configuration.stations))
         // Every network loop of the pool, by thread name, and the HTTP front end.

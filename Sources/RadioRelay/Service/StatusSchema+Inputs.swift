@@ -44,12 +44,13 @@ extension InputState: Codable {
     }
 }
 
-/// The live source on the air: its address, client, method, since when (Unix seconds), bytes sent.
+/// The live source on the air: its address, client, method, since when (Unix seconds), bytes sent, and the DJ
+/// account it authenticated as (`null`: the station's own user `source`).
 extension InputState.Source: Codable {
     enum CodingKeys: String, CodingKey {
         case address
         case userAgent = "user_agent"
-        case method, since, bytes
+        case method, since, bytes, dj
     }
 
     public func encode(to encoder: any Swift.Encoder) throws {
@@ -59,6 +60,7 @@ extension InputState.Source: Codable {
         try out.encode(method, forKey: .method)
         try out.encodeSeconds(since, forKey: .since)
         try out.encode(bytes, forKey: .bytes)
+        try out.encodeOrNull(dj, forKey: .dj)
     }
 
     public init(from decoder: any Swift.Decoder) throws {
@@ -68,7 +70,8 @@ extension InputState.Source: Codable {
             userAgent: try values.decodeIfPresent(String.self, forKey: .userAgent),
             method: try values.decode(String.self, forKey: .method),
             since: try values.decodeIfPresent(Double.self, forKey: .since) ?? 0,
-            bytes: try values.decodeIfPresent(Int.self, forKey: .bytes) ?? 0)
+            bytes: try values.decodeIfPresent(Int.self, forKey: .bytes) ?? 0,
+            dj: try values.decodeIfPresent(String.self, forKey: .dj))
     }
 }
 

@@ -213,16 +213,19 @@ package struct FormatStatus: Sendable, Equatable, Codable {
     }
 }
 
-/// A title in a station's history: when it started, in UTC (`2026-12-04T18:00:00.000Z`), and its input.
+/// A title in a station's history: when it started, in UTC (`2026-12-04T18:00:00.000Z`), its input, and the DJ whose
+/// set it was in (only then).
 package struct HistoryStatus: Sendable, Equatable, Codable {
     package var title: String
     package var started: String
     package var input: String
+    package var dj: String?
 
     package init(_ entry: SongHistory.Entry) {
         title = entry.title
         started = UTCTime(entry.started).iso8601
         input = entry.input
+        dj = entry.dj
     }
 }
 

@@ -58,6 +58,8 @@ final class LiveInput {
     var label = "live source"
     /// The `ice-name` of the source connected last (a title when it sends none).
     var name: String?
+    /// The DJ account the source connected last authenticated as; nil: the station's own `source`.
+    var dj: String?
 }
 
 @available(*, unavailable) extension LiveInput: Sendable {}

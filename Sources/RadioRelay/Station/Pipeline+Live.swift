@@ -3,7 +3,7 @@ import RadioRelayMedia
 import RadioRelayNet
 import RadioRelaySystem
 
-/// The live source's input (`source_password`): a source client that the HTTP front end accepted and handed to the
+/// The live source's input (`source_password`, DJ accounts): a source client that the HTTP front end accepted and handed to the
 /// station's `SourceDesk`. It is read as any input is — decoded (MP3 through the Reader, Ogg Opus through the Opus
 /// stage), measured, paced at real time (a source that sends faster waits in its socket) — and the selector puts
 /// it over every other input as soon as its audio flows. When it ends (it disconnects, stalls for
@@ -68,6 +68,7 @@ extension Pipeline {
         input.ownTitle = nil
         input.format = nil
         input.live?.label = source.label
+        input.live?.dj = source.user.dj
         input.live?.name = source.request.info.displayName.flatMap { $0.isEmpty ? nil : $0 }
         input.paced = true
         input.pace = (now, 0)

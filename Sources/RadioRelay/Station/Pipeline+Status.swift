@@ -46,7 +46,7 @@ extension Pipeline {
             if let source = input.downloader?.source {
                 state.source = InputState.Source(
                     address: "\(source.peer)", userAgent: source.request.userAgent, method: source.request.method,
-                    since: source.since, bytes: input.bytesIn - input.connection.bytesAtOpen)
+                    since: source.since, bytes: input.bytesIn - input.connection.bytesAtOpen, dj: source.user.dj)
             }
             return state
         }

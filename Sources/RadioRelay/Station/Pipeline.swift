@@ -65,7 +65,7 @@ final class Pipeline {
         settings.recover = configuration.failover.recover
         settings.deadAir = configuration.failover.deadAir
         settings.hotStandby = configuration.failover.hotStandby
-        settings.live = configuration.sourcePassword != nil
+        settings.live = configuration.takesLiveSources
         return settings
     }
 
@@ -148,7 +148,9 @@ final class Pipeline {
             if output.format == .mp3 { output.broadcaster.setStreamTitle(shown.title) }
         }
         let input = playing.name
-        station.history.withLock { $0.record(shown.title, at: wallClockNow(), input: input) }
+        // While a DJ's set plays, the DJ's name goes with each title.
+        let dj = playing.downloader != nil ? playing.live?.dj : nil
+        station.history.withLock { $0.record(shown.title, at: wallClockNow(), input: input, dj: dj) }
         let skipped = shown.skipped > 0 ? " (\(shown.skipped) titles in between not shown)" : ""
         // An input whose title is not known yet clears the last one's.
         let what = shown.title.isEmpty ? "(no title)" : shown.title

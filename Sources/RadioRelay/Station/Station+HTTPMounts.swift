@@ -61,6 +61,7 @@ extension Station: HTTPMounts {
             mount.listenerPeak = counters.listeners.peak
             mount.streamStart = createdAt
             mount.sourceConnected = sourceDesk?.connectedAt
+            mount.dj = desk.onAir?.dj
             let live = state.inputs.first { $0.source != nil }?.source
             mount.admin.sourceAddress = live.map { IcecastStatus.hostName($0.address) }
             mount.admin.sourceAgent = live?.userAgent

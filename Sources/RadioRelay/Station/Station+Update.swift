@@ -68,7 +68,9 @@ extension Station {
         arrivingEncoders.withLock { $0.merge(encoders) { $1 } }
         outputList.withLock { $0 = outputs }
         settings.withLock { $0 = new }
-        desk.update(password: new.sourcePassword, paths: new.sourcePaths, timeout: new.sourceTimeout)
+        desk.update(
+            password: new.sourcePassword, accounts: new.liveAccounts, paths: new.sourcePaths, timeout: new.sourceTimeout
+        )
         settingsVersion.add(1, ordering: .releasing)
         for output in made {
             Log.notice("\(name): rendition \(output.label) added on \(output.broadcaster.shownAddress)")

@@ -83,7 +83,8 @@ public final class Station: Service {
         self.services = services
         self.history = LockedBox(history)
         desk = SourceDesk(
-            station: configuration.name, password: configuration.sourcePassword, paths: configuration.sourcePaths,
+            station: configuration.name, password: configuration.sourcePassword, accounts: configuration.liveAccounts,
+            paths: configuration.sourcePaths,
             timeout: configuration.sourceTimeout, commands: commands)
         var outputs: [StationOutput] = []
         for output in configuration.outputSettings {

@@ -123,6 +123,8 @@ public struct InputState: Sendable, Equatable {
         public var since: Double
         /// Bytes it sent on this connection.
         public var bytes: Int
+        /// The DJ account it authenticated as; nil: the station's own user `source`.
+        public var dj: String?
     }
 }
 

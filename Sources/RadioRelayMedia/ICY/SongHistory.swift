@@ -12,11 +12,14 @@ public struct SongHistory: Sendable, Equatable {
         public var started: Double
         /// The input's name (`1`, `live`, a section's name).
         public var input: String
+        /// The DJ whose set it was in (a live source with a DJ account); nil otherwise.
+        public var dj: String?
 
-        public init(title: String, started: Double, input: String) {
+        public init(title: String, started: Double, input: String, dj: String? = nil) {
             self.title = title
             self.started = started
             self.input = input
+            self.dj = dj
         }
     }
 
@@ -25,22 +28,24 @@ public struct SongHistory: Sendable, Equatable {
 
     public init() {}
 
-    /// `title` started at `at` on `input`.
-    public mutating func record(_ title: String, at: Double, input: String) {
+    /// `title` started at `at` on `input` (in `dj`'s set).
+    public mutating func record(_ title: String, at: Double, input: String, dj: String? = nil) {
         guard !title.isEmpty, entries.last?.title != title else { return }
-        entries.append(Entry(title: title, started: at, input: input))
+        entries.append(Entry(title: title, started: at, input: input, dj: dj))
         if entries.count > Self.limit { entries.removeFirst(entries.count - Self.limit) }
     }
 
-    /// The entries as JSON, newest first: `[{"title":…,"started":"2026-12-04T18:00:00.000Z","input":"1"}, …]`.
+    /// The entries as JSON, newest first: `[{"title":…,"started":"2026-12-04T18:00:00.000Z","input":"1"}, …]`, with
+    /// `"dj":NAME` in an entry of a DJ's set.
     package var json: String {
         JSONText.array(
             entries.reversed().map { entry in
-                JSONText.object([
-                    ("title", JSONText.string(entry.title)),
-                    ("started", JSONText.string(UTCTime(entry.started).iso8601)),
-                    ("input", JSONText.string(entry.input)),
-                ])
+                JSONText.object(
+                    [
+                        ("title", JSONText.string(entry.title)),
+                        ("started", JSONText.string(UTCTime(entry.started).iso8601)),
+                        ("input", JSONText.string(entry.input)),
+                    ] + (entry.dj.map { [("dj", JSONText.string($0))] } ?? []))
             })
     }
 }

@@ -25,9 +25,9 @@ extension HTTPFrontLoop {
         }
         let now = monotonicNow()
         let desk = call.mount.flatMap { front.sourceDesk(at: $0) }
-        let source = desk.flatMap { desk in desk.password.map { (station: desk.station, password: $0) } }
         let decision = front.adminGate.decide(
-            call, request, source: source, lockout: lockout, host: connection.hostKey, now: now)
+            call, request, source: desk.flatMap { $0.takesSources ? $0.gateStation : nil }, accounts: front.accounts,
+            lockout: lockout, host: connection.hostKey, now: now)
         let refusal = IcecastAdmin.failure(403, "Cross-site request refused", format: call.format)
         if refused(decision, connection, what: "/admin/\(call.command.rawValue)", crossSite: refusal, now: now) {
             return
@@ -41,6 +41,16 @@ extension HTTPFrontLoop {
             }
             // A bar is the admin's to set.
             if call.ban != nil { return answer(connection, IcecastAdmin.unauthorized()) }
+            deskCall(connection, call, method: request.method, desk: desk)
+        case .dj(_, let name):
+            guard let desk else {
+                return answer(connection, SourceRules.adminAnswer(400, "Source does not exist"))
+            }
+            if call.ban != nil { return answer(connection, IcecastAdmin.unauthorized()) }
+            // A DJ titles their own set only (with nobody on the air the desk answers "Source does not exist").
+            if call.command == .metadata, let user = desk.onAir, user != .dj(name) {
+                return answer(connection, SourceRules.adminAnswer(403, "Another source is on the air"))
+            }
             deskCall(connection, call, method: request.method, desk: desk)
         case .admin:
             perform(
@@ -70,7 +80,7 @@ extension HTTPFrontLoop {
             answer(connection, IcecastAdmin.unauthorized())
         case .lockedOut(let wait):
             answer(connection, Self.lockedOut(wait))
-        case .admin, .source:
+        case .admin, .source, .dj:
             return false
         }
         return true
@@ -120,11 +130,30 @@ extension HTTPFrontLoop {
                 guard case .value(let seconds) = ban, seconds <= AdminCall.maxBan else {
                     return answer(connection, IcecastAdmin.failure(400, "Bad parameter: ban", format: call.format))
                 }
-                desk.bar(for: seconds, now: now)
-                Log.notice("admin: station \(desk.station) refuses live sources for \(seconds) s (killsource ban)")
+                applyBan(seconds, desk: desk, now: now)
             }
             deskCall(connection, call, method: request.method, desk: desk, shape: shape)
         }
+    }
+
+    /// `killsource?ban=SECONDS`: a DJ on the air bars the DJ's account (on every station); the station's own
+    /// `source` on the air, or none, bars the station. `ban=0` lifts the station's bar and those of its DJs.
+    private func applyBan(_ seconds: Int, desk: SourceDesk, now: Double) {
+        if seconds > 0, case .dj(let name)? = desk.onAir {
+            _ = front.changeAccounts { $0.bar(name, for: seconds, now: now) }
+            Log.notice(
+                "admin: DJ \(name) refused on every station for \(seconds) s (killsource ban on \(desk.station))")
+            return
+        }
+        desk.bar(for: seconds, now: now)
+        if seconds > 0 {
+            Log.notice("admin: station \(desk.station) refuses live sources for \(seconds) s (killsource ban)")
+            return
+        }
+        let lifted = front.changeAccounts { $0.lift(station: desk.station) }
+        Log.notice(
+            "admin: station \(desk.station)'s bar lifted"
+                + (lifted.isEmpty ? "" : ", and DJ \(lifted.joined(separator: ", "))'s") + " (killsource ban=0)")
     }
 
     /// `killclient`: the listener `id` of `mount`, closed where it is served.

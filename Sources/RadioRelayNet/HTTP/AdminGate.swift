@@ -8,16 +8,20 @@ import RadioRelaySystem
 ///   listeners. Reading calls are not refused (a browser's same-origin policy keeps the answers from that page).
 /// - **The admin** (`admin_user`, `admin_password`, HTTP Basic) may make every call. Without `admin_password`, no
 ///   admin credentials exist: only sources' own calls pass.
-/// - **A live source** (user `source` and its station's `source_password`) may make `metadata` and `killsource`,
-///   for a mount of its own station only.
+/// - **A live source** (user `source` and its station's `source_password`, or a DJ account's user and password for
+///   a station in the account's list: `SourceGate.credentials`) may make `metadata` and `killsource`, for a mount of
+///   that station only (never with `ban=`: a bar is the admin's).
 /// - **Failures** (wrong credentials, not missing ones) count against the address in `SourceLockout`: the admin's
-///   under scope `admin`, a source's under its station's, so guesses at one never lock the other out.
+///   under scope `admin`, a source's under its station's (a DJ's under that account at that station), so guesses at
+///   one never lock the other out.
 package struct AdminGate: Sendable {
     /// What the gate found out.
     package enum Decision: Equatable, Sendable {
         case admin
         /// A live source of this station, for its own mount's `metadata` or `killsource`.
         case source(station: String)
+        /// A DJ account that may take this station over, for its mount's `metadata` or `killsource`.
+        case dj(station: String, name: String)
         /// No credentials: 401 with the challenge (not a failure).
         case missing
         /// Wrong credentials, counted against `key`: 401.
@@ -36,21 +40,30 @@ package struct AdminGate: Sendable {
     /// The lockout key of the admin's credentials from `host`.
     package static func adminKey(_ host: HostKey) -> SourceLockout.Key { SourceLockout.Key(scope: "admin", host: host) }
 
-    /// - Parameter source: the station and source password of the station whose mount the call names, if it takes
-    ///   live sources.
+    /// - Parameters:
+    ///   - source: the station whose mount the call names, if it takes live sources.
+    ///   - accounts: the DJ accounts.
     package func decide(
-        _ call: AdminCall, _ request: HTTPRequestHead.Request, source: (station: String, password: SourcePassword)?,
-        lockout: SourceLockout, host: HostKey, now: Double
+        _ call: AdminCall, _ request: HTTPRequestHead.Request, source: SourceGate.Station?,
+        accounts: SourceAccounts = SourceAccounts(), lockout: SourceLockout, host: HostKey, now: Double
     ) -> Decision {
         if call.command.changesState, Self.isCrossSite(request) { return .crossSite }
         guard let authorization = request.field("authorization") else { return .missing }
         let credentials = ListenerCredentials.basic(authorization)
-        let asSource = credentials?.user.elementsEqual(SourcePassword.user.utf8) == true
+        let asSource =
+            credentials.map { $0.user.elementsEqual(SourcePassword.user.utf8) || accounts.account($0.user) != nil }
+            ?? false
         if asSource, call.command.sourceMayCall, let source {
-            let key = SourceLockout.Key.source(source.station, host)
-            if let wait = lockout.lockedOut(key, now: now) { return .lockedOut(seconds: wait) }
-            return source.password.check(authorization) == .accepted
-                ? .source(station: source.station) : .wrong(key: key)
+            switch SourceGate.credentials(
+                authorization, station: source, accounts: accounts, lockout: lockout, host: host, now: now)
+            {
+            case .accepted(.station): return .source(station: source.name)
+            case .accepted(.dj(let name)): return .dj(station: source.name, name: name)
+            case .missing: return .missing
+            case .wrong(let key): return .wrong(key: key)
+            case .lockedOut(let seconds): return .lockedOut(seconds: seconds)
+            case .notAllowed: break  // a DJ of other stations: as a source of another mount, the admin's to answer
+            }
         }
         return adminDecision(credentials, lockout: lockout, host: host, now: now)
     }

@@ -139,6 +139,15 @@ package final class HTTPFront: Service {
     package var adminGate: AdminGate { admin.snapshot }
     package func setAdmin(_ credentials: AdminCredentials?) { admin.withLock { $0 = AdminGate(admin: credentials) } }
 
+    /// The DJ accounts (`[dj NAME]`) and their bars: replaced by a reload, the bars of the accounts kept staying.
+    private let djAccounts = LockedBox(SourceAccounts())
+    package var accounts: SourceAccounts { djAccounts.snapshot }
+    package func setAccounts(_ list: [DJAccount]) { djAccounts.withLock { $0.replace(with: list) } }
+    /// Changes the accounts' bars (`killsource?ban=`) under the lock, returning what `change` returns.
+    package func changeAccounts<Result>(_ change: (inout SourceAccounts) -> Result) -> Result {
+        djAccounts.withLock { change(&$0) }
+    }
+
     /// The reverse proxies in HTTP mode whose header names a request's client (`forwarded_from`); nil: none.
     private let forwarded = LockedBox<ForwardedFor?>(nil)
     package var forwarding: ForwardedFor? { forwarded.snapshot }
@@ -165,14 +174,14 @@ package final class HTTPFront: Service {
     /// The desk of the station that takes live sources at `path` (nil: none does).
     package func sourceDesk(at path: String) -> SourceDesk? {
         for station in stations {
-            guard let desk = station.sourceDesk, desk.password != nil, desk.paths.contains(path) else { continue }
+            guard let desk = station.sourceDesk, desk.takesSources, desk.paths.contains(path) else { continue }
             return desk
         }
         return nil
     }
 
     /// Whether any station takes live sources (then `PUT`, `SOURCE` and `/admin/` are the source protocol's).
-    package var takesSources: Bool { stations.contains { $0.sourceDesk?.password != nil } }
+    package var takesSources: Bool { stations.contains { $0.sourceDesk?.takesSources == true } }
 
     package func start() throws {
         try service.start { [self] thread in

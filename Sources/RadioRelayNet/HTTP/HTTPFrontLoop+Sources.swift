@@ -4,52 +4,53 @@ import RadioRelaySystem
 
 /// Live sources on the public HTTP address, as Icecast takes them: `PUT` (Icecast 2.4, `Expect: 100-continue`, the
 /// audio until the connection closes) and `SOURCE` (older clients), HTTP Basic with user `source` and the station's
-/// `source_password`, to `/NAME` or one of the station's mounts (the admin calls a source makes, `/admin/metadata`
-/// and `/admin/killsource`, are `HTTPFrontLoop+Admin`'s). What is answered is `SourceRules`' decision; an accepted source's
-/// socket leaves this loop for its station's pipeline (through the station's `SourceDesk`), so no limit on
-/// unfinished requests can touch it from then on.
+/// `source_password`, or a DJ account's user and password (`SourceGate` decides), to `/NAME` or one of the station's
+/// mounts (the admin calls a source makes, `/admin/metadata` and `/admin/killsource`, are `HTTPFrontLoop+Admin`'s).
+/// What is answered is `SourceRules`' decision; an accepted source's socket leaves this loop for its station's
+/// pipeline (through the station's `SourceDesk`, with who it is), so no limit on unfinished requests can touch it
+/// from then on.
 extension HTTPFrontLoop {
     func handleSourceProtocol(_ connection: HTTPConnection, _ request: HTTPRequestHead.Request) {
         let now = monotonicNow()
-        guard let desk = front.sourceDesk(at: request.path), let password = desk.password else {
+        guard let desk = front.sourceDesk(at: request.path) else {
             let what = Sanitized.text(request.path, limit: 128)
             return answer(connection, PublicRouter.text(404, "no station takes a live source at \(what)\n"))
         }
-        // Failures count against this station from this address only.
-        let key = SourceLockout.Key.source(desk.station, connection.hostKey)
-        if let wait = lockout.lockedOut(key, now: now) {
+        // Failures count against this station (and account) from this address only (`SourceGate`).
+        let decision = SourceGate.decide(
+            request.field("authorization"), station: desk.gateStation, accounts: front.accounts,
+            stationBar: desk.barred(now: now), lockout: lockout, host: connection.hostKey, now: now,
+            wallClock: wallClockNow())
+        switch decision {
+        case .accepted(let user):
+            acceptSource(connection, request, desk: desk, user: user, now: now)
+        case .missing:
+            answer(connection, SourceRules.unauthorized())
+        case .lockedOut(let wait):
             http.logLimited(
                 .source, now: now,
                 "http: \(connection.peer) refused 429: too many failed source logins for station \(desk.station)")
-            return answer(connection, Self.lockedOut(wait))
-        }
-        switch password.check(request.field("authorization")) {
-        case .accepted: break
-        case .missing:
-            return answer(connection, SourceRules.unauthorized())
-        case .wrong:
+            answer(connection, Self.lockedOut(wait))
+        case .wrong(let key):
             let count = lockout.failed(key, now: now)
             http.logLimited(
                 .source, now: now,
                 "http: \(connection.peer) refused 401: wrong source credentials for station \(desk.station) "
-                    + "(\(count) in the last minute; 429 after \(SourceLockout.limit))")
-            return answer(connection, SourceRules.unauthorized())
-        }
-        if let wait = desk.barred(now: now) {
-            // Only a source with the right credentials learns of the bar.
-            var response = PublicRouter.text(403, "Mountpoint barred: try again later\n")
-            response.headers.append(("Retry-After", "\(Int(wait.rounded(.up)))"))
+                    + "(\(key.scope): \(count) in the last minute; 429 after \(SourceLockout.limit))")
+            answer(connection, SourceRules.unauthorized())
+        case .refused(let refusal):
+            var response = PublicRouter.text(403, refusal.answer)
+            if let seconds = refusal.retryAfter { response.headers.append(("Retry-After", "\(seconds)")) }
             http.logLimited(
                 .source, now: now,
-                "http: live source for \(desk.station) from \(connection.peer) refused 403: barred for "
-                    + "\(Int(wait.rounded(.up))) s more (killsource ban)")
-            return answer(connection, response)
+                "http: live source for \(desk.station) from \(connection.peer) refused 403: \(refusal.reason)")
+            answer(connection, response)
         }
-        acceptSource(connection, request, desk: desk, now: now)
     }
 
     private func acceptSource(
-        _ connection: HTTPConnection, _ request: HTTPRequestHead.Request, desk: SourceDesk, now: Double
+        _ connection: HTTPConnection, _ request: HTTPRequestHead.Request, desk: SourceDesk, user: SourceUser,
+        now: Double
     ) {
         if let refusal = SourceRules.refusal(request) {
             http.logLimited(
@@ -78,9 +79,10 @@ extension HTTPFrontLoop {
         described.mayAnswer = expects
         sendBestEffort(SourceRules.acceptance(request, continues: expects), on: socket.rawValue)
         let source = LiveSource(
-            socket: socket, peer: connection.peer, request: described, early: early, stallTimeout: desk.timeout)
+            socket: socket, peer: connection.peer, request: described, early: early, stallTimeout: desk.timeout,
+            user: user)
         // The station's pipeline logs the connection when it takes it (one line per connect).
-        if !desk.deliver(Handoff(value: source), info: described.info) { source.close() }
+        if !desk.deliver(Handoff(value: source), info: described.info, user: user) { source.close() }
     }
 
     /// 429 to an address with too many failed logins (`SourceLockout`), with when to try again.

@@ -11,7 +11,8 @@ import RadioRelaySystem
 /// `server_description`, `server_name`, `server_type`, `server_url` (when set), `stream_start`,
 /// `stream_start_iso8601`, `subtype` — with Icecast's defaults for what the station does not say ("various",
 /// "Unspecified description"), and those its documentation lists for sources that send them: `title` (when there is
-/// one), `bitrate` (kb/s) and `audio_info`. Public and readable across origins (CORS `*`), never cached.
+/// one), `bitrate` (kb/s) and `audio_info`; and ours, `dj`: the DJ account of the live source on the air (only then).
+/// Public and readable across origins (CORS `*`), never cached.
 package enum IcecastStatus {
     package static let path = "/status-json.xsl"
     /// What Icecast's own configuration ships for `<admin>` and `<location>`: radio-relay has no such settings.
@@ -58,6 +59,10 @@ package enum IcecastStatus {
         var fields: [IcecastField] = [
             IcecastField("audio_info", "channels=\(mount.channels);samplerate=\(mount.sampleRate);bitrate=\(kbps)"),
             IcecastField("bitrate", kbps),
+        ]
+        // Ours (Icecast has none): the DJ on the air, only while a DJ account's source plays.
+        if let dj = mount.dj { fields.append(IcecastField("dj", dj)) }
+        fields += [
             IcecastField("genre", nonEmpty(info.genre) ?? "various"),
             IcecastField("listener_peak", mount.listenerPeak),
             IcecastField("listeners", mount.listeners),

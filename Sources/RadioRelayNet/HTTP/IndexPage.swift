@@ -2,7 +2,7 @@ import RadioRelayMedia
 import RadioRelaySystem
 
 /// The public address's `/`: the station page. One section per station — its name, description, genre and link,
-/// the title now and listeners now, one `<audio>` player offering the formats the browser may choose from (Ogg
+/// the title now and listeners now, the DJ on the air (a DJ account's live source), one `<audio>` player offering the formats the browser may choose from (Ogg
 /// Opus, the MP3 pass-through, HLS where the browser plays it natively), the playlists, and the last titles with
 /// their times. One event stream for the whole page (`/events`) keeps the titles current, and a title change
 /// fetches that station's `/NAME/history.json`; that is all the script does. No external assets: the stylesheet and
@@ -86,7 +86,7 @@ package enum IndexPage {
         ol.history{list-style:none;padding:0;margin:.3rem 0 0;max-height:14rem;overflow:auto}
         ol.history li{display:flex;gap:.8rem;padding:.15rem 0;border-top:1px solid var(--line)}
         ol.history time{color:var(--muted);font-variant-numeric:tabular-nums;flex:0 0 auto}
-        details summary{cursor:pointer;color:var(--muted)}
+        details summary{cursor:pointer;color:var(--muted)}ol.history .dj{color:var(--muted);margin-left:auto}
         """
 
     /// The page's script: titles from the page's one event stream; a change also refreshes that station's history.
@@ -102,6 +102,12 @@ package enum IndexPage {
             const title = document.createElement("span");
             title.textContent = entry.title;
             item.append(time, title);
+            if (entry.dj) {
+              const dj = document.createElement("span");
+              dj.className = "dj";
+              dj.textContent = entry.dj;
+              item.append(dj);
+            }
             return item;
           }));
         };
@@ -137,6 +143,7 @@ package enum IndexPage {
         }
         html += "<p class=\"now\">Now playing: <strong id=\"title-\(id)\" aria-live=\"polite\">"
         html += "\(Markup.escape(main.title.flatMap { $0.isEmpty ? nil : $0 } ?? "–"))</strong></p>\n"
+        if let dj = main.dj { html += "<p class=\"now\">On the air: <strong>\(Markup.escape(dj))</strong></p>\n" }
         // One player: the browser takes the first source it can play.
         let mp3 = view.mounts.first { $0.format == .mp3 }
         html += "<audio controls preload=\"none\" aria-label=\"Listen to \(name)\">\n"
@@ -161,7 +168,9 @@ package enum IndexPage {
         for entry in history.entries.reversed() {
             let started = UTCTime(entry.started).iso8601
             html += "<li><time datetime=\"\(started)\">\(started.dropFirst(11).prefix(5))</time>"
-            html += "<span>\(Markup.escape(entry.title))</span></li>\n"
+            html += "<span>\(Markup.escape(entry.title))</span>"
+            if let dj = entry.dj { html += "<span class=\"dj\">\(Markup.escape(dj))</span>" }
+            html += "</li>\n"
         }
         html += "</ol></details></section>\n"
         return html

@@ -42,6 +42,8 @@ package struct PublicDirectory: Sendable, Equatable {
         package var streamStart = 0.0
         /// When its station's live source connected (wall-clock seconds); nil: none is on the air.
         package var sourceConnected: Double?
+        /// The DJ on the air (a live source with a DJ account); nil: none, or the station's own user `source`.
+        package var dj: String?
         /// What the admin's `stats` adds (Icecast's names): the live source's address and user agent, bytes the
         /// station read from its inputs and this output sent, `max_listeners` (0: none), listeners that fell behind.
         package var admin = AdminFigures()

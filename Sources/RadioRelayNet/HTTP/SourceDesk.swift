@@ -10,12 +10,16 @@ import RadioRelaySystem
 package final class SourceDesk: Sendable {
     private struct State {
         var password: SourcePassword?
+        /// DJ accounts may take the station over (`[dj NAME]` sections that list it).
+        var accounts = false
         var paths: [String] = []
         var occupied = false
         var arrival: Handoff<LiveSource>?
         var title: String?
         /// The source on the air's `ice-*` fields (status shows the rest from the pipeline's `LiveSource`).
         var info: StationInfo?
+        /// Who the source on the air is (the station's `source` or a DJ).
+        var user: SourceUser?
         /// When the source on the air connected (wall-clock seconds).
         var connectedAt: Double?
         /// Until when live sources are refused (monotonic seconds): an admin's `killsource` with `ban=`.
@@ -29,25 +33,32 @@ package final class SourceDesk: Sendable {
     package let commands: CommandQueue
 
     package init(
-        station: String, password: SourcePassword?, paths: [String], timeout: Int,
+        station: String, password: SourcePassword?, accounts: Bool = false, paths: [String], timeout: Int,
         commands: CommandQueue = CommandQueue()
     ) {
         self.station = station
         self.commands = commands
-        state = LockedBox(State(password: password, paths: paths, timeout: timeout))
+        state = LockedBox(State(password: password, accounts: accounts, paths: paths, timeout: timeout))
     }
 
     /// The settings after a reload (a source on the air goes on; the new password applies to the next one).
-    package func update(password: SourcePassword?, paths: [String], timeout: Int) {
+    package func update(password: SourcePassword?, accounts: Bool, paths: [String], timeout: Int) {
         state.withLock {
             $0.password = password
+            $0.accounts = accounts
             $0.paths = paths
             $0.timeout = timeout
         }
     }
 
-    /// The password, when the station takes live sources.
+    /// The station's `source_password` (nil: user `source` cannot connect).
     package var password: SourcePassword? { state.withLock { $0.password } }
+    /// Whether the station takes live sources: with `source_password`, or DJ accounts that list it.
+    package var takesSources: Bool { state.withLock { $0.password != nil || $0.accounts } }
+    /// The station as `SourceGate` checks a source's credentials against it.
+    package var gateStation: SourceGate.Station { SourceGate.Station(name: station, password: password) }
+    /// Who the source on the air is; nil: none is.
+    package var onAir: SourceUser? { state.withLock { $0.occupied ? $0.user : nil } }
     /// The paths a source may use: `/NAME` and the station's own mounts.
     package var paths: [String] { state.withLock { $0.paths } }
     /// Seconds without a byte before a source counts as gone (`source_timeout`).
@@ -59,10 +70,11 @@ package final class SourceDesk: Sendable {
     package var connectedAt: Double? { state.withLock { $0.connectedAt } }
 
     /// Hands an accepted source to the station; false (and the source is not taken) when one is there already.
-    package func deliver(_ source: Handoff<LiveSource>, info: StationInfo) -> Bool {
+    package func deliver(_ source: Handoff<LiveSource>, info: StationInfo, user: SourceUser = .station) -> Bool {
         state.withLock {
             guard !$0.occupied else { return false }
             $0.occupied = true
+            $0.user = user
             $0.arrival = source
             $0.title = nil
             $0.info = info
@@ -87,6 +99,7 @@ package final class SourceDesk: Sendable {
             $0.occupied = false
             $0.arrival = nil
             $0.info = nil
+            $0.user = nil
             $0.title = nil
             $0.connectedAt = nil
         }
@@ -102,8 +115,9 @@ package final class SourceDesk: Sendable {
 
     // MARK: The admin calls
 
-    /// The admin's `killsource?ban=SECONDS`: sources with the station's credentials are refused until `now + seconds`
-    /// (a DJ's encoder that reconnects at once stays off the air). A later bar replaces an earlier one; 0 lifts it.
+    /// The admin's `killsource?ban=SECONDS` while the station's own `source` plays (or none does): every source of the
+    /// station is refused until `now + seconds` (an encoder that reconnects at once stays off the air). A later bar
+    /// replaces an earlier one; 0 lifts it. A DJ's bar is the account's (`SourceAccounts.bar`).
     package func bar(for seconds: Int, now: Double = monotonicNow()) {
         state.withLock { $0.barredUntil = seconds > 0 ? now + Double(seconds) : -Double.infinity }
     }

@@ -1,8 +1,8 @@
 import RadioRelaySystem
 
 /// Slows password guessing, as a value on virtual time (tests: `SourceLockoutTests`). The rule is kept per pair of
-/// what is guessed at (`Key.scope`: a station's source password today, an account or the admin's credentials with
-/// the same rule later) and an address (`HostKey`: an IPv4 address or an IPv6 /64): a pair with `limit` wrong
+/// what is guessed at (`Key.scope`: a station's source password, a DJ account at a station — `SourceGate.accountKey`
+/// — or the admin's credentials) and an address (`HostKey`: an IPv4 address or an IPv6 /64): a pair with `limit` wrong
 /// credentials within `window` seconds is answered 429 until the oldest of them is older than that, even with the
 /// right password. Another station's failures never refuse this one, so guesses at one station from behind a DJ's
 /// NAT or /64 cannot keep a DJ of another station off the air. A request without credentials (libshout's first,

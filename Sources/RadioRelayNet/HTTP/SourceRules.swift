@@ -11,7 +11,8 @@ import RadioRelaySystem
 /// | `PUT /PATH` without | `HTTP/1.1 200 OK`, then the same |
 /// | `SOURCE /PATH` | `HTTP/1.0 200 OK`, then the same |
 /// | no `Authorization` | 401 with `WWW-Authenticate: Basic` (libshout asks this way first) |
-/// | wrong credentials | 401, counted: the 11th within a minute from one address is 429 |
+/// | wrong credentials | 401, counted: the 11th within a minute from one address is 429 (`SourceGate`'s keys) |
+/// | a DJ of other stations, outside the account's hours, a bar | 403 with the reason (`SourceGate`) |
 /// | a source while one is on the air | 403 `Mountpoint in use` |
 /// | `Content-Type` of a format not decoded here (AAC, FLAC, Vorbis, WAV, WebM) | 415 with the reason |
 /// | `Transfer-Encoding` | 501: the audio comes unframed, as Icecast 2.4 takes it |

@@ -28,9 +28,11 @@ package final class LiveSource {
 
     package let request: Request
     package let peer: SocketAddress
+    /// Who it authenticated as: the station's `source`, or a DJ account.
+    package let user: SourceUser
     /// Wall-clock seconds when it connected.
     package let since = wallClockNow()
-    /// How logs and errors name it: `live source 127.0.0.1:40000`.
+    /// How logs and errors name it: `live source 127.0.0.1:40000`, `live source 127.0.0.1:40000 (DJ alice)`.
     package let label: String
     private var socket: FileDescriptor?
     /// What came with the request head, handed on first.
@@ -41,7 +43,7 @@ package final class LiveSource {
 
     package init(
         socket: consuming FileDescriptor, peer: SocketAddress, request: Request, early: [UInt8], stallTimeout: Int,
-        chunkSize: Int = 16 * 1024
+        user: SourceUser = .station, chunkSize: Int = 16 * 1024
     ) {
         self.socket = consume socket
         self.peer = peer
@@ -49,7 +51,8 @@ package final class LiveSource {
         self.early = early
         reader = SocketChunkReader(chunkSize: chunkSize)
         self.stallTimeout = stallTimeout
-        label = "live source \(peer)"
+        self.user = user
+        label = "live source \(peer)" + (user.dj.map { " (DJ \($0))" } ?? "")
     }
 
     /// Sets keep-alive and `TCP_USER_TIMEOUT` on the source's connection (the station's `peer_timeout`, when the
