@@ -27,6 +27,7 @@ let package = Package(
         systemLibrary("COgg", pkgConfig: "ogg", apt: "libogg-dev"),
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         systemLibrary("CMaxMindDB", pkgConfig: "libmaxminddb", apt: "libmaxminddb-dev"),
+        systemLibrary("CEbur128", pkgConfig: "libebur128", apt: "libebur128-dev"),
         systemLibrary("CCrypt", pkgConfig: "libxcrypt", apt: "libcrypt-dev"),
         systemLibrary("CZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
         .target(name: "CLinux", cSettings: [.define("_GNU_SOURCE")]),
@@ -37,7 +38,7 @@ let package = Package(
         // pages and demuxer, the Opus relay chain, the stage chain.
         .target(
             name: "RadioRelayMedia",
-            dependencies: ["RadioRelaySystem", "CMPG123", "CSoxr", "COpus", "COgg"],
+            dependencies: ["RadioRelaySystem", "CMPG123", "CSoxr", "COpus", "COgg", "CEbur128"],
             swiftSettings: swiftSettings
         ),
         // Net: upstream transports (libcurl, files, raw TCP), the station network loops and page rings, the HTTP

@@ -146,7 +146,8 @@ import Testing
             ("flush_ms", "2001"), ("flush_ms", "fast"), ("flush_hold_ms", "2001"), ("burst", "61"), ("burst", "inf"),
             ("max_lag", "0.4"), ("max_lead", "0.1"),
             ("max_listeners", "-1"), ("max_per_ip", "1000001"), ("complexity", "11"), ("pace", "maybe"),
-            ("reconnect_max", "0.5"), ("reconnect_max", "3601"), ("chain_titles", "on"), ("proxy_protocol", "on"),
+            ("reconnect_max", "0.5"), ("reconnect_max", "3601"), ("chain_titles", "on"), ("loudness", "-3"),
+            ("loudness", "loud"), ("proxy_protocol", "on"),
         ])
     func outOfRange(key: String, value: String) throws {
         let flag = key.replacingOccurrences(of: "_", with: "-")

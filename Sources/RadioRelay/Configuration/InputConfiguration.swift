@@ -148,6 +148,14 @@ extension StationConfiguration {
                 "station \(name): dead_air needs decoded audio, and an edge relays its roots' Opus without decoding: "
                     + "remove dead_air (an edge's inputs fail by their connections)")
         }
+        if let loudness, !Self.loudnessRange.contains(loudness) {
+            throw ConfigurationError("station \(name): loudness must be off or \(Values.text(Self.loudnessRange)) LUFS")
+        }
+        if first.isOggOpus && loudness != nil {
+            throw ConfigurationError(
+                "station \(name): loudness needs decoded audio, and an edge relays its roots' Opus without decoding: "
+                    + "set loudness on the root station, or remove it here")
+        }
     }
 
     /// Why `input` cannot be in a list that starts with `first`: one is MP3, the other Ogg Opus.

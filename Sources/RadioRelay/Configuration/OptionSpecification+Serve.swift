@@ -150,6 +150,11 @@ extension OptionSpecification {
                 setting: station(Values.seconds(FailoverSettings.crossfadeRange), \.failover.crossfade),
                 reload: .inPlace),
             .init(
+                name: "loudness", placeholder: "LUFS|off",
+                summary: "bring every decoded input to this loudness (EBU R128), gain moved slowly (default off)",
+                accepts: "off, or \(Values.text(StationConfiguration.loudnessRange)) LUFS",
+                setting: station(Values.loudness(StationConfiguration.loudnessRange), \.loudness), reload: .inPlace),
+            .init(
                 name: "source-password", placeholder: "PASSWORD",
                 summary: "take live sources (user source) on the HTTP address, over every other input",
                 accepts: SourcePassword.accepts,

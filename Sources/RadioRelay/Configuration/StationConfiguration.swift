@@ -63,6 +63,9 @@ public struct StationConfiguration: Sendable, Equatable {
     /// Each new ICY title starts a chained Ogg link with its own OpusTags (`TITLE=`), as Icecast relays Ogg sources
     /// (`--chain-titles`). Off by default: many players stop or stumble at a new link. A reload may change it.
     public var chainTitles = false
+    /// The loudness every decoded input is brought to (LUFS, `InputLoudness`); nil: off.
+    public var loudness: Double?
+    public static let loudnessRange = -36.0...(-6.0)
     /// A live HLS stream per output under the mount's directory on the HTTP address (`/NAME/live.m3u8`), made from
     /// the output's own packets; its segment length and window. A change restarts the station.
     public var hls = true

@@ -108,6 +108,21 @@ enum Values {
         }
     }
 
+    /// `off` (nil), or a loudness target in LUFS within `range` (`-16`, `-16 LUFS`); nil when it is neither.
+    static func loudness(_ range: ClosedRange<Double>) -> @Sendable (String) -> Double?? {
+        { text in
+            let trimmed = text.trimmingWhitespace()
+            if trimmed == "off" { return .some(nil) }
+            var number = Substring(trimmed)
+            for unit in [" LUFS", "LUFS", " lufs", "lufs"] where number.hasSuffix(unit) {
+                number = number.dropLast(unit.count)
+                break
+            }
+            guard let value = Units.seconds(String(number), in: range) else { return nil }
+            return .some(value)
+        }
+    }
+
     static func yesNo(_ text: String) -> Bool? {
         switch text {
         case "yes": true

@@ -21,6 +21,23 @@ extension MetricsReport {
                 out += "\(prefix)input_up{\(labels)} \(up ? 1 : 0)\n"
             }
         }
+        // Each input's loudness stage: its gain now and its loudness (a station with `loudness` only).
+        header(&out, "input_gain_db", .gauge, "The gain the loudness stage applies to the input now (dB)")
+        for station in snapshot.stations {
+            for input in station.inputs {
+                guard let loudness = input.loudness else { continue }
+                let labels = "station=\"\(labelValue(station.name))\",input=\"\(labelValue(input.name))\""
+                out += "\(prefix)input_gain_db{\(labels)} \(number(loudness.gain))\n"
+            }
+        }
+        header(&out, "input_loudness_lufs", .gauge, "The input's gated loudness over its last 10 s (LUFS)")
+        for station in snapshot.stations {
+            for input in station.inputs {
+                guard let lufs = input.loudness?.lufs else { continue }
+                let labels = "station=\"\(labelValue(station.name))\",input=\"\(labelValue(input.name))\""
+                out += "\(prefix)input_loudness_lufs{\(labels)} \(number(lufs))\n"
+            }
+        }
         // A station that takes live sources: whether one is on the air, since when, and what it sent.
         let live = snapshot.stations.compactMap { station in
             station.inputs.first { $0.kind == .live }.map { (station.name, $0.source) }

@@ -8,7 +8,7 @@ extension InputState: Codable {
     enum CodingKeys: String, CodingKey {
         case name, kind, url, state, reason, since, connected, title
         case bytesIn = "bytes_in"
-        case reconnects, format, source
+        case reconnects, format, source, loudness
     }
 
     public func encode(to encoder: any Swift.Encoder) throws {
@@ -25,6 +25,7 @@ extension InputState: Codable {
         try out.encode(reconnects, forKey: .reconnects)
         try out.encodeOrNull(format, forKey: .format)
         try out.encodeOrNull(source, forKey: .source)
+        try out.encodeOrNull(loudness, forKey: .loudness)
     }
 
     public init(from decoder: any Swift.Decoder) throws {
@@ -41,6 +42,29 @@ extension InputState: Codable {
             reconnects: try values.decodeIfPresent(Int.self, forKey: .reconnects) ?? 0)
         format = try values.decodeIfPresent(String.self, forKey: .format)
         source = try values.decodeIfPresent(Source.self, forKey: .source)
+        loudness = try values.decodeIfPresent(Loudness.self, forKey: .loudness)
+    }
+}
+
+/// An input's loudness stage: its gated loudness (`null` before audio above the gates) and the gain applied, in dB,
+/// both to a tenth.
+extension InputState.Loudness: Codable {
+    enum CodingKeys: String, CodingKey {
+        case lufs
+        case gain = "gain_db"
+    }
+
+    public func encode(to encoder: any Swift.Encoder) throws {
+        var out = encoder.container(keyedBy: CodingKeys.self)
+        try out.encodeOrNull(lufs.map { ($0 * 10).rounded() / 10 }, forKey: .lufs)
+        try out.encode((gain * 10).rounded() / 10, forKey: .gain)
+    }
+
+    public init(from decoder: any Swift.Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            lufs: try values.decodeIfPresent(Double.self, forKey: .lufs),
+            gain: try values.decode(Double.self, forKey: .gain))
     }
 }
 

@@ -12,6 +12,8 @@ final class DecodedInput: InputReading {
     /// The newest decoded audio while it does not play, bounded.
     private(set) var kept: PCMQueue
     private(set) var meter: LevelMeter
+    /// Its loudness stage (`loudness = LUFS`); nil: off.
+    private(set) var loudness: InputLoudness?
 
     /// The newest decoded audio kept while it does not play: enough for a crossfade into it.
     static let keptSeconds = 1.0
@@ -29,6 +31,7 @@ final class DecodedInput: InputReading {
         self.chain = chain
         kept = PCMQueue(sampleRate: station.commonRate)
         meter = LevelMeter(thresholdDB: station.failover.deadAirLevel, rate: station.commonRate)
+        loudness = station.loudness.flatMap { InputLoudness(target: $0, rate: station.commonRate) }
     }
 
     func read(
@@ -54,15 +57,18 @@ final class DecodedInput: InputReading {
             if let title = Sanitized.title(in: fields) { try observe(.title(title)) }
         case .frame:
             break
-        case .pcm(let buffer):
+        case .pcm(let decoded):
+            // Dead air is judged on the input as it comes; everything after reads it at the station's loudness.
+            var reading: LevelMeter.Reading?
+            if role.meters { reading = meter.feed(decoded) }
+            let buffer = loudness?.process(decoded) ?? decoded
             var audio = InputAudio(buffer: buffer)
             audio.seconds = Double(buffer.frameCount) / Double(max(1, buffer.sampleRate))
-            if role.meters {
-                let reading = meter.feed(buffer)
-                if reading.windows > 0 { audio.quiet = reading.lastQuiet }
-            }
+            if let reading, reading.windows > 0 { audio.quiet = reading.lastQuiet }
             try observe(.audio(audio))
             if !role.plays { keep(buffer) }
+            if role.plays { try chain.accept(.pcm(buffer)) }
+            return
         }
         if role.plays { try chain.accept(output) }
     }
@@ -100,6 +106,20 @@ final class DecodedInput: InputReading {
 
     func reconfigure(_ station: StationConfiguration) {
         meter = LevelMeter(thresholdDB: station.failover.deadAirLevel, rate: station.commonRate)
+        setLoudness(station)
+    }
+
+    /// The station's loudness target, in place (a reload): a running stage keeps its measurement and gain.
+    func setLoudness(_ station: StationConfiguration) {
+        guard let target = station.loudness else {
+            loudness = nil
+            return
+        }
+        if let loudness {
+            loudness.retarget(target)
+        } else {
+            loudness = InputLoudness(target: target, rate: station.commonRate)
+        }
     }
 
     var expectedAudio: String {

@@ -43,6 +43,9 @@ extension Pipeline {
                 reason: reason, since: input.since, connected: connected, title: input.title, bytesIn: input.bytesIn,
                 reconnects: input.reconnects)
             state.format = input.format?.description
+            if let stage = (input.reading as? DecodedInput)?.loudness {
+                state.loudness = InputState.Loudness(lufs: stage.loudness, gain: stage.gain.gain)
+            }
             if let source = input.downloader?.source {
                 state.source = InputState.Source(
                     address: "\(source.peer)", userAgent: source.request.userAgent, method: source.request.method,

@@ -34,7 +34,9 @@ extension Pipeline {
             }
         }
         selector.settings = Self.selectorSettings(configuration)
-        if configuration.inputs != old.inputs || configuration.failover.deadAirLevel != old.failover.deadAirLevel {
+        if configuration.inputs != old.inputs || configuration.failover.deadAirLevel != old.failover.deadAirLevel
+            || configuration.loudness != old.loudness
+        {
             reconfigureInputs(was: old)
         }
         for input in inputs { input.reconnect.update(delays: configuration.reconnectDelay) }

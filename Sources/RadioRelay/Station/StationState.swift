@@ -95,6 +95,16 @@ public struct InputState: Sendable, Equatable {
     public var format: String?
     /// The live source on the air (the `live` input's, while one is connected).
     public var source: Source?
+    /// Its loudness stage (`loudness = LUFS`), nil when the station has none.
+    public var loudness: Loudness?
+
+    /// An input's loudness stage as status shows it.
+    public struct Loudness: Sendable, Equatable {
+        /// Its gated loudness over the last 10 s (LUFS; nil: nothing above the gates yet).
+        public var lufs: Double?
+        /// The gain applied now (dB).
+        public var gain: Double
+    }
 
     package init(
         name: String, kind: InputKind, url: String = "", state: Phase, reason: String? = nil, since: Double = 0,
