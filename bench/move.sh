@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What moving listeners costs: two stations (a and b, the demo's audio), N raw listeners of station a (radio-relay-load,
+# What moving listeners costs: two stations (a and b, the test fixture's audio, looped), N raw listeners of station a (radio-relay-load,
 # which checks every listener's Ogg stream page by page), the server's CPU in a steady window before
 # `/admin/moveclients?mount=/a.opus&destination=/b.opus` and in one after it, and what the load tool saw: a moved
 # listener's stream must stay one valid stream (no CRC, framing or start error, no disconnect). After a move each
@@ -48,11 +48,13 @@ http = 127.0.0.1:$((PORT + 2))
 admin_password = bench-move-1
 log_level = warning
 [station a]
+upstream = $REPO_ROOT/Tests/Fixtures/stereo-44k-128k.mp3
 bind = 127.0.0.1
 port = $PORT
 max_listeners = 0
 max_per_ip = 0
 [station b]
+upstream = $REPO_ROOT/Tests/Fixtures/stereo-44k-128k.mp3
 bind = 127.0.0.1
 port = $((PORT + 1))
 max_listeners = 0

@@ -118,7 +118,7 @@ extension NetworkLoop {
         let start = destination.startIndex(behind: behind)
         guard isOgg else { return MovePlace(start: start, carried: carried, ogg: nil) }
         // Its own stream's head: its first headers, or those of the stream it passes into after a new link.
-        let passing = listener.splice.map { !$0.keepsHeaders && $0.ogg != nil } ?? false
+        let passing = listener.splice.map { !$0.keepsHeaders && $0.stream != nil } ?? false
         guard let lastPage = last,
             let headPage = passing ? ring.headers.first : listener.headers.first ?? ring.headers.first
         else { return nil }
@@ -212,7 +212,9 @@ extension NetworkLoop {
             let before = place.start - 1
             listener.splice =
                 place.ogg != nil || place.carried != nil
-                ? ListenerSplice(ogg: place.ogg, carried: place.carried, at: before) : nil
+                ? ListenerSplice(
+                    stream: place.ogg.map { splicedStream($0, start: place.start) }, carried: place.carried,
+                    at: before) : nil
             listener.partial = place.carried
             listener.state.cursor = place.carried != nil ? before : place.start
             // Lag is read on this ring's timeline from now on (the carried page's is the other station's).
@@ -224,4 +226,22 @@ extension NetworkLoop {
         if !listener.state.backedUp { enterScan(listener) }
         flush(listener, now: now)
     }
+
+    /// The stream that carries this output's pages on for a listener moved here in `ogg`'s state from `start`: the one
+    /// made for a listener moved with it (the same state, the same page), or a new one.
+    private func splicedStream(_ ogg: OggSplice, start: Int64) -> SplicedStream {
+        splicedStreams.removeAll { $0.stream == nil }
+        if let shared = splicedStreams.lazy.compactMap(\.stream).first(where: { $0.origin == ogg && $0.start == start })
+        {
+            return shared
+        }
+        let stream = SplicedStream(ogg, start: start, keep: broadcaster.ring.capacity)
+        splicedStreams.append(WeakSplicedStream(stream: stream))
+        return stream
+    }
+}
+
+/// A spliced stream while a listener holds it.
+struct WeakSplicedStream {
+    weak var stream: SplicedStream?
 }

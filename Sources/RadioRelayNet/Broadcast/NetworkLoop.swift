@@ -37,8 +37,7 @@ package final class NetworkLoop {
     package var ring = RingSnapshot()
     /// The view was refreshed in this wake-up already (an accept batch's first admission refreshes it).
     package var refreshedThisWake = false
-    /// The Broadcaster's publication count its view was last refreshed at: when the count moved, the output
-    /// published since.
+    /// The Broadcaster's publication count its view was last refreshed at (when the count moved, it published since).
     var seenPublications = -1
     /// When the earliest deferred flush is due (monotonic seconds), if any listener has pages waiting.
     var nextDue: Double?
@@ -50,6 +49,8 @@ package final class NetworkLoop {
     var icyBlock: SharedPage?
     /// The blocks the last `addICYPages` put in the iovecs, in order.
     var icyInserted: [SharedPage] = []
+    /// The streams of listeners moved here, shared by those moved together (`NetworkLoop+Move`).
+    var splicedStreams: [WeakSplicedStream] = []
 
     package init(broadcaster: Broadcaster, host: PoolLoop) {
         self.broadcaster = broadcaster
@@ -164,8 +165,7 @@ package final class NetworkLoop {
                 ended: .sessionLimit)
             return
         }
-        // A moved listener in its own stream keeps its headers (never the ring's, which a move across links gives).
-        if listener.splice?.keepsHeaders == true && listener.headersLink != listener.state.link {
+        if listener.splice?.keepsHeaders == true && listener.headersLink != listener.state.link {  // never the ring's
             listener.state.headerCount = listener.headers.count
             listener.state.headersSent = listener.headers.count
             listener.state.offset = 0
