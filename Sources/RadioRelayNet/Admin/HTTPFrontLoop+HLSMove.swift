@@ -66,7 +66,8 @@ extension HTTPFrontLoop {
                 AccessRecord(
                     leaving: old, request: session.request, bytes: old.bytes.load(ordering: .relaxed),
                     seconds: max(0, now - session.arrived)))
-            broadcasters.source.admission.roster.add(entry)
+            broadcasters.source.admission.leave(old)
+            broadcasters.target.admission.roster.add(entry)
             hlsStreams[ObjectIdentifier(targetStream)] = (targetStream, broadcasters.target)
             hlsMoves[HLSMoveKey(stream: ObjectIdentifier(sourceStream), key: key)] = MovedPlayer(
                 move: HLSMove(id: old.id, source: sourceSnapshot, destination: targetSnapshot, prefix: prefix),

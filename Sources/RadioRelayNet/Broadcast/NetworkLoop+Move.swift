@@ -184,7 +184,9 @@ extension NetworkLoop {
             userAgent: old.userAgent, username: old.username, connectedAt: old.connectedAt)
         entry.bytes.store(listener.bytesSent, ordering: .relaxed)
         listener.entry = entry
-        broadcaster.admission.roster.add(entry)  // the same ID: it replaces the old entry
+        // The same ID, now on the destination's mount (both outputs' admission is the server's: one roster).
+        broadcaster.admission.leave(old)
+        destination.broadcaster.admission.roster.add(entry)
         listener.connectedAt = now
         listener.bytesBefore = bytes
         listener.request = listener.request.map { $0.moved(to: entry.mount) }
