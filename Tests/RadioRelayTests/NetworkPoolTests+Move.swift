@@ -59,4 +59,60 @@ extension NetworkPoolTests {
         #expect(back.outcome == .done("Client \(ids[0]) moved from /b to /a"))
         #expect(listeners(first) == 1 && listeners(second) == 7)
     }
+
+    /// A listener that stopped reading (its socket backed up, its recheck deadline set) is moved like the others and
+    /// judged by the destination's lag rule there: moved to the live edge, then dropped; the reader beside it goes on.
+    @Test func aStuckListenerMovesAndIsDroppedByTheDestinationsRule() throws {
+        let pool = try Self.twoLoops()
+        defer { pool.stop() }
+        let configure = { (settings: inout BroadcasterConfiguration) in
+            settings.maxLag = 1
+            settings.flushInterval = 0
+            settings.sendBuffer = 4096
+        }
+        let first = try BroadcasterTests.Rig(pool: pool, configure)
+        let second = try BroadcasterTests.Rig(pool: pool, configure)
+        defer {
+            first.stop()
+            second.stop()
+        }
+        try first.publish(seconds: 0.5)
+        try second.publish(seconds: 0.5)
+        let stuck = try ListenerClient(port: first.port, receiveBuffer: 4096)
+        let reader = try ListenerClient(port: first.port)
+        defer {
+            stuck.close()
+            reader.close()
+        }
+        func play(_ rig: BroadcasterTests.Rig, seconds: Double) throws {
+            let start = Date()
+            for i in 1...Int(seconds * 10) {  // at real time
+                try rig.publish(seconds: 0.1)
+                let due = Double(i) * 0.1 - Date().timeIntervalSince(start)
+                if due > 0 { usleep(UInt32(due * 1_000_000)) }
+            }
+        }
+        #expect(waitUntil(5) { first.broadcaster.counters.listeners.load(ordering: .relaxed) == 2 })
+        try play(first, seconds: 0.8)
+        var received = reader.read(for: 0.2).bytes
+        let ticket = CommandTicket(.moveListeners(from: "/a", to: "/b", id: nil))
+        let tally = MoveTally(ticket: ticket, loops: pool.members.count, from: "/a", to: "/b", id: nil)
+        #expect(first.broadcaster.move(to: second.broadcaster, id: nil, tally: tally))
+        #expect(waitUntil(5) { ticket.outcome != nil })
+        #expect(tally.snapshot.moved == 2)
+        // The destination's pages at real time: the stuck one falls a second behind, is moved, falls behind again.
+        let start = Date()
+        for i in 1...40 {
+            try second.publish(seconds: 0.1)
+            received += reader.read(for: 0.01).bytes
+            let due = Double(i) * 0.1 - Date().timeIntervalSince(start)
+            if due > 0 { usleep(UInt32(due * 1_000_000)) }
+        }
+        received += reader.read(for: 0.3).bytes
+        let counters = second.broadcaster.counters.snapshot
+        #expect(counters.droppedSlow == 1 && counters.listeners == 1, "\(counters)")
+        let capture = try LiveCapture(received)
+        #expect(capture.headerOK && capture.sequenceGaps == 0 && capture.granuleRegressions == 0)
+        #expect(capture.lastGranule >= Int64(4.5 * 48_000), "\(capture.lastGranule)")
+    }
 }
