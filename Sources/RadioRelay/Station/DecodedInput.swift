@@ -31,7 +31,7 @@ final class DecodedInput: InputReading {
         self.chain = chain
         kept = PCMQueue(sampleRate: station.commonRate)
         meter = LevelMeter(thresholdDB: station.failover.deadAirLevel, rate: station.commonRate)
-        loudness = station.loudness.flatMap { InputLoudness(target: $0, rate: station.commonRate) }
+        setLoudness(station)
     }
 
     func read(
@@ -66,8 +66,7 @@ final class DecodedInput: InputReading {
             audio.seconds = Double(buffer.frameCount) / Double(max(1, buffer.sampleRate))
             if let reading, reading.windows > 0 { audio.quiet = reading.lastQuiet }
             try observe(.audio(audio))
-            if !role.plays { keep(buffer) }
-            if role.plays { try chain.accept(.pcm(buffer)) }
+            if role.plays { try chain.accept(.pcm(buffer)) } else { keep(buffer) }
             return
         }
         if role.plays { try chain.accept(output) }

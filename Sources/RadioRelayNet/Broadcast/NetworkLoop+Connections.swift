@@ -144,10 +144,15 @@ extension NetworkLoop {
 
     /// Gives back the three places an admitted listener took: the station's, its address's and the server's.
     private func releasePlaces(_ key: HostKey) {
+        releaseStationPlaces(key)
+        broadcaster.budget.release()
+    }
+
+    /// Gives back a listener's station, output and address places (a listener moved away keeps its server place).
+    func releaseStationPlaces(_ key: HostKey) {
         counters.listeners.release()
         broadcaster.audience.release()
         broadcaster.releaseHost(key)
-        broadcaster.budget.release()
     }
 
     /// An IPv4 address, or an IPv6 client's /64, as `maxPerIP` counts them (only for a refusal's log line).

@@ -36,7 +36,7 @@ extension NetworkLoop {
                 continue
             }
             guard handOver(listener, to: destination, at: place, now: now) else {
-                destination.givePlacesBack(for: listener)
+                destination.releaseStationPlaces(listener.hostKey)
                 tally.stayed("gone meanwhile")
                 continue
             }
@@ -76,13 +76,6 @@ extension NetworkLoop {
             return "too many connections from their address at the destination"
         }
         return nil
-    }
-
-    /// Gives back what `takePlaces` took.
-    private func givePlacesBack(for listener: Listener) {
-        counters.listeners.release()
-        broadcaster.audience.release()
-        broadcaster.releaseHost(listener.hostKey)
     }
 
     /// Where a listener goes on in `destination`: the ring index of its first page there, the page it is partly
@@ -164,7 +157,7 @@ extension NetworkLoop {
         // Out of this output's tables (its socket, epoll registration and deadline stay: they are the loop's).
         guard leave(listener) else { return false }
         leaveScan(listener)
-        givePlacesBack(for: listener)
+        releaseStationPlaces(listener.hostKey)
         if listener.kind == .http { counters.httpListeners.subtract(1, ordering: .relaxed) }
         broadcaster.statistics.withLock { $0.left(joinedAt: listener.connectedAt, at: now) }
         let bytes = listener.bytesSent - listener.responseHeadSent
