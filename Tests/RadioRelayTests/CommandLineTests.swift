@@ -85,6 +85,7 @@ import Testing
             ("push", "icecast://source:hackme@icecast.example:8000/jazz.opus"), ("push-ca", caFile),
             ("connect-timeout", "3"), ("stall-timeout", "4"), ("standby", "hot"), ("dead-air", "5"),
             ("dead-air-level", "-40"), ("recover", "20"), ("crossfade", "1.5"), ("loudness", "-18"),
+            ("true-peak", "-2"),
             ("title", "Station ID"),
             ("source-password", "hackme-live-1"), ("source-timeout", "7"), ("peer-timeout", "45"),
             ("max-listener-duration", "3600"), ("overflow", "http://edge.example:8001/jazz.opus"),
@@ -129,7 +130,7 @@ import Testing
         failover.deadAirLevel = -40
         failover.recover = 20
         failover.crossfade = 1.5
-        #expect(station.failover == failover && station.loudness == -18)
+        #expect(station.failover == failover && station.loudness == -18 && station.truePeak == -2)
         #expect(station.sourcePassword == SourcePassword("hackme-live-1") && station.sourceTimeout == 7)
         #expect(station.peerTimeout == 45 && station.outputSettings.allSatisfy { $0.broadcaster.peerTimeout == 45 })
         #expect(station.inputs.first?.isLive == true && station.inputs.first?.name == "live")

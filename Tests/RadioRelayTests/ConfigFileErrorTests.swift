@@ -40,6 +40,19 @@ import Testing
             ),
             (station + " = 5\n", ["r.conf:3: a value without a key: write key = value"]),
             (
+                "[station e]\nupstream = http://root:8000/main.opus\nloudness = -16\n",
+                [
+                    "r.conf:1: station e: loudness needs decoded audio, and an edge relays its roots' Opus without decoding: set loudness on the root station, or remove it here"
+                ]
+            ),
+            (
+                "[station e]\nupstream = http://root:8000/main.opus\ntrue_peak = -3\n",
+                [
+                    "r.conf:1: station e: true_peak needs decoded audio, and an edge relays its roots' Opus without decoding: set true_peak on the root station, or remove it here"
+                ]
+            ),
+            ("[station e]\nupstream = http://root:8000/main.opus\ntrue_peak = -1\n", []),
+            (
                 "[station a]\nupstream = \"/a.mp3\n",
                 ["r.conf:2: the value of upstream opens a double quote that does not close"]
             ),
@@ -147,7 +160,7 @@ import Testing
             ("max_lag", "0.4"), ("max_lead", "0.1"),
             ("max_listeners", "-1"), ("max_per_ip", "1000001"), ("complexity", "11"), ("pace", "maybe"),
             ("reconnect_max", "0.5"), ("reconnect_max", "3601"), ("chain_titles", "on"), ("loudness", "-3"),
-            ("loudness", "loud"), ("proxy_protocol", "on"),
+            ("loudness", "loud"), ("true_peak", "1"), ("true_peak", "hot"), ("proxy_protocol", "on"),
         ])
     func outOfRange(key: String, value: String) throws {
         let flag = key.replacingOccurrences(of: "_", with: "-")

@@ -138,7 +138,7 @@ import Testing
         "upstream, port, bind, bitrate, channels, page_ms, flush_ms, flush_hold_ms, burst, max_lag, max_lead, max_listeners, "
         + "max_per_ip, proxy_protocol, proxy_from, complexity, pace, reconnect_max, connect_timeout, stall_timeout, "
         + "peer_timeout, standby, "
-        + "dead_air, dead_air_level, recover, crossfade, loudness, source_password, source_timeout, title, chain_titles, hls, mp3, mp3_port, hls_segment, hls_window, "
+        + "dead_air, dead_air_level, recover, crossfade, loudness, true_peak, source_password, source_timeout, title, chain_titles, hls, mp3, mp3_port, hls_segment, hls_window, "
         + "mount, display_name, description, "
         + "genre, url, max_listener_duration, overflow, allow, deny, deny_agents, geoip, allow_countries, deny_countries, "
         + "listener_add, listener_remove, auth_header, auth_timeout, auth_failure, htpasswd, push or push_ca"
@@ -153,7 +153,8 @@ import Testing
                 "max_lead", "max_listeners", "max_per_ip", "proxy_protocol", "proxy_from", "complexity", "pace",
                 "reconnect_max", "connect_timeout", "stall_timeout", "peer_timeout", "standby", "dead_air",
                 "dead_air_level", "recover",
-                "crossfade", "loudness", "source_password", "source_timeout", "title", "chain_titles", "hls", "mp3",
+                "crossfade", "loudness", "true_peak", "source_password", "source_timeout", "title", "chain_titles",
+                "hls", "mp3",
                 "mp3_port",
                 "hls_segment", "hls_window", "mount",
                 "display_name",

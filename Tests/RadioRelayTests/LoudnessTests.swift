@@ -70,7 +70,7 @@ import Testing
     /// Speech with pauses: the gain climbs while the input speaks and holds through every pause (the gates leave
     /// the pauses out of the loudness), instead of pumping up the room noise.
     @Test func theGainHoldsThroughPauses() throws {
-        let stage = try #require(InputLoudness(target: -16, rate: Self.rate))
+        let stage = try #require(InputLoudness(target: -16, limiter: nil, rate: Self.rate))
         let output = try #require(LoudnessMeter(rate: Self.rate, window: 6))
         var table: [(second: Int, gain: Double)] = []
         for second in 0..<30 {

@@ -22,7 +22,7 @@ import Testing
         "reconnect_max": ["60"], "connect_timeout": ["3"], "stall_timeout": ["4"], "peer_timeout": ["30"],
         "standby": ["hot"],
         "dead_air": ["5"], "dead_air_level": ["-40"], "recover": ["20"], "crossfade": ["1.5"],
-        "loudness": ["-16", "-23"], "title": ["Station ID"],
+        "loudness": ["-16", "-23"], "true_peak": ["-2", "off"], "title": ["Station ID"],
         "source_password": ["hackme-live-1"], "source_timeout": ["5"],
         "chain_titles": ["yes"], "hls": ["no"], "mp3": ["yes"], "mp3_port": ["9302"],
         "hls_segment": ["4"], "hls_window": ["10"], "mount": ["other.opus"], "display_name": ["Jazz"],

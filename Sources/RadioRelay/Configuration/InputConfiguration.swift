@@ -156,6 +156,15 @@ extension StationConfiguration {
                 "station \(name): loudness needs decoded audio, and an edge relays its roots' Opus without decoding: "
                     + "set loudness on the root station, or remove it here")
         }
+        if let truePeak, !Self.truePeakRange.contains(truePeak) {
+            throw ConfigurationError(
+                "station \(name): true_peak must be off or \(Values.text(Self.truePeakRange)) dBTP")
+        }
+        if first.isOggOpus, let truePeak, truePeak != Self.defaultTruePeak {
+            throw ConfigurationError(
+                "station \(name): true_peak needs decoded audio, and an edge relays its roots' Opus without decoding: "
+                    + "set true_peak on the root station, or remove it here")
+        }
     }
 
     /// Why `input` cannot be in a list that starts with `first`: one is MP3, the other Ogg Opus.

@@ -155,6 +155,11 @@ extension OptionSpecification {
                 accepts: "off, or \(Values.text(StationConfiguration.loudnessRange)) LUFS",
                 setting: station(Values.loudness(StationConfiguration.loudnessRange), \.loudness), reload: .inPlace),
             .init(
+                name: "true-peak", placeholder: "DBTP|off",
+                summary: "limit the audio before the encoders to this true peak (default -1.0)",
+                accepts: "off, or \(Values.text(StationConfiguration.truePeakRange)) dBTP",
+                setting: station(Values.truePeak(StationConfiguration.truePeakRange), \.truePeak), reload: .inPlace),
+            .init(
                 name: "source-password", placeholder: "PASSWORD",
                 summary: "take live sources (user source) on the HTTP address, over every other input",
                 accepts: SourcePassword.accepts,

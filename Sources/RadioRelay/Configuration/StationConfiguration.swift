@@ -66,6 +66,11 @@ public struct StationConfiguration: Sendable, Equatable {
     /// The loudness every decoded input is brought to (LUFS, `InputLoudness`); nil: off.
     public var loudness: Double?
     public static let loudnessRange = -36.0...(-6.0)
+    /// The true-peak ceiling before the encoders (dBTP, `TruePeakLimiter`); nil: no limiter. On by default: a lossy
+    /// codec fed peaks at full scale clips in every listener's decoder.
+    public var truePeak: Double? = StationConfiguration.defaultTruePeak
+    public static let defaultTruePeak = -1.0
+    public static let truePeakRange = -12.0...0.0
     /// A live HLS stream per output under the mount's directory on the HTTP address (`/NAME/live.m3u8`), made from
     /// the output's own packets; its segment length and window. A change restarts the station.
     public var hls = true

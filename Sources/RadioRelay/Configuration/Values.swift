@@ -110,12 +110,24 @@ enum Values {
 
     /// `off` (nil), or a loudness target in LUFS within `range` (`-16`, `-16 LUFS`); nil when it is neither.
     static func loudness(_ range: ClosedRange<Double>) -> @Sendable (String) -> Double?? {
+        offOrLevel(range, unit: "LUFS")
+    }
+
+    /// `off` (nil), or a true-peak ceiling in dBTP within `range` (`-1`, `-1.0 dBTP`); nil when it is neither.
+    static func truePeak(_ range: ClosedRange<Double>) -> @Sendable (String) -> Double?? {
+        offOrLevel(range, unit: "dBTP")
+    }
+
+    /// `off` (nil), or a number within `range` with `unit` after it or not (in either case, a space before it or
+    /// not); nil when it is neither.
+    private static func offOrLevel(_ range: ClosedRange<Double>, unit: String) -> @Sendable (String) -> Double?? {
         { text in
             let trimmed = text.trimmingWhitespace()
             if trimmed == "off" { return .some(nil) }
             var number = Substring(trimmed)
-            for unit in [" LUFS", "LUFS", " lufs", "lufs"] where number.hasSuffix(unit) {
-                number = number.dropLast(unit.count)
+            for suffix in [" " + unit, unit, " " + unit.lowercased(), unit.lowercased()] where number.hasSuffix(suffix)
+            {
+                number = number.dropLast(suffix.count)
                 break
             }
             guard let value = Units.seconds(String(number), in: range) else { return nil }

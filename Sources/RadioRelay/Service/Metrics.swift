@@ -196,7 +196,7 @@ enum MetricsReport {
         }
         header(&out, "stations", .gauge, "Stations configured")
         out += "\(prefix)stations \(snapshot.stations.count)\n"
-        for family in stationFamilies {
+        for family in stationFamilies + limiterFamilies {
             header(&out, family.name, family.kind, family.help)
             for station in snapshot.stations {
                 guard let value = family.value(station) else { continue }

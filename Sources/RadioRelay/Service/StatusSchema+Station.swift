@@ -33,6 +33,7 @@ extension StationStatus: Codable {
         case droppedSeconds = "dropped_seconds"
         case pausedSeconds = "paused_seconds"
         case encodedSeconds = "encoded_seconds"
+        case limiter
         case packets
         case decodedPackets = "decoded_packets"
         case readers, encoders
@@ -74,6 +75,7 @@ extension StationStatus: Codable {
         try out.encodeSeconds(droppedSeconds, forKey: .droppedSeconds)
         try out.encodeSeconds(pausedSeconds, forKey: .pausedSeconds)
         try out.encodeSeconds(encodedSeconds, forKey: .encodedSeconds)
+        try out.encodeOrNull(limiter, forKey: .limiter)
         try out.encode(packets, forKey: .packets)
         try out.encode(decodedPackets, forKey: .decodedPackets)
         try out.encode(readers, forKey: .readers)
@@ -112,6 +114,7 @@ extension StationStatus: Codable {
         droppedSeconds = try values.decodeIfPresent(Double.self, forKey: .droppedSeconds) ?? 0
         pausedSeconds = try values.decodeIfPresent(Double.self, forKey: .pausedSeconds) ?? 0
         encodedSeconds = try values.decodeIfPresent(Double.self, forKey: .encodedSeconds) ?? 0
+        limiter = try values.decodeIfPresent(StationState.Limiter.self, forKey: .limiter)
         packets = try values.decodeIfPresent(Int.self, forKey: .packets) ?? 0
         decodedPackets = try values.decodeIfPresent(Int.self, forKey: .decodedPackets) ?? 0
         readers = try values.decodeIfPresent(Int.self, forKey: .readers) ?? 0
@@ -214,5 +217,30 @@ extension OutputStatus: Codable {
         endedSessionSeconds = try values.decodeIfPresent(Double.self, forKey: .endedSessionSeconds) ?? 0
         loopWakeups = try values.decodeIfPresent(Int.self, forKey: .loopWakeups) ?? 0
         hls = try values.decodeIfPresent(HLSStatus.self, forKey: .hls)
+    }
+}
+
+/// A station's true-peak limiter: its ceiling at the encoders' input (dBTP, to a tenth), the deepest reduction over the last second or two (dB) and the
+/// seconds of audio it reduced.
+extension StationState.Limiter: Codable {
+    enum CodingKeys: String, CodingKey {
+        case ceiling = "encoder_ceiling_dbtp"
+        case reduction = "reduction_db"
+        case limitedSeconds = "limited_seconds"
+    }
+
+    public func encode(to encoder: any Swift.Encoder) throws {
+        var out = encoder.container(keyedBy: CodingKeys.self)
+        try out.encode((ceiling * 10).rounded() / 10, forKey: .ceiling)
+        try out.encode((reduction * 10).rounded() / 10, forKey: .reduction)
+        try out.encodeSeconds(limitedSeconds, forKey: .limitedSeconds)
+    }
+
+    public init(from decoder: any Swift.Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            ceiling: try values.decode(Double.self, forKey: .ceiling),
+            reduction: try values.decode(Double.self, forKey: .reduction),
+            limitedSeconds: try values.decode(Double.self, forKey: .limitedSeconds))
     }
 }

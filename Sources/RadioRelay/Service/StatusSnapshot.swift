@@ -85,6 +85,8 @@ package struct StationStatus: Sendable, Equatable {
     package var droppedSeconds = 0.0
     package var pausedSeconds = 0.0
     package var encodedSeconds = 0.0
+    /// Its true-peak limiter, nil when it has none.
+    package var limiter: StationState.Limiter?
     /// MPEG frames parsed and decoded (equal: one decode for all outputs), Readers made (1) and Encoders fed (one
     /// per output).
     package var packets = 0
@@ -165,6 +167,7 @@ package struct StationStatus: Sendable, Equatable {
         droppedSeconds = state.droppedSeconds
         pausedSeconds = state.pausedSeconds
         encodedSeconds = state.encodedSeconds
+        limiter = state.limiter
         self.alive = alive
         pushes = station.pushStatuses
         inputs = state.inputs

@@ -115,9 +115,9 @@ final class DecodedInput: InputReading {
             return
         }
         if let loudness {
-            loudness.retarget(target)
+            loudness.retarget(target, limiter: station.truePeak)
         } else {
-            loudness = InputLoudness(target: target, rate: station.commonRate)
+            loudness = InputLoudness(target: target, limiter: station.truePeak, rate: station.commonRate)
         }
     }
 

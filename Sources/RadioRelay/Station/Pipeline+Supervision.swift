@@ -33,9 +33,12 @@ extension Pipeline {
                 Log.error("\(configuration.name): cannot retune the encoders: \(error)")
             }
         }
+        if configuration.limiterCeiling != old.limiterCeiling {
+            (chain as? StageChain)?.setLimiter(ceiling: configuration.limiterCeiling)
+        }
         selector.settings = Self.selectorSettings(configuration)
         if configuration.inputs != old.inputs || configuration.failover.deadAirLevel != old.failover.deadAirLevel
-            || configuration.loudness != old.loudness
+            || configuration.loudness != old.loudness || configuration.truePeak != old.truePeak
         {
             reconfigureInputs(was: old)
         }

@@ -94,6 +94,9 @@ extension StageChain: PipelineChain {
     func report(into state: inout StationState) {
         state.encoders = encoders.count
         state.encodedSeconds = secondsEncoded
+        state.limiter = limiter.map {
+            StationState.Limiter(ceiling: $0.ceiling, reduction: $0.reduction, limitedSeconds: $0.limitedSeconds)
+        }
     }
 }
 

@@ -267,3 +267,16 @@ extension StationConfiguration {
             + (mp3 ? [(Self.mp3OutputName, mp3Mount, .mp3, encoder, mp3Output)] : [])
     }
 }
+
+extension StationConfiguration {
+    /// The true-peak limiter's own ceiling (dBTP; nil: none): `truePeak`, less what the Opus encoder of the output
+    /// with the fewest bits per channel can add to the peaks (`CodecOvershoot`), so that every listener's decoded
+    /// audio stays under `truePeak`.
+    var limiterCeiling: Double? {
+        guard let truePeak else { return nil }
+        let margins = outputSettings.filter { $0.format == .oggOpus }.map {
+            CodecOvershoot.margin(bitrate: $0.encoder.bitrate, channels: $0.encoder.channels)
+        }
+        return truePeak - (margins.max() ?? 0)
+    }
+}

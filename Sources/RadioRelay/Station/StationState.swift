@@ -57,6 +57,8 @@ public struct StationState: Sendable, Equatable {
     public var decodeErrors = 0
     /// Seconds of audio encoded (the stream's clock).
     public var encodedSeconds = 0.0
+    /// Its true-peak limiter (`true_peak`), nil when it has none.
+    public var limiter: Limiter?
     /// Each input, in priority order, and the one that plays.
     public var inputs: [InputState] = []
     public var playingInput: String?
@@ -148,4 +150,16 @@ public struct InputSwitch: Sendable, Equatable {
     public var reason: String
     /// What the input left said, when it failed.
     public var detail: String?
+}
+
+extension StationState {
+    /// A station's true-peak limiter as status shows it.
+    public struct Limiter: Sendable, Equatable {
+        /// Its ceiling (dBTP) at the encoders' input: `true_peak` less the codec's overshoot (`CodecOvershoot`).
+        public var ceiling: Double
+        /// The deepest gain reduction over the last one to two seconds (dB, ≤ 0).
+        public var reduction: Double
+        /// Seconds of audio it has reduced.
+        public var limitedSeconds: Double
+    }
 }

@@ -54,6 +54,8 @@ public final class StageChain {
     /// Decoded audio not yet encoded (only with `holdsDecodedAudio`). Internal, not private: a switch of input
     /// (`StageChain+Switch.swift`) works on it.
     var queue: PCMQueue
+    /// The true-peak limiter every Encoder's audio passes first (`true_peak`, live; `StageChain+Limiter.swift`).
+    package var limiter: TruePeakLimiter?
     /// The upstream's own frames for an MP3 pass-through output, released in step with `queue` (live only).
     public var passThrough: MP3PassThrough?
     /// The input that plays yields MP3 frames for the pass-through (false: an Ogg Opus live source, for which the
@@ -141,7 +143,8 @@ public final class StageChain {
 
     /// One buffer to every Encoder, each output's pages kept apart.
     private func encode(_ buffer: PCMBuffer) throws {
-        try eachEncoder { try $0.encode(buffer) }
+        let limited = self.limited(buffer)
+        try eachEncoder { try $0.encode(limited) }
     }
 
     /// Runs `step` on every Encoder, collecting each one's pages. One that throws does not keep the others from
@@ -197,6 +200,12 @@ public final class StageChain {
             silent -= tail.frameCount
         }
         guard silent > 0 else { return }
+        if let flushed = flushLimiter(frames: silent) {
+            try encode(flushed)
+            silent -= flushed.frameCount
+        }
+        guard silent > 0 else { return }
+        limiter?.passSilence(frames: silent)
         try eachEncoder { try $0.encodeSilence(frames: silent) }
     }
 

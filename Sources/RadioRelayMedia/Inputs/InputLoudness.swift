@@ -17,15 +17,17 @@ package final class InputLoudness {
     package static let interval = 0.2
 
     /// Nil when the meter cannot be made for `rate`.
-    package init?(target: Double, rate: Int) {
+    /// - Parameter limiter: the station's true-peak ceiling (dBTP; nil: none), which bounds the gain's peaks.
+    package init?(target: Double, limiter: Double?, rate: Int) {
         guard let meter = LoudnessMeter(rate: rate) else { return nil }
         self.meter = meter
-        gain = LoudnessGain(target: target)
+        gain = LoudnessGain(target: target, peakCeiling: LoudnessGain.ceiling(limiter: limiter))
     }
 
-    /// A new target (a reload): the gain moves to it from where it is.
-    package func retarget(_ target: Double) {
+    /// A new target or limiter (a reload): the gain moves to what they want from where it is.
+    package func retarget(_ target: Double, limiter: Double?) {
         gain.target = target
+        gain.peakCeiling = LoudnessGain.ceiling(limiter: limiter)
     }
 
     /// The input's loudness now (LUFS; nil: nothing above the gates).

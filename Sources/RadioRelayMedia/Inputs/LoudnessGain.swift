@@ -19,16 +19,26 @@ package struct LoudnessGain: Sendable, Equatable {
     package static let range = -12.0...20.0
     /// dB per second the gain moves at most.
     package static let rate = 3.0
-    /// The highest level a sample peak may be taken to (dBFS): without a limiter after it, the gain must not clip.
-    package static let peakCeiling = -1.0
+    /// The highest level a sample peak may be taken to (dBFS): `ceiling(limiter:)`.
+    package var peakCeiling: Double
+    /// How far above its ceiling a true-peak limiter after the gain may be sent: the limiter takes at most this
+    /// much off the loudest peaks of a quiet input brought up (more would be heard as squashed).
+    package static let limiterAllowance = 6.0
     /// How fast a remembered peak fades (dB per second).
     package static let peakDecay = 0.5
     /// BS.1770's gates: absolute (LUFS) and relative (LU below the ungated level).
     package static let absoluteGate = -70.0
     package static let relativeGate = 10.0
 
-    package init(target: Double) {
+    package init(target: Double, peakCeiling: Double = LoudnessGain.ceiling(limiter: nil)) {
         self.target = target
+        self.peakCeiling = peakCeiling
+    }
+
+    /// The peak ceiling of the gain: `limiterAllowance` over a limiter's ceiling (dBTP), or −1 dBFS without one (the
+    /// gain alone must not clip).
+    package static func ceiling(limiter: Double?) -> Double {
+        limiter.map { $0 + limiterAllowance } ?? -1
     }
 
     /// Whether the input is in a pause now: its momentary loudness is under the relative gate (10 LU below its gated
@@ -50,7 +60,7 @@ package struct LoudnessGain: Sendable, Equatable {
         peak = max(fresh, decayed)
         guard let loudness, loudness.isFinite else { return }
         var want = min(Self.range.upperBound, max(Self.range.lowerBound, target - loudness))
-        if peak.isFinite { want = min(want, Self.peakCeiling - peak) }
+        if peak.isFinite { want = min(want, peakCeiling - peak) }
         wanted = max(Self.range.lowerBound, want)
     }
 
