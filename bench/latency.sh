@@ -11,6 +11,8 @@
 #   EXTRA=1 bench/latency.sh                # also 100 ms pages with flush-ms 0 (separates page size from flushing)
 #   ATTACH=5000 CONFIGS=default bench/latency.sh   # the defaults only, with 5000 other listeners
 #   CONFIGS=default DEFAULT_ARGS="--flush-ms 500" bench/latency.sh   # the defaults with other flags
+#   LOW_ARGS="--page-ms 20 --flush-ms 0" bench/latency.sh   # low-latency mode's flags (default: --page-ms 10
+#                                           # --flush-ms 0 --latency low; a build before 2026-12-06 takes 20 only)
 #   ATTACH=5000 bench/latency.sh            # 5000 other listeners (radio-relay-load) connected to the station
 #                                           # before the measured one joins: flush_ms auto flushes for that audience
 #   RADIO_RELAY=/path/to/radio-relay bench/latency.sh
@@ -29,7 +31,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # CONNECT_DELAY: seconds between the relay's upstream connection and the listener's; CONFIGS: which of the three to
 # run; DEFAULT_ARGS: more flags for the "default" configuration, e.g. --flush-ms 500.
 bench_defaults DURATION=30 "SENDS=frame chunk50 chunk250 burst2" "JOINS=0.3 2" EXTRA=0 CONNECT_DELAY=2 ATTACH=0 \
-    "CONFIGS=default low-latency ffmpeg" "DEFAULT_ARGS="
+    "CONFIGS=default low-latency ffmpeg" "DEFAULT_ARGS=" "LOW_ARGS=--page-ms 10 --flush-ms 0 --latency low"
 RR=$(relay_binary)
 LOAD=$(load_binary)
 OUT=$(abs_path "${BENCH_OUT:-$REPO_ROOT/bench/out}")
@@ -132,8 +134,8 @@ for send in $SENDS; do
                 "$join" "$send" -- "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' \
                 --max-listeners 0 $DEFAULT_ARGS
         [[ " $CONFIGS " == *" low-latency "* ]] &&
-            run "low-latency/$send/join$join" "--page-ms 20 --flush-ms 0" "$join" "$send" -- \
-                "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' --page-ms 20 --flush-ms 0
+            run "low-latency/$send/join$join" "$LOW_ARGS" "$join" "$send" -- \
+                "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' $LOW_ARGS
         if [[ $EXTRA == 1 ]]; then
             run "page100-flush0/$send/join$join" "--page-ms 100 --flush-ms 0" "$join" "$send" -- \
                 "$RR" serve --upstream '{upstream}' --bind 127.0.0.1 --port '{port}' --flush-ms 0

@@ -72,10 +72,9 @@ import Testing
         defer { unlink(htpasswdFile) }
         let pairs = [
             ("upstream", "http://example.com/stream.mp3"), ("port", "9000"), ("bind", "::"), ("bitrate", "128k"),
-            ("page-ms", "20"), ("flush-ms", "0"), ("flush-hold-ms", "450"), ("burst", "0.5"), ("max-lag", "30"),
-            ("max-lead", "2.5"),
-            ("max-listeners", "5"),
-            ("max-per-ip", "2"), ("complexity", "3"), ("pace", "yes"), ("reconnect-max", "120"), ("name", "jazz"),
+            ("page-ms", "10"), ("latency", "low"), ("flush-ms", "0"), ("flush-hold-ms", "450"), ("burst", "0.5"),
+            ("max-lag", "30"), ("max-lead", "2.5"), ("max-listeners", "5"), ("max-per-ip", "2"), ("complexity", "3"),
+            ("pace", "yes"), ("reconnect-max", "120"), ("name", "jazz"),
             ("chain-titles", "yes"), ("log-level", "debug"), ("channels", "1"), ("mount", "/live.opus"),
             ("rendition", "low:9001:32k:mono"), ("display-name", "Jazz FM"), ("description", "All jazz"),
             ("genre", "jazz"), ("url", "https://jazz.example.org/"), ("http", "8001"), ("status", "[::1]:8080"),
@@ -109,7 +108,7 @@ import Testing
         #expect(serve.networkThreads == 3)
         #expect(try Self.serve(["serve", "--network-threads", "auto"]).networkThreads == nil)
         #expect(station.broadcaster.port == 9000 && station.broadcaster.bind == "::")
-        #expect(station.encoder.bitrate == 128_000 && station.encoder.pageDuration == 20)
+        #expect(station.encoder.bitrate == 128_000 && station.encoder.pageDuration == 10 && station.encoder.lowDelay)
         #expect(station.broadcaster.flush == FlushPolicy(fixed: 0, hold: 0.45))
         #expect(station.broadcaster.burst == 0.5 && station.broadcaster.maxLag == 30)
         #expect(station.maxLead == 2.5)
@@ -151,7 +150,7 @@ import Testing
         #expect(station.renditions.count == 1 && low.name == "low" && low.mount(in: "jazz") == "jazz-low.opus")
         #expect(low.broadcaster.port == 9001 && low.encoder.bitrate == 32_000 && low.encoder.channels == 1)
         // The rest is the station's: bind, page duration, limits.
-        #expect(low.broadcaster.bind == "::" && low.encoder.pageDuration == 20 && low.broadcaster.maxListeners == 5)
+        #expect(low.broadcaster.bind == "::" && low.encoder.pageDuration == 10 && low.broadcaster.maxListeners == 5)
         #expect(low.encoder.serial != station.encoder.serial)
         // Who may listen, and for how long (`OptionSpecification.listenerRules`).
         #expect(station.broadcaster.maxListenerDuration == 3600 && low.broadcaster.maxListenerDuration == 3600)

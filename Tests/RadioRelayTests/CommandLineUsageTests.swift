@@ -42,8 +42,14 @@ import Testing
             ),
             (["serve", "--bitrate", "5k"], "--bitrate 5k: use 6k to 510k, e.g. 96k or 96000", .serve),
             (["serve", "--bitrate", "fast"], "--bitrate fast: use 6k to 510k, e.g. 96k or 96000", .serve),
-            (["serve", "--page-ms", "30"], "--page-ms 30: use a multiple of 20 from 20 to 1000", .serve),
-            (["serve", "--page-ms", "1020"], "--page-ms 1020: use a multiple of 20 from 20 to 1000", .serve),
+            (
+                ["serve", "--page-ms", "30"],
+                "--page-ms 30: use 10 (10 ms Opus frames), or a multiple of 20 from 20 to 1000", .serve
+            ),
+            (
+                ["serve", "--page-ms", "1020"],
+                "--page-ms 1020: use 10 (10 ms Opus frames), or a multiple of 20 from 20 to 1000", .serve
+            ),
             (["serve", "--flush-ms", "2001"], "--flush-ms 2001: use auto or 0 to 2000", .serve),
             (["serve", "--flush-ms", "fast"], "--flush-ms fast: use auto or 0 to 2000", .serve),
             (["serve", "--flush-hold-ms", "-1"], "--flush-hold-ms -1: use 0 to 2000", .serve),

@@ -156,6 +156,7 @@ import Testing
     @Test(
         arguments: [
             ("port", "0"), ("port", "eighty"), ("bind", "localhost"), ("bitrate", "5k"), ("page_ms", "30"),
+            ("page_ms", "5"), ("latency", "lowest"),
             ("flush_ms", "2001"), ("flush_ms", "fast"), ("flush_hold_ms", "2001"), ("burst", "61"), ("burst", "inf"),
             ("max_lag", "0.4"), ("max_lead", "0.1"),
             ("max_listeners", "-1"), ("max_per_ip", "1000001"), ("complexity", "11"), ("pace", "maybe"),

@@ -135,7 +135,7 @@ import Testing
     }
 
     static let keyList =
-        "upstream, port, bind, bitrate, channels, page_ms, flush_ms, flush_hold_ms, burst, max_lag, max_lead, max_listeners, "
+        "upstream, port, bind, bitrate, channels, page_ms, latency, flush_ms, flush_hold_ms, burst, max_lag, max_lead, max_listeners, "
         + "max_per_ip, proxy_protocol, proxy_from, complexity, pace, reconnect_max, connect_timeout, stall_timeout, "
         + "peer_timeout, standby, "
         + "dead_air, dead_air_level, recover, crossfade, loudness, true_peak, source_password, source_timeout, title, chain_titles, hls, mp3, mp3_port, hls_segment, hls_window, "
@@ -148,7 +148,8 @@ import Testing
         let keys = OptionSpecification.stationSettings.map(\.key)
         #expect(
             keys == [
-                "upstream", "port", "bind", "bitrate", "channels", "page_ms", "flush_ms", "flush_hold_ms", "burst",
+                "upstream", "port", "bind", "bitrate", "channels", "page_ms", "latency", "flush_ms", "flush_hold_ms",
+                "burst",
                 "max_lag",
                 "max_lead", "max_listeners", "max_per_ip", "proxy_protocol", "proxy_from", "complexity", "pace",
                 "reconnect_max", "connect_timeout", "stall_timeout", "peer_timeout", "standby", "dead_air",

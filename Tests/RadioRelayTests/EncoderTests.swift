@@ -86,6 +86,27 @@ import Testing
         #expect(audio.last?.granulePosition == Int64(encoder.preSkip + 96_000))
     }
 
+    /// Low-latency mode: 10 ms pages of one 10 ms frame each, and the restricted low-delay application, whose
+    /// pre-skip is 2.5 ms (120 samples) instead of 6.5; the stream decodes back to the input's length and tones.
+    @Test(arguments: [false, true])
+    func tenMillisecondFramesAndLowDelay(lowDelay: Bool) throws {
+        let (bytes, encoder, pages) = try Self.encodeTones(seconds: 1) {
+            $0.pageDuration = 10
+            $0.lowDelay = lowDelay
+        }
+        #expect(encoder.preSkip == (lowDelay ? 120 : 312), "\(encoder.preSkip)")
+        let audio = Array(pages.dropFirst(2))
+        for (index, page) in audio.dropLast().enumerated() {
+            #expect(page.granulePosition == Int64(index + 1) * 480)
+        }
+        #expect(audio.count == (encoder.preSkip + 48_000 + 479) / 480)
+        let decoded = try decodeOpus(bytes)
+        #expect(decoded.left.count == 48_000)
+        let window = 12_000..<36_000
+        #expect(abs(toneAmplitude(decoded.left, frequency: 440, rate: 48_000, range: window) - 0.5) < 0.03)
+        #expect(abs(toneAmplitude(decoded.right, frequency: 1000, rate: 48_000, range: window) - 0.5) < 0.03)
+    }
+
     /// libopus decodes what we wrote back into the same tones.
     @Test(arguments: [48_000, 44_100])
     func decodesBackToTheInput(_ rate: Int) throws {

@@ -16,7 +16,8 @@ import Testing
     static let samples: [String: [String]] = [
         "upstream": [Fixture.path("mono-48k.mp3"), "http://root.example/main.opus"], "port": ["9301"],
         "bind": ["127.0.0.2"], "bitrate": ["128k"],
-        "channels": ["1"], "page_ms": ["40"], "flush_ms": ["500"], "flush_hold_ms": ["200"], "burst": ["1", "60"],
+        "channels": ["1"], "page_ms": ["40", "10"], "latency": ["low"], "flush_ms": ["500"], "flush_hold_ms": ["200"],
+        "burst": ["1", "60"],
         "max_lag": ["5", "600"], "max_lead": ["2"], "max_listeners": ["10"], "max_per_ip": ["3"],
         "proxy_protocol": ["yes"], "proxy_from": ["10.0.0.1"], "complexity": ["5"], "pace": ["yes"],
         "reconnect_max": ["60"], "connect_timeout": ["3"], "stall_timeout": ["4"], "peer_timeout": ["30"],

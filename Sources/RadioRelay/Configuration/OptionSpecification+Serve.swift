@@ -29,9 +29,15 @@ extension OptionSpecification {
                 reload: .restartsStation),
             .init(
                 name: "page-ms", placeholder: "MS",
-                summary: "Ogg page duration, multiple of 20 (default 100; 20 for low latency)",
-                accepts: "a multiple of 20 from \(Values.text(EncoderConfiguration.pageDurationRange, joiner: " to "))",
+                summary: "Ogg page duration: 10, or a multiple of 20 (default 100; 10 for low latency)",
+                accepts:
+                    "10 (10 ms Opus frames), or a multiple of 20 from \(Values.text(EncoderConfiguration.pageDurationRange, joiner: " to "))",
                 setting: station(Values.pageDuration, \.encoder.pageDuration), reload: .restartsStation),
+            .init(
+                name: "latency", placeholder: "normal|low",
+                summary: "low: Opus's restricted low-delay mode, 4 ms sooner (a new stream; default normal)",
+                accepts: "normal or low", setting: station(Values.latency, \.encoder.lowDelay), reload: .restartsStation
+            ),
             .init(
                 name: "flush-ms", placeholder: "MS",
                 summary: "how often each listener is written to: auto (default) or MS (0 = every page)",

@@ -42,6 +42,7 @@ enum Values {
 
     /// A multiple of 20 ms (one Opus frame) from 20 to 1000.
     static func pageDuration(_ text: String) -> Int? {
+        if Units.integer(text, in: 10...10) != nil { return EncoderConfiguration.shortPage }
         guard let ms = Units.integer(text, in: EncoderConfiguration.pageDurationRange), ms % 20 == 0 else { return nil }
         return ms
     }
@@ -132,6 +133,15 @@ enum Values {
             }
             guard let value = Units.seconds(String(number), in: range) else { return nil }
             return .some(value)
+        }
+    }
+
+    /// `low` (true: Opus's restricted low-delay application) or `normal` (false).
+    static func latency(_ text: String) -> Bool? {
+        switch text {
+        case "low": true
+        case "normal": false
+        default: nil
         }
     }
 

@@ -27,6 +27,7 @@ final class DecodedInput: InputReading {
         decoding.gapless = configuration.isFile
         decoding.maxTagLength = Parser.liveTagLimit
         decoding.recognisesFormat = configuration.isLive
+        decoding.fastResampling = station.encoder.lowDelay
         decoder = InputDecoder(decoding)
         self.chain = chain
         kept = PCMQueue(sampleRate: station.commonRate)

@@ -38,7 +38,7 @@ extension Pipeline {
         settings.maxTagLength = Parser.liveTagLimit
         let chain = StageChain(settings, encoders: encoders)
         chain.chainsTitles = configuration.chainTitles
-        chain.setLimiter(ceiling: configuration.limiterCeiling)
+        chain.setLimiter(ceiling: configuration.limiterCeiling, lowLatency: configuration.encoder.lowDelay)
         if outputs.contains(where: { $0.format == .mp3 }) { chain.passThrough = MP3PassThrough() }
         return chain
     }

@@ -34,7 +34,8 @@ extension Pipeline {
             }
         }
         if configuration.limiterCeiling != old.limiterCeiling {
-            (chain as? StageChain)?.setLimiter(ceiling: configuration.limiterCeiling)
+            (chain as? StageChain)?.setLimiter(
+                ceiling: configuration.limiterCeiling, lowLatency: configuration.encoder.lowDelay)
         }
         selector.settings = Self.selectorSettings(configuration)
         if configuration.inputs != old.inputs || configuration.failover.deadAirLevel != old.failover.deadAirLevel

@@ -262,7 +262,10 @@ extension StationConfiguration {
             + renditions.map {
                 var listening = $0.broadcaster
                 listening.peerTimeout = peerTimeout
-                return ($0.name, $0.mount(in: name), .oggOpus, $0.encoder, listening)
+                // The station's latency mode is every output's.
+                var encoding = $0.encoder
+                encoding.lowDelay = encoder.lowDelay
+                return ($0.name, $0.mount(in: name), .oggOpus, encoding, listening)
             }
             + (mp3 ? [(Self.mp3OutputName, mp3Mount, .mp3, encoder, mp3Output)] : [])
     }

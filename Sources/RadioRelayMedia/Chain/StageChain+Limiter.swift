@@ -1,8 +1,9 @@
 /// The true-peak limiter before the Encoders (`true_peak = dBTP`): every buffer any Encoder gets passes it first,
 /// so every output is limited alike, and silence keeps the stream's timing through it.
 extension StageChain {
-    /// A ceiling in dBTP (nil: no limiter), in place: a running limiter keeps its audio and gain.
-    package func setLimiter(ceiling: Double?) {
+    /// A ceiling in dBTP (nil: no limiter), in place: a running limiter keeps its audio and gain. `lowLatency`: the
+    /// short look-ahead (set when the limiter is made).
+    package func setLimiter(ceiling: Double?, lowLatency: Bool = false) {
         guard let ceiling else {
             limiter = nil
             return
@@ -10,7 +11,9 @@ extension StageChain {
         if let limiter {
             limiter.update(ceiling: ceiling)
         } else {
-            limiter = TruePeakLimiter(ceiling: ceiling, rate: configuration.commonRate)
+            limiter = TruePeakLimiter(
+                ceiling: ceiling, rate: configuration.commonRate,
+                lookahead: lowLatency ? TruePeakLimiter.shortLookahead : TruePeakLimiter.lookahead)
         }
     }
 

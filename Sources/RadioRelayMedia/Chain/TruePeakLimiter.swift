@@ -16,8 +16,9 @@ package final class TruePeakLimiter {
     private var envelope: LimiterEnvelope
     /// Frames per measured block.
     package static let blockFrames = 8
-    /// The look-ahead, the hold and the release time constant, in seconds.
+    /// The look-ahead (`shortLookahead` in low-latency mode), the hold and the release time constant, in seconds.
     package static let lookahead = 0.0016
+    package static let shortLookahead = 0.0005
     package static let hold = 0.03
     package static let release = 0.15
 
@@ -38,7 +39,7 @@ package final class TruePeakLimiter {
     private var quietFrames = Int.max / 2
 
     /// Nil when libebur128 refuses the rate or cannot allocate.
-    package init?(ceiling: Double, rate: Int) {
+    package init?(ceiling: Double, rate: Int, lookahead: Double = TruePeakLimiter.lookahead) {
         guard let meter = TruePeakMeter(rate: rate) else { return nil }
         self.meter = meter
         self.rate = rate
@@ -46,7 +47,7 @@ package final class TruePeakLimiter {
         linearCeiling = Float(pow(10, ceiling / 20))
         let blockSeconds = Double(Self.blockFrames) / Double(rate)
         envelope = LimiterEnvelope(
-            lookahead: max(1, Int((Self.lookahead / blockSeconds).rounded(.up))),
+            lookahead: max(1, Int((min(0.01, max(0, lookahead)) / blockSeconds).rounded(.up))),
             hold: Int((Self.hold / blockSeconds).rounded()), release: Self.release / blockSeconds)
         let history = (envelope.delayBlocks + 2) * Self.blockFrames
         var size = 1

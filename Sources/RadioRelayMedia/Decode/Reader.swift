@@ -37,11 +37,16 @@ public final class Reader {
     private var decodedSamples = 0
     private var pending = PCMBuffer(sampleRate: 0)
 
-    public init(commonRate: Int = OpusClock.rate, gapless: GaplessInfo? = nil) throws {
+    /// Resampling with libsoxr's low quality (`Resampler.Quality.low`: half a millisecond held instead of about
+    /// twelve): low-latency mode.
+    public let fastResampling: Bool
+
+    public init(commonRate: Int = OpusClock.rate, gapless: GaplessInfo? = nil, fastResampling: Bool = false) throws {
         guard Self.supportedCommonRates.contains(commonRate) else {
             throw ConfigurationError("common rate \(commonRate) Hz is not supported; use 48000 or 44100")
         }
         self.commonRate = commonRate
+        self.fastResampling = fastResampling
         self.decoder = try MPG123Decoder()
         self.pending = PCMBuffer(sampleRate: commonRate)
         if let gapless { setGapless(gapless) }
@@ -122,7 +127,9 @@ public final class Reader {
         resampler =
             rate == commonRate
             ? nil
-            : try Resampler(inputRate: rate, outputRate: commonRate, channels: channels, interleavedInput: true)
+            : try Resampler(
+                inputRate: rate, outputRate: commonRate, channels: channels, interleavedInput: true,
+                quality: fastResampling ? .low : .high)
     }
 
     private func flushResampler() throws {

@@ -19,9 +19,15 @@ package final class Resampler {
     private var outputs: [UnsafeMutablePointer<Float>] = []
     private var outputCapacity = 0
 
-    package init(inputRate: Int, outputRate: Int, channels: Int, interleavedInput: Bool) throws {
+    /// libsoxr's recipe: `high` (SOXR_HQ, 20-bit, linear phase: about 12 ms of audio held after each MP3 frame, 21 at
+    /// most) or `low` (SOXR_LQ, 16-bit with a wider roll-off: half a millisecond held), for low-latency mode.
+    package enum Quality: Sendable { case high, low }
+
+    package init(
+        inputRate: Int, outputRate: Int, channels: Int, interleavedInput: Bool, quality recipe: Quality = .high
+    ) throws {
         var io = soxr_io_spec(interleavedInput ? SOXR_FLOAT32_I : SOXR_FLOAT32_S, SOXR_FLOAT32_S)
-        var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
+        var quality = soxr_quality_spec(UInt(recipe == .low ? SOXR_LQ : SOXR_HQ), 0)
         // Smaller DFT blocks (2^8 instead of 2^10): soxr then holds back about 6 ms instead of up to 21 ms after each
         // MP3 frame, which listeners would otherwise wait for. Same filter, same quality.
         var runtime = soxr_runtime_spec(1)

@@ -69,7 +69,8 @@ public final class Encoder {
         self.configuration = configuration
         opus = try OpusEncoderHandle(
             channels: configuration.channels, bitrate: configuration.bitrate, complexity: configuration.complexity,
-            constrainedVBR: configuration.constrainedVBR)
+            constrainedVBR: configuration.constrainedVBR, frameSamples: configuration.frameDuration * 48,
+            lowDelay: configuration.lowDelay)
         ogg = try OggStream(serial: configuration.serial)
         resampler =
             configuration.inputRate == OpusClock.rate
@@ -78,8 +79,8 @@ public final class Encoder {
                 inputRate: configuration.inputRate, outputRate: OpusClock.rate, channels: 2,
                 interleavedInput: false)
         preSkip = opus.lookahead
-        packetsPerPage = configuration.pageDuration / 20
-        frame = .allocate(capacity: OpusEncoderHandle.frameSize * configuration.channels)
+        packetsPerPage = max(1, configuration.pageDuration / configuration.frameDuration)
+        frame = .allocate(capacity: opus.frameSamples * configuration.channels)
         packet = .allocate(capacity: OpusEncoderHandle.maxPacket)
 
         writeHeaders(preSkip: preSkip, comments: configuration.comments)
@@ -121,12 +122,12 @@ public final class Encoder {
         }
         // The position after the last input sample on the encoder's continuous output (which runs `preSkip` ahead).
         let total = Int64(preSkip) + samplesIn
-        let frameSize = Int64(OpusEncoderHandle.frameSize)
+        let frameSize = Int64(opus.frameSamples)
         let packetsNeeded = (total + frameSize - 1) / frameSize
         while packetsOut < packetsNeeded {
             let channels = configuration.channels
-            for i in frameFill * channels..<OpusEncoderHandle.frameSize * channels { frame[i] = 0 }
-            frameFill = OpusEncoderHandle.frameSize
+            for i in frameFill * channels..<opus.frameSamples * channels { frame[i] = 0 }
+            frameFill = opus.frameSamples
             let last = packetsOut + 1 == packetsNeeded
             try encodeFrame(granule: last ? total - linkOrigin * frameSize : nil, end: last)
         }
@@ -150,7 +151,7 @@ public final class Encoder {
         var index = 0
         let count = left.count
         while index < count {
-            let n = min(count - index, OpusEncoderHandle.frameSize - frameFill)
+            let n = min(count - index, opus.frameSamples - frameFill)
             if configuration.channels == 1 {
                 for i in index..<index + n { frame[frameFill + i - index] = (left[i] + right[i]) * 0.5 }
             } else {
@@ -163,7 +164,7 @@ public final class Encoder {
             }
             frameFill += n
             index += n
-            if frameFill == OpusEncoderHandle.frameSize { try encodeFrame(granule: nil, end: false) }
+            if frameFill == opus.frameSamples { try encodeFrame(granule: nil, end: false) }
         }
     }
 
@@ -172,7 +173,8 @@ public final class Encoder {
         frameFill = 0
         packetsOut += 1
         var title = pendingTitle
-        if title != nil && !end && packetsOut - 1 - linkOrigin < Self.minLinkPackets {
+        let linkSamples = (packetsOut - 1 - linkOrigin) * Int64(opus.frameSamples)
+        if title != nil && !end && linkSamples < Self.minLinkPackets * Int64(OpusEncoderHandle.frameSize) {
             title = nil  // the link in force is younger than a second: the title waits (a newer one replacing it)
         }
         if title != nil || end, pendingTitle != nil {
@@ -180,7 +182,7 @@ public final class Encoder {
             try opus.setPredictionDisabled(false)
         }
         let cut = title != nil && !end
-        let position = granule ?? (packetsOut - linkOrigin) * Int64(OpusEncoderHandle.frameSize)
+        let position = granule ?? (packetsOut - linkOrigin) * Int64(opus.frameSamples)
         let bytes = UnsafeRawBufferPointer(start: packet, count: length)
         ogg.append(bytes, granule: position, end: end || cut)
         packetsInPage += 1
@@ -200,8 +202,8 @@ public final class Encoder {
         linksStarted += 1
         linkOrigin = packetsOut - 1
         let comments = configuration.comments.filter { !$0.uppercased().hasPrefix("TITLE=") } + ["TITLE=\(title)"]
-        writeHeaders(preSkip: OpusEncoderHandle.frameSize, comments: comments)
-        ogg.append(keyframe, granule: Int64(OpusEncoderHandle.frameSize))
+        writeHeaders(preSkip: opus.frameSamples, comments: comments)
+        ogg.append(keyframe, granule: Int64(opus.frameSamples))
         packetsInPage = 1
         if packetsInPage >= packetsPerPage {
             flushPages()
@@ -224,7 +226,7 @@ public final class Encoder {
     private func flushPages(headers: Bool = false) {
         for var page in ogg.flush() {
             if !headers && page.granulePosition >= 0 {
-                lastTimeline = linkOrigin * Int64(OpusEncoderHandle.frameSize) + page.granulePosition
+                lastTimeline = linkOrigin * Int64(opus.frameSamples) + page.granulePosition
             }
             page.timeline = lastTimeline
             page.isHeader = headers

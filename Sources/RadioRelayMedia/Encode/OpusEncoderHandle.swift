@@ -3,7 +3,10 @@ import RadioRelaySystem
 
 /// Owns one `OpusEncoder` (`opus_encoder_create`/`opus_encoder_destroy`): 48 kHz, stereo or mono, 20 ms frames.
 package final class OpusEncoderHandle {
+    /// A 20 ms frame: the frame of every encoder but a low-latency one, and of an edge's silence.
     package static let frameSize = 960
+    /// This encoder's frames, in samples at 48 kHz.
+    package let frameSamples: Int
     /// RFC 6716 caps a packet at 1275 bytes per frame; a little more room costs nothing.
     package static let maxPacket = 1500
 
@@ -13,10 +16,16 @@ package final class OpusEncoderHandle {
 
     /// - Parameter channels: 1 or 2 (`EncoderConfiguration.validate` checked it); a frame holds that many
     ///   interleaved samples per instant.
-    package init(channels: Int, bitrate: Int, complexity: Int, constrainedVBR: Bool) throws {
+    /// - Parameters: `frameSamples`: 960 (20 ms) or 480 (10 ms); `lowDelay`: the restricted low-delay application.
+    package init(
+        channels: Int, bitrate: Int, complexity: Int, constrainedVBR: Bool, frameSamples: Int = frameSize,
+        lowDelay: Bool = false
+    ) throws {
         var error: Int32 = 0
         let count: Int32 = channels == 1 ? 1 : 2
-        guard let encoder = opus_encoder_create(Int32(OpusClock.rate), count, OPUS_APPLICATION_AUDIO, &error),
+        let application = lowDelay ? OPUS_APPLICATION_RESTRICTED_LOWDELAY : OPUS_APPLICATION_AUDIO
+        self.frameSamples = frameSamples == 480 ? 480 : Self.frameSize
+        guard let encoder = opus_encoder_create(Int32(OpusClock.rate), count, application, &error),
             error == OPUS_OK
         else { throw OpusError(code: error, call: "opus_encoder_create") }
         self.encoder = encoder
@@ -51,9 +60,9 @@ package final class OpusEncoderHandle {
         try check(rr_opus_set_complexity(encoder, Int32(clamping: complexity)), "OPUS_SET_COMPLEXITY(\(complexity))")
     }
 
-    /// `opus_encode_float` of one 20 ms frame (interleaved when stereo) into `output`; returns the packet length.
+    /// `opus_encode_float` of one frame (interleaved when stereo) into `output`; returns the packet length.
     package func encode(_ frame: UnsafePointer<Float>, into output: UnsafeMutablePointer<UInt8>) throws -> Int {
-        let length = opus_encode_float(encoder, frame, Int32(Self.frameSize), output, Int32(Self.maxPacket))
+        let length = opus_encode_float(encoder, frame, Int32(frameSamples), output, Int32(Self.maxPacket))
         guard length > 0 else { throw OpusError(code: length, call: "opus_encode_float") }
         return Int(length)
     }

@@ -22,6 +22,8 @@ public final class InputDecoder {
         /// Ogg Opus is decoded by an `OpusStreamDecoder`, MP3 as always, and what is recognisably neither (Ogg
         /// Vorbis or FLAC, AAC, FLAC, WAV, WebM) is refused with `UnsupportedFormat`.
         public var recognisesFormat = false
+        /// The Reader resamples fast (`Reader.fastResampling`): low-latency mode.
+        public var fastResampling = false
 
         public init() {}
     }
@@ -143,7 +145,8 @@ public final class InputDecoder {
 
     private func makeReader() throws -> Reader {
         let made = try Reader(
-            commonRate: configuration.commonRate, gapless: configuration.gapless ? parser.gapless : nil)
+            commonRate: configuration.commonRate, gapless: configuration.gapless ? parser.gapless : nil,
+            fastResampling: configuration.fastResampling)
         reader = made
         if !nextPass { readersMade += 1 }
         nextPass = false
