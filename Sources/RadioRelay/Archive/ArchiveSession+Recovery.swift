@@ -1,0 +1,68 @@
+import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
+
+/// The archive as a restart finds it: the index on disk is trusted for each file whose size it has; any other file
+/// (the one a crash left open, one the index does not list) is scanned, a torn page at its end cut off, and an Ogg
+/// file's last page flagged end-of-stream, so that it plays as a whole file too. A missing or damaged index is
+/// rebuilt from the files alone. Files the index lists and the disk has no more are forgotten.
+extension ArchiveSession {
+    /// The largest index read back: a year of 10 s files.
+    static let indexLimit = 64 << 20
+
+    mutating func recover() {
+        let directory = writer.directory
+        _ = try? ArchiveDisk.remove(directory + "/" + ArchiveDisk.temporaryIndexName)
+        let names = (try? ArchiveDisk.list(directory)) ?? []
+        let stored = ArchiveDisk.read(directory + "/" + ArchiveDisk.indexName, limit: Self.indexLimit).flatMap {
+            ArchiveIndex(text: String(decoding: $0, as: UTF8.self))
+        }
+        var rebuilt = ArchiveIndex()
+        var scanned = 0
+        for name in names {
+            guard let parsed = ArchiveName.parse(name), parsed.format == writer.format else { continue }
+            let size = ArchiveDisk.size(path(name)) ?? 0
+            if let known = stored?.file(named: name), known.size == size {
+                rebuilt.insert(known)
+                continue
+            }
+            scanned += 1
+            let scanner = ArchiveDisk.scan(path(name), name: name, start: parsed.start, format: writer.format)
+            let entry = scanner.file
+            guard entry.end > entry.start else {
+                _ = try? ArchiveDisk.remove(path(name))
+                continue
+            }
+            if scanner.validSize < size {
+                Log.notice("\(label): archive: \(name): \(size - scanner.validSize) bytes of a torn end cut off")
+                _ = try? ArchiveDisk.truncate(path(name), to: scanner.validSize)
+            }
+            if writer.format == .opus { Self.markEnd(path(name), page: scanner.lastUnitOffset, end: scanner.validSize) }
+            rebuilt.insert(entry)
+        }
+        index = rebuilt
+        if stored == nil || scanned > 0 || stored != rebuilt {
+            saveIndex()
+            let how = stored == nil ? "rebuilt" : "brought up to date"
+            Log.notice("\(label): archive: index \(how): \(scanned) of \(rebuilt.files.count) files scanned")
+        }
+    }
+
+    /// Flags the Ogg page at `page`…`end` of the file end-of-stream (its CRC made again), if it is not already.
+    static func markEnd(_ path: String, page: Int64, end: Int64) {
+        let length = Int(clamping: end - page)
+        guard length >= OggPageHeader.length, length <= 65_307,
+            let fd = try? FileDescriptor.opening("open \(path)", { Glibc.open(path, O_RDWR | O_CLOEXEC) })
+        else { return }
+        var bytes = [UInt8](repeating: 0, count: length)
+        let raw = fd.rawValue
+        let read = bytes.withUnsafeMutableBytes { pread(raw, $0.baseAddress, length, off_t(page)) }
+        guard read == length, bytes[5] & 4 == 0 else { return }
+        bytes[5] |= 4
+        for index in 0..<4 { bytes[OggPageHeader.checksumOffset + index] = 0 }
+        let crc = OggCRC.page(bytes)
+        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { bytes[OggPageHeader.checksumOffset + i] = $0[i] } }
+        let written = bytes.withUnsafeBytes { pwrite(raw, $0.baseAddress, length, off_t(page)) }
+        if written == length { _ = fsync(raw) }
+    }
+}
