@@ -161,7 +161,7 @@ import Testing
                 "description", "genre",
                 "url", "max_listener_duration", "overflow", "allow", "deny", "deny_agents", "geoip", "allow_countries",
                 "deny_countries", "listener_add", "listener_remove", "auth_header", "auth_timeout", "auth_failure",
-                "htpasswd", "push", "push_ca",
+                "htpasswd", "archive", "archive_span", "archive_keep", "push", "push_ca",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
         #expect(

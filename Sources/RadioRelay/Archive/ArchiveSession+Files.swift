@@ -19,7 +19,7 @@ extension ArchiveSession {
                         + "MiB kept back for the system)", isError: false)
                 return false
             }
-            var start = start
+            var start = start - start % 1000  // the second its name says, the file's start in the index
             var name = ArchiveName.name(start: start, format: writer.format)
             for _ in 0..<10 where index.file(named: name) != nil || ArchiveDisk.size(path(name)) != nil {
                 start += 1000

@@ -119,6 +119,9 @@ package final class ArchiveWriter: Sendable {
         if wasEmpty { try? wake.signal() }
     }
 
+    /// Items waiting for the writer.
+    package var queued: Int { queue.withLock { $0.items.count } }
+
     /// Everything queued, for the writer thread.
     func take() -> [Item] {
         queue.withLock { q in
