@@ -65,12 +65,16 @@ package struct ArchiveIndex: Sendable, Equatable {
         return first.start...last.end
     }
 
-    /// The times no file covers between the first and the last file, in order.
+    /// A file's start is the second its name says, up to a second before its first page: a shorter space between
+    /// two files is no gap.
+    package static let gapTolerance: Int64 = 1_000
+
+    /// The times no file covers between the first and the last file, in order (those over `gapTolerance`).
     package var gaps: [Range<Int64>] {
         var gaps: [Range<Int64>] = []
         var reached = files.first?.end ?? 0
         for file in files.dropFirst() {
-            if file.start > reached { gaps.append(reached..<file.start) }
+            if file.start > reached + Self.gapTolerance { gaps.append(reached..<file.start) }
             reached = max(reached, file.end)
         }
         return gaps
