@@ -123,7 +123,8 @@ extension ServerProcessTests {
             let again = try Self.serve(directory, status: status, keep: "none")
             defer { again.stop() }
             #expect(waitUntil(30) { (Self.index(folder)?.files.count ?? 0) >= finished.count + 2 }, "\(again.log)")
-            #expect(again.log.contains("test: archive: index brought up to date: 1 of \(finished.count + 1) files scanned"))
+            #expect(
+                again.log.contains("test: archive: index brought up to date: 1 of \(finished.count + 1) files scanned"))
             let index = try #require(Self.index(folder))
             #expect(index.files.prefix(finished.count + 1).map(\.name) == finished.map(\.name) + [current])
             try Self.checkOpus(folder + "/" + current)

@@ -69,7 +69,8 @@ import Testing
             #expect(decoded.pages.count == pages + 2, "\(name): its headers and its pages")
             #expect(decoded.pages.map(\.header.sequence) == (0..<UInt32(pages + 2)).map { $0 })
             #expect(decoded.pages[2].header.granulePosition == 4800, "\(name): granules from 0")
-            #expect(decoded.pages.last?.header.isEnd == true && decoded.pages.dropLast().allSatisfy { !$0.header.isEnd })
+            #expect(
+                decoded.pages.last?.header.isEnd == true && decoded.pages.dropLast().allSatisfy { !$0.header.isEnd })
             #expect(decoded.left.count == pages * 4800 - 312, "\(name): all of it, less the pre-skip")
             pagesSeen += pages
         }

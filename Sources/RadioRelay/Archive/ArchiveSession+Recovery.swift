@@ -57,11 +57,10 @@ extension ArchiveSession {
         var bytes = [UInt8](repeating: 0, count: length)
         let raw = fd.rawValue
         let read = bytes.withUnsafeMutableBytes { pread(raw, $0.baseAddress, length, off_t(page)) }
-        guard read == length, bytes[5] & 4 == 0 else { return }
-        bytes[5] |= 4
-        for index in 0..<4 { bytes[OggPageHeader.checksumOffset + index] = 0 }
-        let crc = OggCRC.page(bytes)
-        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { bytes[OggPageHeader.checksumOffset + i] = $0[i] } }
+        guard read == length, let header = OggPageHeader.decode(bytes), !header.isEnd else { return }
+        OggSplice.stamp(
+            &bytes, flags: header.flags | 4, granule: header.granulePosition, serial: header.serial,
+            sequence: header.sequence)
         let written = bytes.withUnsafeBytes { pwrite(raw, $0.baseAddress, length, off_t(page)) }
         if written == length { _ = fsync(raw) }
     }

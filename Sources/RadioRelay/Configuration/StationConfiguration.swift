@@ -190,7 +190,8 @@ public struct StationConfiguration: Sendable, Equatable {
         try validateOutputs()
         try validatePushes()
         guard ArchiveSettings.isSpan(archive.span) else {
-            throw ConfigurationError("station \(name): archive_span \(archive.span) s: use 10 to 86400 that divide a day")
+            throw ConfigurationError(
+                "station \(name): archive_span \(archive.span) s: use 10 to 86400 that divide a day")
         }
         guard HLSSegmenter.Settings.segmentRange.contains(hlsSettings.segmentSeconds),
             HLSSegmenter.Settings.windowRange.contains(hlsSettings.window)

@@ -92,24 +92,17 @@ extension MetricsReport {
         let writers = snapshot.stations.flatMap { station in
             [station.archive, station.archiveMP3].compactMap { $0 }.map { (station.name, $0) }
         }
+        let writing: (ArchiveFigures) -> Double? = { $0.state == "writing" ? 1 : 0 }
         let families: [(String, Kind, String, (ArchiveFigures) -> Double?)] = [
-            ("archive_writing", .gauge, "1 while the archive writes, 0 while it drops pages (disk failing or full)", {
-                $0.state == "writing" ? 1 : 0
-            }),
+            ("archive_writing", .gauge, "1 while the archive writes, 0 while it drops pages (disk failing)", writing),
             ("archive_files", .gauge, "Files in the archive", { Double($0.files) }),
             ("archive_bytes", .gauge, "Bytes of the archive's files", { Double($0.bytes) }),
             ("archive_oldest_timestamp_seconds", .gauge, "Start of the archive's oldest file (Unix time)", \.oldest),
             ("archive_newest_timestamp_seconds", .gauge, "End of the archive's newest audio (Unix time)", \.newest),
             ("archive_written_bytes_total", .counter, "Bytes written to the archive", { Double($0.bytesWritten) }),
-            ("archive_dropped_pages_total", .counter, "Pages (MP3 frame runs) not archived", {
-                Double($0.pagesDropped)
-            }),
-            ("archive_write_errors_total", .counter, "Archive writes, syncs and opens that failed", {
-                Double($0.writeErrors)
-            }),
-            ("archive_removed_files_total", .counter, "Archive files removed by archive_keep", {
-                Double($0.filesRemoved)
-            }),
+            ("archive_dropped_pages_total", .counter, "Pages not archived", { Double($0.pagesDropped) }),
+            ("archive_write_errors_total", .counter, "Archive writes that failed", { Double($0.writeErrors) }),
+            ("archive_removed_files_total", .counter, "Files archive_keep removed", { Double($0.filesRemoved) }),
         ]
         for (name, kind, help, value) in families {
             header(&out, name, kind, help)

@@ -8,7 +8,9 @@ import RadioRelaySystem
 /// pages go first), stopped after its pipeline, so that the last pages reach the files.
 extension Station {
     /// The writers `configuration` asks for: the main output's and the MP3 output's (nil when not asked).
-    static func makeArchives(_ configuration: StationConfiguration) throws -> (main: ArchiveWriter?, mp3: ArchiveWriter?) {
+    static func makeArchives(_ configuration: StationConfiguration) throws -> (
+        main: ArchiveWriter?, mp3: ArchiveWriter?
+    ) {
         guard let root = configuration.archive.directory else { return (nil, nil) }
         let directory = (root.hasSuffix("/") ? String(root.dropLast()) : root) + "/" + configuration.name
         let main = try ArchiveWriter(

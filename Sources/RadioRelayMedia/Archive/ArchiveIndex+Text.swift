@@ -35,7 +35,8 @@ extension ArchiveIndex {
                 files.append(File(name: String(fields[1]), start: start, end: end, size: size, points: []))
             case "P":
                 guard fields.count == 3, let time = Int64(fields[1]), let offset = Int64(fields[2]),
-                    let file = files.last, time >= file.start, time <= file.end, offset >= 0, offset < max(1, file.size),
+                    let file = files.last, time >= file.start, time <= file.end, offset >= 0,
+                    offset < max(1, file.size),
                     file.points.last.map({ $0.time <= time && $0.offset < offset }) ?? (offset == 0)
                 else { return nil }
                 files[files.count - 1].points.append(Point(time: time, offset: offset))

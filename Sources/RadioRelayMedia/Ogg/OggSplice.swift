@@ -100,8 +100,9 @@ package struct OggSplice: Sendable, Equatable {
         return page
     }
 
-    /// Writes the header fields of the page in `bytes` and its CRC.
-    private static func stamp(_ bytes: inout [UInt8], flags: UInt8, granule: Int64, serial: UInt32, sequence: UInt32) {
+    /// Writes the header fields of the page in `bytes` and its CRC (an archive file's last page is flagged with it
+    /// after a crash, `ArchiveSession.markEnd`).
+    package static func stamp(_ bytes: inout [UInt8], flags: UInt8, granule: Int64, serial: UInt32, sequence: UInt32) {
         bytes[5] = flags
         withUnsafeBytes(of: granule.littleEndian) { for i in 0..<8 { bytes[6 + i] = $0[i] } }
         withUnsafeBytes(of: serial.littleEndian) { for i in 0..<4 { bytes[14 + i] = $0[i] } }
