@@ -43,6 +43,7 @@ extension ArchiveSession {
         index = rebuilt
         if stored == nil || scanned > 0 || stored != rebuilt {
             saveIndex()
+            guard !rebuilt.files.isEmpty || scanned > 0 else { return }  // a new archive: nothing to say
             let how = stored == nil ? "rebuilt" : "brought up to date"
             Log.notice("\(label): archive: index \(how): \(scanned) of \(rebuilt.files.count) files scanned")
         }
