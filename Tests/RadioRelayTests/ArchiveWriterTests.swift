@@ -1,4 +1,5 @@
 import Foundation
+import RadioRelayNet
 import RadioRelaySystem
 import RadioRelayTestSupport
 import Synchronization
@@ -132,5 +133,41 @@ import Testing
         let gap = try #require(index.gaps.first)
         #expect(gap.lowerBound == Self.eight + 409_500 && gap.upperBound == Self.eight + 500_000)
         #expect(index.locate(Self.eight + 450_000)?.skippedGap == true)
+    }
+
+    /// A folder that cannot be made refuses the station, with a message that names it and says what to do.
+    @Test func aDirectoryThatCannotBeWrittenRefusesTheStation() throws {
+        var configuration = StationConfiguration()
+        configuration.name = "refused"
+        configuration.upstream = Fixture.path("stereo-44k-128k.mp3")
+        configuration.broadcaster.bind = "127.0.0.1"
+        configuration.broadcaster.port = 0
+        configuration.archive.directory = "/proc/radio-relay-archive"
+        let error = #expect(throws: ConfigurationError.self) { try Station(configuration) }
+        #expect(error?.message.contains("the directory /proc/radio-relay-archive/refused cannot be written") == true)
+        #expect(error?.message.contains("make it writable for the server's user, or change archive") == true)
+    }
+
+    /// A reload that changes `archive_keep` updates the running station's writers in place (the main output's and
+    /// the MP3 output's); one that changes `archive` or `archive_span` restarts it.
+    @Test func aReloadAppliesKeepInPlace() throws {
+        let directory = temporaryPath("archive-reload")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = StationConfiguration()
+        configuration.name = "kept"
+        configuration.upstream = Fixture.path("stereo-44k-128k.mp3")
+        configuration.broadcaster.bind = "127.0.0.1"
+        configuration.broadcaster.port = 0
+        configuration.mp3 = true
+        configuration.archive.directory = directory
+        let station = try Station(configuration)
+        #expect(station.archives.map(\.directory) == [directory + "/kept", directory + "/kept/mp3"])
+        var new = configuration
+        new.archive.keep = ArchiveKeep(seconds: 3_600, bytes: 1 << 30)
+        #expect(station.canUpdate(to: new))
+        try station.update(new)
+        #expect(station.archives.allSatisfy { $0.keep.snapshot == new.archive.keep })
+        new.archive.span = 3_600
+        #expect(!station.canUpdate(to: new))
     }
 }

@@ -70,6 +70,10 @@ extension ArchiveSession {
         if let open = file {
             file = nil
             _ = try? ArchiveDisk.truncate(open.path, to: open.scanner.validSize)
+            // Its last whole page ends the stream (rewritten in place: no new space needed).
+            if writer.format == .opus {
+                Self.markEnd(open.path, page: open.scanner.lastUnitOffset, end: open.scanner.validSize)
+            }
             _ = try? ArchiveDisk.sync(open.descriptor, path: open.path)
             keep(open)
         }
