@@ -102,11 +102,16 @@ import Testing
         let whole = [UInt8](try Data(contentsOf: URL(fileURLWithPath: last)))
         let lastPage = ArchiveDisk.scan(last, name: names[1], start: 0, format: .opus).lastUnitOffset
         try Data(whole[0..<Int(lastPage) + 30]).write(to: URL(fileURLWithPath: last))
+        // A reader's view of the folder: rebuilt from the files, the torn page left out, nothing changed on disk.
+        let read = ArchiveFolder.index(directory, format: .opus)
+        #expect(read.files.map(\.name) == names && read.files.last?.size == lastPage)
+        #expect(!FileManager.default.fileExists(atPath: directory + "/index.txt"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: last)).count == Int(lastPage) + 30)
         let second = try Self.writer(directory, encoder: encoder)
         try second.start()
         #expect(second.stop())
         let index = try #require(try Self.onDisk(directory))
-        #expect(index == (try Self.scanned(directory)) && index.files.map(\.name) == names)
+        #expect(index == (try Self.scanned(directory)) && index.files.map(\.name) == names && index == read)
         let cut = [UInt8](try Data(contentsOf: URL(fileURLWithPath: last)))
         #expect(cut.count == Int(lastPage), "the torn page is cut off")
         let decoded = try decodeOpus(cut)

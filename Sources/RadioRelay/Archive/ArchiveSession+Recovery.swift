@@ -7,45 +7,31 @@ import RadioRelaySystem
 /// file's last page flagged end-of-stream, so that it plays as a whole file too. A missing or damaged index is
 /// rebuilt from the files alone. Files the index lists and the disk has no more are forgotten.
 extension ArchiveSession {
-    /// The largest index read back: a year of 10 s files.
-    static let indexLimit = 64 << 20
-
     mutating func recover() {
         let directory = writer.directory
         _ = try? ArchiveDisk.remove(directory + "/" + ArchiveDisk.temporaryIndexName)
-        let names = (try? ArchiveDisk.list(directory)) ?? []
-        let stored = ArchiveDisk.read(directory + "/" + ArchiveDisk.indexName, limit: Self.indexLimit).flatMap {
-            ArchiveIndex(text: String(decoding: $0, as: UTF8.self))
-        }
-        var rebuilt = ArchiveIndex()
-        var scanned = 0
-        for name in names {
-            guard let parsed = ArchiveName.parse(name), parsed.format == writer.format else { continue }
-            let size = ArchiveDisk.size(path(name)) ?? 0
-            if let known = stored?.file(named: name), known.size == size {
-                rebuilt.insert(known)
-                continue
-            }
-            scanned += 1
-            let scanner = ArchiveDisk.scan(path(name), name: name, start: parsed.start, format: writer.format)
+        let reading = ArchiveFolder.read(directory, format: writer.format)
+        for (scanner, size) in reading.scanned {
             let entry = scanner.file
             guard entry.end > entry.start else {
-                _ = try? ArchiveDisk.remove(path(name))
+                _ = try? ArchiveDisk.remove(path(entry.name))  // no audio in it: nothing to keep
                 continue
             }
             if scanner.validSize < size {
-                Log.notice("\(label): archive: \(name): \(size - scanner.validSize) bytes of a torn end cut off")
-                _ = try? ArchiveDisk.truncate(path(name), to: scanner.validSize)
+                Log.notice("\(label): archive: \(entry.name): \(size - scanner.validSize) bytes of a torn end cut off")
+                _ = try? ArchiveDisk.truncate(path(entry.name), to: scanner.validSize)
             }
-            if writer.format == .opus { Self.markEnd(path(name), page: scanner.lastUnitOffset, end: scanner.validSize) }
-            rebuilt.insert(entry)
+            if writer.format == .opus {
+                Self.markEnd(path(entry.name), page: scanner.lastUnitOffset, end: scanner.validSize)
+            }
         }
-        index = rebuilt
-        if stored == nil || scanned > 0 || stored != rebuilt {
+        index = reading.index
+        let scanned = reading.scanned.count
+        if reading.stored == nil || scanned > 0 || reading.stored != index {
             saveIndex()
-            guard !rebuilt.files.isEmpty || scanned > 0 else { return }  // a new archive: nothing to say
-            let how = stored == nil ? "rebuilt" : "brought up to date"
-            Log.notice("\(label): archive: index \(how): \(scanned) of \(rebuilt.files.count) files scanned")
+            guard !index.files.isEmpty || scanned > 0 else { return }  // a new archive: nothing to say
+            let how = reading.stored == nil ? "rebuilt" : "brought up to date"
+            Log.notice("\(label): archive: index \(how): \(scanned) of \(index.files.count) files scanned")
         }
     }
 
