@@ -140,14 +140,20 @@ import Testing
         #expect(index.locate(Self.eight + 450_000)?.skippedGap == true)
     }
 
-    /// A folder that cannot be made refuses the station, with a message that names it and says what to do.
-    @Test func aDirectoryThatCannotBeWrittenRefusesTheStation() throws {
+    /// A station `name` on a fixture, any free port, archived in `directory`.
+    static func station(_ name: String, archive directory: String) -> StationConfiguration {
         var configuration = StationConfiguration()
-        configuration.name = "refused"
+        configuration.name = name
         configuration.upstream = Fixture.path("stereo-44k-128k.mp3")
         configuration.broadcaster.bind = "127.0.0.1"
         configuration.broadcaster.port = 0
-        configuration.archive.directory = "/proc/radio-relay-archive"
+        configuration.archive.directory = directory
+        return configuration
+    }
+
+    /// A folder that cannot be made refuses the station, with a message that names it and says what to do.
+    @Test func aDirectoryThatCannotBeWrittenRefusesTheStation() throws {
+        let configuration = Self.station("refused", archive: "/proc/radio-relay-archive")
         let error = #expect(throws: ConfigurationError.self) { try Station(configuration) }
         #expect(error?.message.contains("the directory /proc/radio-relay-archive/refused cannot be written") == true)
         #expect(error?.message.contains("make it writable for the server's user, or change archive") == true)
@@ -158,13 +164,8 @@ import Testing
     @Test func aReloadAppliesKeepInPlace() throws {
         let directory = temporaryPath("archive-reload")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = StationConfiguration()
-        configuration.name = "kept"
-        configuration.upstream = Fixture.path("stereo-44k-128k.mp3")
-        configuration.broadcaster.bind = "127.0.0.1"
-        configuration.broadcaster.port = 0
+        var configuration = Self.station("kept", archive: directory)
         configuration.mp3 = true
-        configuration.archive.directory = directory
         let station = try Station(configuration)
         #expect(station.archives.map(\.directory) == [directory + "/kept", directory + "/kept/mp3"])
         var new = configuration
