@@ -176,4 +176,32 @@ import Testing
         new.archive.span = 3_600
         #expect(!station.canUpdate(to: new))
     }
+
+    /// A new Ogg link (a chained title, `chain_titles`) starts a new file with the link's own headers: each file is
+    /// one whole stream, the first one ended where its link ended.
+    @Test func aNewLinkStartsANewFile() throws {
+        let directory = temporaryPath("archive-link")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let encoder = try Encoder(EncoderConfiguration())
+        let writer = try Self.writer(directory, span: 600, encoder: encoder)
+        try writer.start()
+        let start = Double(Self.eight) / 1000 + 0.01
+        try Self.feed(writer, encoder, count: 30, start: start)
+        try encoder.startLink(title: "Second song")
+        try Self.feed(writer, encoder, count: 30, start: start + 3)
+        #expect(writer.stop())
+        let names = try Self.files(directory)
+        #expect(names == ["2026-12-05T08-00-00Z.opus", "2026-12-05T08-00-03Z.opus"])
+        var samples = 0
+        for name in names {
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)))
+            let decoded = try decodeOpus(bytes)
+            #expect(decoded.pages.first?.header.isBeginning == true && decoded.pages.last?.header.isEnd == true)
+            #expect(Set(decoded.pages.map(\.header.serial)).count == 1, "\(name): one stream")
+            samples += decoded.left.count
+        }
+        let tags = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + names[1]))
+        #expect(String(decoding: tags.prefix(400), as: UTF8.self).contains("TITLE=Second song"))
+        #expect(samples > 5 * 48_000, "both links' audio")
+    }
 }
