@@ -15,13 +15,21 @@ import Testing
         private let logPath = temporaryPath("server.log")
         private(set) var port: UInt16 = 0
 
-        init(arguments: [String], environment: [String: String] = [:]) throws {
+        /// - Parameter wrapper: a program and its arguments that run the binary (given as its next arguments, then
+        ///   `arguments`) after preparing something, with `exec` so that the process is the server (a mount namespace
+        ///   with its own file system: `ArchiveBinaryTests`).
+        init(arguments: [String], environment: [String: String] = [:], wrapper: [String] = []) throws {
             let executable = try #require(
                 radioRelayExecutable(),
                 "no radio-relay binary: set RADIO_RELAY_BINARY, or build one (swift build -c release --product radio-relay)"
             )
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
+            if let program = wrapper.first {
+                process.executableURL = URL(fileURLWithPath: program)
+                process.arguments = wrapper.dropFirst() + [executable] + arguments
+            } else {
+                process.executableURL = URL(fileURLWithPath: executable)
+                process.arguments = arguments
+            }
             if !environment.isEmpty {
                 process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             }

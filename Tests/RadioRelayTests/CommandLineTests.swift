@@ -92,7 +92,8 @@ import Testing
             ("geoip", countriesFile), ("allow-countries", "FR, unknown"), ("deny-countries", "RU"),
             ("listener-add", "https://auth.example.org/add?key=k"), ("listener-remove", "https://auth.example.org/rm"),
             ("auth-header", "X-Member: yes"), ("auth-timeout", "2.5"), ("auth-failure", "admit"),
-            ("htpasswd", htpasswdFile),
+            ("htpasswd", htpasswdFile), ("archive", "/var/lib/radio-relay/archive"), ("archive-span", "3600"),
+            ("archive-keep", "7d 50G"),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
         let flags = Set(OptionSpecification.serve.map(\.name)).subtracting(["config"])
@@ -101,6 +102,8 @@ import Testing
         let station = serve.station
         #expect(station.upstream == "http://example.com/stream.mp3")
         #expect(station.mountPath == "/live.opus" && station.info.displayName == "Jazz FM")
+        #expect(station.archive.directory == "/var/lib/radio-relay/archive" && station.archive.span == 3600)
+        #expect(station.archive.keep == ArchiveKeep(seconds: 7 * 86_400, bytes: 50 << 30))
         #expect(station.info.description == "All jazz" && station.info.genre == "jazz")
         #expect(station.info.url == "https://jazz.example.org/")
         #expect(serve.http == ListenAddress(host: "0.0.0.0", port: 8001))

@@ -141,7 +141,8 @@ import Testing
         + "dead_air, dead_air_level, recover, crossfade, loudness, true_peak, source_password, source_timeout, title, chain_titles, hls, mp3, mp3_port, hls_segment, hls_window, "
         + "mount, display_name, description, "
         + "genre, url, max_listener_duration, overflow, allow, deny, deny_agents, geoip, allow_countries, deny_countries, "
-        + "listener_add, listener_remove, auth_header, auth_timeout, auth_failure, htpasswd, push or push_ca"
+        + "listener_add, listener_remove, auth_header, auth_timeout, auth_failure, htpasswd, archive, archive_span, archive_keep, "
+        + "push or push_ca"
 
     /// One naming rule: each station flag of `serve` is a key, `_` for `-`, and nothing else is.
     @Test func theStationKeysAreTheServeFlags() {
@@ -162,7 +163,7 @@ import Testing
                 "description", "genre",
                 "url", "max_listener_duration", "overflow", "allow", "deny", "deny_agents", "geoip", "allow_countries",
                 "deny_countries", "listener_add", "listener_remove", "auth_header", "auth_timeout", "auth_failure",
-                "htpasswd", "push", "push_ca",
+                "htpasswd", "archive", "archive_span", "archive_keep", "push", "push_ca",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
         #expect(

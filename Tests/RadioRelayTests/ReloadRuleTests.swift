@@ -41,6 +41,7 @@ import Testing
         "listener_add": ["https://auth.example.org/add"], "listener_remove": ["https://auth.example.org/remove"],
         "auth_header": ["x-member: yes"], "auth_timeout": ["2"], "auth_failure": ["admit"],
         "htpasswd": ["(an htpasswd file)"],
+        "archive": ["/var/lib/radio-relay/archive"], "archive_span": ["3600"], "archive_keep": ["7d 50G"],
         "password": ["dj-password-1"], "stations": ["a, b"], "hours": ["Mon-Fri 20:00-23:00"],
         "timezone": ["Europe/Berlin"],
     ]

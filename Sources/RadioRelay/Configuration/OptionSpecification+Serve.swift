@@ -232,7 +232,7 @@ extension OptionSpecification {
                 name: "url", placeholder: "URL", summary: "the station's web site (icy-url)",
                 accepts: "one line of 1 to 256 printable characters", setting: station(Values.line, \.info.url),
                 reload: .inPlace),
-        ] + listenerRules + authOptions + [
+        ] + listenerRules + authOptions + archiveOptions + [
             rendition,
             .init(
                 name: "push", placeholder: "URL",

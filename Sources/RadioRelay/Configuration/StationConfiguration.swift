@@ -75,6 +75,8 @@ public struct StationConfiguration: Sendable, Equatable {
     /// the output's own packets; its segment length and window. A change restarts the station.
     public var hls = true
     package var hlsSettings = HLSSegmenter.Settings()
+    /// Its archive on disk (`archive`, `archive_span`, `archive_keep`); off without a directory.
+    public var archive = ArchiveSettings()
     /// An MP3 pass-through output at `/NAME.mp3` (`mp3 = yes`): the upstream's own frames, with the same burst, lag
     /// and limits as the station's own output, titles in band for players that ask; no decode or encode of its own.
     /// Only for an MP3 upstream. A change restarts the station.
@@ -192,6 +194,10 @@ public struct StationConfiguration: Sendable, Equatable {
         }
         try validateOutputs()
         try validatePushes()
+        guard ArchiveSettings.isSpan(archive.span) else {
+            throw ConfigurationError(
+                "station \(name): archive_span \(archive.span) s: use 10 to 86400 that divide a day")
+        }
         guard HLSSegmenter.Settings.segmentRange.contains(hlsSettings.segmentSeconds),
             HLSSegmenter.Settings.windowRange.contains(hlsSettings.window)
         else {

@@ -43,6 +43,8 @@ extension StationStatus: Codable {
         case inputs, switches
         case switchCounts = "switch_counts"
         case history
+        case archive
+        case archiveMP3 = "archive_mp3"
     }
 
     package func encode(to encoder: any Swift.Encoder) throws {
@@ -88,6 +90,8 @@ extension StationStatus: Codable {
         try out.encode(switches, forKey: .switches)
         try out.encode(switchCounts, forKey: .switchCounts)
         try out.encode(history, forKey: .history)
+        try out.encodeOrNull(archive, forKey: .archive)
+        try out.encodeOrNull(archiveMP3, forKey: .archiveMP3)
     }
 
     package init(from decoder: any Swift.Decoder) throws {
@@ -127,6 +131,8 @@ extension StationStatus: Codable {
         switches = try values.decodeIfPresent([InputSwitch].self, forKey: .switches) ?? []
         switchCounts = try values.decodeIfPresent([String: Int].self, forKey: .switchCounts) ?? [:]
         history = try values.decodeIfPresent([HistoryStatus].self, forKey: .history) ?? []
+        archive = try values.decodeIfPresent(ArchiveFigures.self, forKey: .archive)
+        archiveMP3 = try values.decodeIfPresent(ArchiveFigures.self, forKey: .archiveMP3)
     }
 }
 

@@ -115,6 +115,9 @@ package struct StationStatus: Sendable, Equatable {
     package var history: [HistoryStatus] = []
     /// Seconds since the station started (a reload that restarts it starts this again).
     package var uptime = 0.0
+    /// Its archive writers' figures (`archive = DIR`): the main output's, the MP3 output's.
+    package var archive: ArchiveFigures?
+    package var archiveMP3: ArchiveFigures?
 
     package init(name: String) { self.name = name }
 
@@ -177,6 +180,8 @@ package struct StationStatus: Sendable, Equatable {
         switchCounts = state.switchCounts
         history = station.history.snapshot.entries.reversed().map(HistoryStatus.init)
         uptime = max(0, wallClockNow() - station.createdAt)
+        archive = station.archive.map(ArchiveFigures.init)
+        archiveMP3 = station.mp3Archive.map(ArchiveFigures.init)
     }
 
 }

@@ -54,6 +54,8 @@ extension Station {
             for output in made { _ = output.broadcaster.stop(timeout: 5) }
             throw error
         }
+        // `archive_keep` in place: the writers apply it at their next look (within a second).
+        for writer in archives { writer.keep.withLock { $0 = new.archive.keep } }
         // The station's `max_listeners`, for the listeners who come next.
         services.audience?.limit.store(max(0, new.broadcaster.maxListeners), ordering: .relaxed)
         for output in current {

@@ -42,6 +42,9 @@ public final class Station: Service {
     package let desk: SourceDesk
     /// Its last titles (the pipeline records each one it shows), carried to its successor by a reload.
     package let history: LockedBox<SongHistory>
+    /// Its archive writers (`Station+Archive.swift`): the main output's and the MP3 output's.
+    package let archive: ArchiveWriter?
+    package let mp3Archive: ArchiveWriter?
 
     public var name: String { configuration.name }
     public var state: StationState { shared.snapshot }
@@ -96,6 +99,9 @@ public final class Station: Service {
                     onUnexpectedExit: onUnexpectedExit))
         }
         outputList = LockedBox(outputs)
+        let archives = try Self.makeArchives(configuration)
+        archive = archives.main
+        mp3Archive = archives.mp3
     }
 
     /// One output: its page ring, its Broadcaster (bound now, or adopting `socket`) and its HLS stream.
@@ -194,8 +200,10 @@ public final class Station: Service {
                 try output.broadcaster.start()
                 started.append(output.broadcaster)
             }
+            try startArchives()
             try thread.start()
         } catch {
+            _ = stopArchives(timeout: 5)
             for broadcaster in started { _ = broadcaster.stop(timeout: 5) }
             throw error
         }
@@ -209,6 +217,7 @@ public final class Station: Service {
         let pushesStopped = stopPushes(timeout: timeout)
         let thread = pipeline.take()
         var stopped = (thread?.stop(timeout: timeout) ?? true) && pushesStopped
+        if !stopArchives(timeout: timeout) { stopped = false }
         commands.refuseAll("station \(name) stopped")
         for output in outputs where !output.broadcaster.stop(timeout: timeout) { stopped = false }
         return stopped

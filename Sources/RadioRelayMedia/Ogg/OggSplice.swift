@@ -53,7 +53,9 @@ package struct OggSplice: Sendable, Equatable {
     /// The bytes that carry one incoming page to the listener: the page re-stamped; nothing for a header page of a
     /// link the listener's decoder can go on with; after a new link, the page as it is.
     /// - Parameter isHeader: whether it is one of a link's header pages (OpusHead, OpusTags).
-    package mutating func carry(_ page: UnsafeRawBufferPointer, isHeader: Bool) -> [UInt8] {
+    /// - Parameter ends: the page ends the listener's stream (its end-of-stream flag is set: an archive file's last
+    ///   page).
+    package mutating func carry(_ page: UnsafeRawBufferPointer, isHeader: Bool, ends: Bool = false) -> [UInt8] {
         guard !passing else { return Array(page) }
         if !prefix.isEmpty {
             passing = true
@@ -80,7 +82,8 @@ package struct OggSplice: Sendable, Equatable {
             base = header.granulePosition
             stamped = granule
         }
-        Self.stamp(&out, flags: header.flags & 1, granule: stamped, serial: serial, sequence: sequence)
+        let flags = header.flags & 1 | (ends ? 4 : 0)
+        Self.stamp(&out, flags: flags, granule: stamped, serial: serial, sequence: sequence)
         sequence &+= 1
         return out
     }
@@ -97,8 +100,9 @@ package struct OggSplice: Sendable, Equatable {
         return page
     }
 
-    /// Writes the header fields of the page in `bytes` and its CRC.
-    private static func stamp(_ bytes: inout [UInt8], flags: UInt8, granule: Int64, serial: UInt32, sequence: UInt32) {
+    /// Writes the header fields of the page in `bytes` and its CRC (an archive file's last page is flagged with it
+    /// after a crash, `ArchiveSession.markEnd`).
+    package static func stamp(_ bytes: inout [UInt8], flags: UInt8, granule: Int64, serial: UInt32, sequence: UInt32) {
         bytes[5] = flags
         withUnsafeBytes(of: granule.littleEndian) { for i in 0..<8 { bytes[6 + i] = $0[i] } }
         withUnsafeBytes(of: serial.littleEndian) { for i in 0..<4 { bytes[14 + i] = $0[i] } }

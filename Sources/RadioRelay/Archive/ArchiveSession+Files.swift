@@ -1,0 +1,162 @@
+import Glibc
+import RadioRelayMedia
+import RadioRelaySystem
+import Synchronization
+
+/// The writer's files: opening one (the volume checked first), writing, a failure, finishing one, the index on
+/// disk, and the removals `archive_keep` asks for.
+extension ArchiveSession {
+    /// Opens the file that starts at `start` (the next free second when a file of that name exists); false, the
+    /// failure noted, when the volume is nearly full or the file cannot be made.
+    mutating func open(start: Int64) -> Bool {
+        nextStart = nil
+        do {
+            let space = try ArchiveDisk.space(writer.directory)
+            guard !ArchiveSettings.isNearlyFull(available: space.available, total: space.total) else {
+                let free = space.available >> 20
+                fail(
+                    "the volume is nearly full (\(free) MiB free, \(ArchiveSettings.reserve(total: space.total) >> 20) "
+                        + "MiB kept back for the system)", isError: false)
+                return false
+            }
+            var start = start - start % 1000  // the second its name says, the file's start in the index
+            var name = ArchiveName.name(start: start, format: writer.format)
+            for _ in 0..<10 where index.file(named: name) != nil || ArchiveDisk.size(path(name)) != nil {
+                start += 1000
+                name = ArchiveName.name(start: start, format: writer.format)
+            }
+            let descriptor = try ArchiveDisk.create(path(name))
+            file = ArchiveOpenFile(
+                descriptor: descriptor, name: name, path: path(name), boundary: settings.boundary(after: start),
+                scanner: ArchiveScanner(name: name, start: start, format: writer.format))
+            return true
+        } catch {
+            fail("\(error)", isError: true)
+            return false
+        }
+    }
+
+    func path(_ name: String) -> String { writer.directory + "/" + name }
+
+    /// Writes `bytes` to the open file; a failure cuts the file back to its whole pages and closes it.
+    mutating func write(_ bytes: [UInt8]) {
+        guard let open = file, !bytes.isEmpty else { return }
+        do {
+            try ArchiveDisk.write(bytes, to: open.descriptor, path: open.path)
+        } catch {
+            fail("\(error)", isError: true)
+            return
+        }
+        open.scanner.feed(bytes)
+        writer.counters.bytesWritten.add(bytes.count, ordering: .relaxed)
+        if let failure, open.scanner.file.end > open.scanner.file.start {
+            Log.notice(
+                "\(label): archive: writing again, in \(open.name), after \(failure.dropped) pages dropped "
+                    + "(\(failure.message))")
+            self.failure = nil
+        }
+    }
+
+    /// A failure: logged once until the archive writes again; the file cut back and closed; retried later.
+    mutating func fail(_ message: String, isError: Bool) {
+        if isError { writer.counters.writeErrors.add(1, ordering: .relaxed) }
+        if failure == nil {
+            Log.error(
+                "\(label): archive: \(message): pages are dropped from the archive until it can write again "
+                    + "(tried every \(Int(ArchiveSettings.retryInterval)) s)")
+        }
+        failure = Failure(
+            message: message, retryAt: wallClockNow() + ArchiveSettings.retryInterval, dropped: failure?.dropped ?? 0)
+        if let open = file {
+            file = nil
+            _ = try? ArchiveDisk.truncate(open.path, to: open.scanner.validSize)
+            // Its last whole page ends the stream (rewritten in place: no new space needed).
+            if writer.format == .opus {
+                Self.markEnd(open.path, page: open.scanner.lastUnitOffset, end: open.scanner.validSize)
+            }
+            _ = try? ArchiveDisk.sync(open.descriptor, path: open.path)
+            keep(open)
+        }
+        publish()
+    }
+
+    /// Ends the open file: its held page flagged end-of-stream, synced, recorded in the index (on disk).
+    mutating func finishFile() {
+        guard let open = file else { return }
+        if var ogg = open.ogg {
+            let last = ogg.finish()
+            open.ogg = ogg
+            write(last)
+            guard file != nil else { return }  // the write failed: `fail` closed it
+        }
+        file = nil
+        do {
+            try ArchiveDisk.sync(open.descriptor, path: open.path)
+        } catch {
+            fail("\(error)", isError: true)
+        }
+        keep(open)
+    }
+
+    /// Records a closed file in the index (or removes it when it holds no audio) and saves the index.
+    mutating func keep(_ closed: ArchiveOpenFile) {
+        let entry = closed.scanner.file
+        if entry.end > entry.start {
+            index.insert(entry)
+        } else {
+            _ = try? ArchiveDisk.remove(closed.path)
+        }
+        saveIndex()
+    }
+
+    mutating func saveIndex() {
+        do {
+            try ArchiveDisk.replace(ArchiveDisk.indexName, in: writer.directory, with: Array(index.text.utf8))
+        } catch {
+            writer.counters.writeErrors.add(1, ordering: .relaxed)
+            note("index", "\(label): archive: the index could not be saved: \(error)")
+        }
+    }
+
+    /// Removes what `archive_keep` no longer keeps, and publishes the status.
+    mutating func housekeeping(now: Double) {
+        let keep = writer.keep.snapshot
+        let removals = keep.removals(index.files, current: file?.name, now: Self.millis(now))
+        var removed = 0
+        for name in removals {
+            do {
+                try ArchiveDisk.remove(path(name))
+            } catch let error where error.errno != ENOENT {
+                note("remove", "\(label): archive: \(error)")
+                continue
+            } catch {}
+            index.remove(name)
+            removed += 1
+        }
+        if removed > 0 {
+            writer.counters.filesRemoved.add(removed, ordering: .relaxed)
+            saveIndex()
+            Log.info("\(label): archive: \(removed) file\(removed == 1 ? "" : "s") removed (archive_keep)")
+        }
+        while let (topic, suppressed) = logLimit.summary(now: monotonicNow()) {
+            Log.warning("\(label): archive: \(suppressed) more lines about \(topic) left out")
+        }
+        publish()
+    }
+
+    /// The status the station shows: the files (the one being written too), their bytes and times.
+    func publish(stopped: Bool = false) {
+        var current = index
+        if let file { current.insert(file.scanner.file) }
+        var status = ArchiveStatus()
+        status.state = stopped ? .stopped : failure == nil ? .writing : .failing
+        status.files = current.files.count
+        status.bytes = current.bytes
+        status.oldest = current.files.first?.start
+        status.newest = current.files.map(\.end).max()
+        status.current = file?.name
+        status.lastError = failure?.message
+        status.index = current
+        writer.status.withLock { $0 = status }
+    }
+}

@@ -1,0 +1,42 @@
+import RadioRelayMedia
+import RadioRelayNet
+import RadioRelaySystem
+
+/// A station's archive (`archive = DIR`): one writer for its main output's Ogg Opus pages, in `DIR/<station>/`,
+/// and one for its MP3 pass-through output's frames (`mp3 = yes`), in `DIR/<station>/mp3/`. Made with the station
+/// (a directory that cannot be written refuses the station), started after its chain (the main output's header
+/// pages go first), stopped after its pipeline, so that the last pages reach the files.
+extension Station {
+    /// The writers `configuration` asks for: the main output's and the MP3 output's (nil when not asked).
+    static func makeArchives(_ configuration: StationConfiguration) throws -> (
+        main: ArchiveWriter?, mp3: ArchiveWriter?
+    ) {
+        guard let root = configuration.archive.directory else { return (nil, nil) }
+        let directory = (root.hasSuffix("/") ? String(root.dropLast()) : root) + "/" + configuration.name
+        let main = try ArchiveWriter(
+            directory: directory, format: .opus, settings: configuration.archive, label: configuration.name)
+        let mp3 =
+            configuration.mp3
+            ? try ArchiveWriter(
+                directory: directory + "/mp3", format: .mp3, settings: configuration.archive,
+                label: "\(configuration.name)/mp3")
+            : nil
+        return (main, mp3)
+    }
+
+    /// The writers that run.
+    package var archives: [ArchiveWriter] { [archive, mp3Archive].compactMap { $0 } }
+
+    /// Starts the writers, the main one with its output's header pages.
+    func startArchives() throws {
+        if let archive {
+            archive.offer(headers: outputs[0].broadcaster.ring.headers.map { Array($0.bytes) })
+        }
+        for writer in archives { try writer.start() }
+    }
+
+    /// Stops the writers once they wrote what was queued; false when one did not end within `timeout`.
+    func stopArchives(timeout: Double) -> Bool {
+        archives.reduce(true) { $1.stop(timeout: timeout) && $0 }
+    }
+}

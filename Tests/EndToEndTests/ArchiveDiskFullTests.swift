@@ -1,0 +1,72 @@
+import Foundation
+import Glibc
+import RadioRelay
+import RadioRelayMedia
+import RadioRelayTestSupport
+import Testing
+
+/// In the `ServerProcessTests` lane: the binary's archive on a small tmpfs of its own (a mount namespace made by
+/// `unshare`, so nothing is mounted on the machine), filled up by the test through `/proc/PID/root`: the write that
+/// meets ENOSPC is logged once, the archive is `failing` and drops pages while a listener's stream goes on untouched;
+/// the file it was writing is cut to whole pages and still passes oggz-validate; once the filler is removed, the
+/// archive writes again and says how many pages it lost.
+extension ServerProcessTests {
+    @Suite(.timeLimit(.minutes(2)))
+    struct ArchiveDiskFullTests {
+        static var canMount: Bool {
+            getuid() == 0 && tool("unshare") != nil && tool("oggz-validate") != nil
+        }
+
+        @Test(.enabled(if: canMount, "needs root, unshare (util-linux) for a tmpfs of its own, and oggz-validate"))
+        func aFullDiskDropsPagesNotListenersAndTheArchiveResumes() throws {
+            let directory = temporaryPath("archive-full")
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let status = try freePort()
+            let server = try ServerProcess(
+                arguments: [
+                    "serve", "--upstream", Fixture.path("stereo-44k-128k.mp3"), "--name", "test", "--bind",
+                    "127.0.0.1", "--port", "\(try freePort())", "--status", "127.0.0.1:\(status)", "--archive",
+                    directory, "--archive-span", "10",
+                ],
+                wrapper: [
+                    try #require(tool("unshare")), "-m", "sh", "-c",
+                    #"mount -t tmpfs -o size=16m tmpfs "$0" && exec "$@""#, directory,
+                ])
+            defer { server.stop() }
+            // The folder as the server sees it: on its tmpfs.
+            let folder = "/proc/\(server.process.processIdentifier)/root\(directory)/test"
+            func archive() -> ArchiveFigures? { try? statusStations(status).first?.archive }
+            #expect(waitUntil(30) { (archive()?.files ?? 0) >= 2 }, "\(server.log)")
+            let listener = try Reader(port: server.port)
+            defer { _ = listener.finish() }
+            // Fill the volume: the next write of the archive meets ENOSPC.
+            let filler = folder + "/filler"
+            let fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            try #require(fd >= 0)
+            let block = [UInt8](repeating: 0, count: 1 << 16)
+            while block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+            close(fd)
+            #expect(waitUntil(20) { archive()?.state == "failing" }, "\(server.log)")
+            let failing = try #require(archive())
+            #expect(failing.writeErrors >= 1 && failing.lastError?.contains("No space left on device") == true)
+            let heard = listener.count
+            #expect(waitUntil(10) { (archive()?.pagesDropped ?? 0) >= 20 }, "pages are dropped from the archive")
+            #expect(listener.count > heard + 20_000, "the listener's stream goes on")
+            let errors = server.log.split(separator: "\n").filter { $0.contains("error: test: archive:") }
+            #expect(errors.count == 1 && errors[0].contains("No space left on device"), "logged once: \(errors)")
+            // Every file there plays; the one the failure cut ends at its last whole page.
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".opus") }
+            for name in names {
+                let check = try run(try #require(tool("oggz-validate")), [folder + "/" + name])
+                #expect(check.status == 0, "\(name): \(check.stdout) \(check.stderr)")
+            }
+            // Space comes back: within the retry interval the archive writes again, and says what it lost.
+            try FileManager.default.removeItem(atPath: filler)
+            #expect(waitUntil(20) { archive()?.state == "writing" }, "\(server.log)")
+            #expect(server.log.contains("test: archive: writing again, in "))
+            #expect(waitUntil(10) { (archive()?.files ?? 0) > failing.files }, "a new file")
+            #expect(try statusStations(status).first?.alive == true)
+        }
+    }
+}
