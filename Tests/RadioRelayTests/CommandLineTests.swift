@@ -92,7 +92,7 @@ import Testing
             ("geoip", countriesFile), ("allow-countries", "FR, unknown"), ("deny-countries", "RU"),
             ("listener-add", "https://auth.example.org/add?key=k"), ("listener-remove", "https://auth.example.org/rm"),
             ("auth-header", "X-Member: yes"), ("auth-timeout", "2.5"), ("auth-failure", "admit"),
-            ("htpasswd", htpasswdFile), ("archive", "/var/lib/radio-relay/archive"), ("archive-span", "3600"),
+            ("htpasswd", htpasswdFile), ("archive", "/var/lib/archive"), ("archive-span", "3600"),
             ("archive-keep", "7d 50G"),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
@@ -102,8 +102,9 @@ import Testing
         let station = serve.station
         #expect(station.upstream == "http://example.com/stream.mp3")
         #expect(station.mountPath == "/live.opus" && station.info.displayName == "Jazz FM")
-        #expect(station.archive.directory == "/var/lib/radio-relay/archive" && station.archive.span == 3600)
-        #expect(station.archive.keep == ArchiveKeep(seconds: 7 * 86_400, bytes: 50 << 30))
+        #expect(
+            station.archive.directory == "/var/lib/archive" && station.archive.span == 3600
+                && station.archive.keep == ArchiveKeep(seconds: 7 * 86_400, bytes: 50 << 30))
         #expect(station.info.description == "All jazz" && station.info.genre == "jazz")
         #expect(station.info.url == "https://jazz.example.org/")
         #expect(serve.http == ListenAddress(host: "0.0.0.0", port: 8001))
@@ -272,31 +273,5 @@ import Testing
         #expect { try demo.resolvedStation(sample: nil) } throws: { error in
             ExitCode(for: error) == .config && "\(error)".contains("--upstream")
         }
-    }
-
-    // MARK: - transcode
-
-    @Test func transcodeDefaults() throws {
-        let (input, output, options) = try Self.transcode(["transcode", "in.mp3", "out.opus"])
-        #expect(input == "in.mp3" && output == "out.opus")
-        #expect(options.encoder.bitrate == 96_000 && options.encoder.complexity == 10)
-        #expect(options.encoder.pageDuration == 100 && options.commonRate == 48_000)
-    }
-
-    @Test(arguments: [false, true]) func transcodeReadsEveryFlag(joined: Bool) throws {
-        let pairs = [("bitrate", "64000"), ("rate", "44100"), ("complexity", "0"), ("page-ms", "1000")]
-        #expect(Set(pairs.map(\.0)) == Set(OptionSpecification.transcode.map(\.name)), "a flag is not tested")
-        let flags = Self.flags(pairs, joined: joined)
-        let (input, output, options) = try Self.transcode(
-            ["transcode"] + flags.prefix(2) + ["in.mp3"]
-                + flags.dropFirst(2) + ["-"])
-        #expect(input == "in.mp3" && output == "-")
-        #expect(options.encoder.bitrate == 64_000 && options.commonRate == 44_100)
-        #expect(options.encoder.complexity == 0 && options.encoder.pageDuration == 1000)
-    }
-
-    @Test func aDoubleDashEndsTheOptions() throws {
-        let (input, output, _) = try Self.transcode(["transcode", "--", "--odd name.mp3", "-"])
-        #expect(input == "--odd name.mp3" && output == "-")
     }
 }
