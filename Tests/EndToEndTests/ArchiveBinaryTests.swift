@@ -12,8 +12,6 @@ import Testing
 extension ServerProcessTests {
     @Suite(.timeLimit(.minutes(2)))
     struct ArchiveBinaryTests {
-        static let tools = ["oggz-validate", "opusinfo", "ffmpeg", "ffprobe"]
-        static var toolsThere: Bool { tools.allSatisfy { tool($0) != nil } }
 
         /// `serve` with an archive in `directory` (station `test`), its status on `status`.
         static func serve(_ directory: String, status: UInt16, keep: String) throws -> ServerProcess {
@@ -57,7 +55,7 @@ extension ServerProcessTests {
             #expect(decode.status == 0 && decode.stderr.isEmpty, "ffmpeg \(path): \(decode.stderr)")
         }
 
-        @Test(.enabled(if: toolsThere, "needs oggz-validate, opusinfo (opus-tools), ffmpeg and ffprobe"))
+        @Test(.enabled(if: tool("oggz-validate") != nil && tool("opusinfo") != nil, "needs oggz-tools, opus-tools"))
         func filesOfASpanPlayAloneAndKeepRemovesTheOldest() throws {
             let directory = temporaryPath("archive-e2e")
             defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -99,7 +97,7 @@ extension ServerProcessTests {
             for file in mp3.files { try Self.checkMP3(folder + "/mp3/" + file.name) }
         }
 
-        @Test(.enabled(if: toolsThere, "needs oggz-validate, opusinfo (opus-tools), ffmpeg and ffprobe"))
+        @Test(.enabled(if: tool("oggz-validate") != nil && tool("opusinfo") != nil, "needs oggz-tools, opus-tools"))
         func aKillMidFileLosesNoFinishedFileAndTheArchiveGoesOn() throws {
             let directory = temporaryPath("archive-kill")
             defer { try? FileManager.default.removeItem(atPath: directory) }
