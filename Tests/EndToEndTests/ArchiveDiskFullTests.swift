@@ -13,12 +13,12 @@ import Testing
 extension ServerProcessTests {
     @Suite(.timeLimit(.minutes(2)))
     struct ArchiveDiskFullTests {
-        /// It runs as root (as CI does): `unshare -m` and the tmpfs need it.
-        @Test(.enabled(if: tool("unshare") != nil && tool("oggz-validate") != nil, "needs unshare and oggz-validate"))
-        func aFullDiskDropsPagesNotListenersAndTheArchiveResumes() throws {
-            let directory = temporaryPath("archive-full")
+        /// A server archiving into `directory`, which is a 16 MiB tmpfs in a mount namespace of its own; the folder as
+        /// the server sees it (through `/proc/PID/root`), and its archive's status once it has two files.
+        static func serve(_ directory: String) throws -> (
+            server: ServerProcess, status: UInt16, folder: String, archive: () -> ArchiveFigures?
+        ) {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(atPath: directory) }
             let status = try freePort()
             let server = try ServerProcess(
                 arguments: [
@@ -30,11 +30,22 @@ extension ServerProcessTests {
                     try #require(tool("unshare")), "-m", "sh", "-c",
                     #"mount -t tmpfs -o size=16m tmpfs "$0" && exec "$@""#, directory,
                 ])
-            defer { server.stop() }
-            // The folder as the server sees it: on its tmpfs.
             let folder = "/proc/\(server.process.processIdentifier)/root\(directory)/test"
-            func archive() -> ArchiveFigures? { try? statusStations(status).first?.archive }
-            #expect(waitUntil(30) { (archive()?.files ?? 0) >= 2 }, "\(server.log)")
+            let archive = { try? statusStations(status).first?.archive }
+            if !waitUntil(30, { (archive()?.files ?? 0) >= 2 }) {
+                server.stop()
+                Issue.record("no two archive files within 30 s: \(server.log)")
+            }
+            return (server, status, folder, archive)
+        }
+
+        /// It runs as root (as CI does): `unshare -m` and the tmpfs need it.
+        @Test(.enabled(if: tool("unshare") != nil && tool("oggz-validate") != nil, "needs unshare and oggz-validate"))
+        func aFullDiskDropsPagesNotListenersAndTheArchiveResumes() throws {
+            let directory = temporaryPath("archive-full")
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let (server, status, folder, archive) = try Self.serve(directory)
+            defer { server.stop() }
             let listener = try Reader(port: server.port)
             defer { _ = listener.finish() }
             // Fill the volume: the next write of the archive meets ENOSPC.
@@ -62,6 +73,40 @@ extension ServerProcessTests {
             try FileManager.default.removeItem(atPath: filler)
             #expect(waitUntil(20) { archive()?.state == "writing" }, "\(server.log)")
             #expect(server.log.contains("test: archive: writing again, in "))
+            #expect(waitUntil(10) { (archive()?.files ?? 0) > failing.files }, "a new file")
+            #expect(try statusStations(status).first?.alive == true)
+        }
+
+        /// The archive's folder made read-only under the writer (a read-only bind mount over it, in the server's own
+        /// mount namespace, through `nsenter`; a remount of the whole volume is refused while a file is open for
+        /// writing): the file being written goes on through its open descriptor, the next one cannot be made
+        /// (EROFS, logged once), pages are dropped while a listener's stream goes on; with the bind mount gone, the
+        /// archive resumes in a new file.
+        @Test(.enabled(if: tool("unshare") != nil && tool("nsenter") != nil, "needs unshare and nsenter"))
+        func aFolderTurnedReadOnlyDropsPagesNotListeners() throws {
+            let directory = temporaryPath("archive-ro")
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let (server, status, _, archive) = try Self.serve(directory)
+            defer { server.stop() }
+            let listener = try Reader(port: server.port)
+            defer { _ = listener.finish() }
+            func inServer(_ script: String) throws {
+                let pid = "\(server.process.processIdentifier)"
+                let result = try run(
+                    try #require(tool("nsenter")), ["-t", pid, "-m", "sh", "-c", script, directory + "/test"])
+                try #require(result.status == 0, "\(script): \(result.stderr)")
+            }
+            try inServer(#"mount --bind "$0" "$0" && mount -o remount,bind,ro "$0""#)
+            #expect(waitUntil(20) { archive()?.state == "failing" }, "\(server.log)")
+            let failing = try #require(archive())
+            #expect(failing.lastError?.contains("Read-only file system") == true, "\(failing.lastError ?? "none")")
+            let heard = listener.count
+            #expect(waitUntil(10) { (archive()?.pagesDropped ?? 0) >= 20 }, "pages are dropped from the archive")
+            #expect(listener.count > heard + 20_000, "the listener's stream goes on")
+            let errors = server.log.split(separator: "\n").filter { $0.contains("error: test: archive:") }
+            #expect(errors.count == 1, "logged once: \(errors)")
+            try inServer(#"umount "$0""#)
+            #expect(waitUntil(20) { archive()?.state == "writing" }, "\(server.log)")
             #expect(waitUntil(10) { (archive()?.files ?? 0) > failing.files }, "a new file")
             #expect(try statusStations(status).first?.alive == true)
         }
