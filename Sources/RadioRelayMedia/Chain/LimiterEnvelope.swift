@@ -24,6 +24,9 @@ package struct LimiterEnvelope: Sendable, Equatable {
     private var required: [Float]
     /// Gains of the last `lookahead + 1` blocks given out (a ring).
     private var given: [Float]
+    /// The sum of the gains given out between the newest and the oldest of the ring (the `lookahead - 1` blocks every
+    /// sample of the newest averages over whole), set with the ring.
+    private var middle: Float
     /// Blocks pushed.
     package private(set) var pushed = 0
     private var hold = 0
@@ -39,6 +42,7 @@ package struct LimiterEnvelope: Sendable, Equatable {
         // Before the first block there was silence, at no gain: the first blocks' audio fades in over the
         // look-ahead, so the average over blocks never pushed stays under what the first blocks require.
         given = Array(repeating: 0, count: self.lookahead + 1)
+        middle = 0
     }
 
     /// Blocks between a block's arrival and its gain: a limiter delays its audio by this many blocks and one more (the
@@ -70,7 +74,10 @@ package struct LimiterEnvelope: Sendable, Equatable {
             // Within 0.01 dB of unity it is unity (an exponential never gets there on its own).
             if gain > 0.999 && least >= 1 { gain = 1 }
         }
-        given[(pushed - delayBlocks - 1) % given.count] = gain
+        let newest = pushed - delayBlocks - 1
+        given[newest % given.count] = gain
+        middle = 0
+        for back in 1..<lookahead { middle += given[(newest - back + given.count * 2) % given.count] }
     }
 
     /// The gain of sample `offset` (0..<`blockFrames`) of the last block given out: the average of the gains over the
@@ -78,12 +85,10 @@ package struct LimiterEnvelope: Sendable, Equatable {
     package func sampleGain(offset: Int, blockFrames: Int) -> Float {
         let newest = pushed - delayBlocks - 1
         guard newest >= 0, blockFrames > 0 else { return 0 }
-        var sum: Float = 0
-        for back in 1..<lookahead { sum += given[(newest - back + given.count * 2) % given.count] }
         let oldest = given[(newest - lookahead + given.count * 2) % given.count]
         let part = Float(min(blockFrames - 1, max(0, offset)) + 1)
         let total =
-            Float(blockFrames) * sum + part * given[newest % given.count] + (Float(blockFrames) - part) * oldest
+            Float(blockFrames) * middle + part * given[newest % given.count] + (Float(blockFrames) - part) * oldest
         return total / Float(blockFrames * lookahead)
     }
 }

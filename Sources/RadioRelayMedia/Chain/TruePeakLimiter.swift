@@ -84,9 +84,12 @@ package final class TruePeakLimiter {
             if frames >= rate { nextSecond() }
         }
         guard isIdle, envelope.gain < 1 else { return }
-        let blocks = min(
+        var blocks = min(
             frames / Self.blockFrames, envelope.holdBlocks + 20 * Int(Self.release * Double(rate)) / Self.blockFrames)
-        for _ in 0..<max(0, blocks) where envelope.gain < 1 { envelope.push(1) }
+        while blocks > 0 && envelope.gain < 1 {
+            envelope.push(1)
+            blocks -= 1
+        }
     }
 
     /// The deepest gain reduction over the last one to two seconds of audio, in dB (0: none; −20 at most shown).

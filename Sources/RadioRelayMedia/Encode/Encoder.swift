@@ -77,7 +77,7 @@ public final class Encoder {
             ? nil
             : try Resampler(
                 inputRate: configuration.inputRate, outputRate: OpusClock.rate, channels: 2,
-                interleavedInput: false)
+                interleavedInput: false, quality: configuration.lowDelay ? .low : .high)
         preSkip = opus.lookahead
         packetsPerPage = max(1, configuration.pageDuration / configuration.frameDuration)
         frame = .allocate(capacity: opus.frameSamples * configuration.channels)
