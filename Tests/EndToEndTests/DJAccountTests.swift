@@ -122,12 +122,15 @@ extension ServerProcessTests {
             let wrong = try LiveSourceProtocolTests.RawSource(
                 port: http, path: "/main", password: "alice-pass-2", user: "alice")
             #expect(wrong.status == 401, "\(wrong.answer)")
-            #expect(server.log.contains("refused 403: DJ carol may not take over station main"), "\(server.log)")
+            // The log line goes out through the log queue, after the answer: waited for, not raced.
+            #expect(
+                waitUntil(5) { server.log.contains("refused 403: DJ carol may not take over station main") },
+                "\(server.log)")
             // dave's hours are not now.
             let dave = try LiveSourceProtocolTests.RawSource(
                 port: http, path: "/main", password: "dave-pass-12", user: "dave")
             #expect(dave.status == 403 && dave.answer.contains("DJ dave is outside the account's hours (daily "))
-            #expect(server.log.contains("(Europe/Berlin))"), "\(server.log)")
+            #expect(waitUntil(5) { server.log.contains("(Europe/Berlin))") }, "\(server.log)")
             #expect(!server.log.contains("alice-pass-1") && !server.log.contains("bob-pass-12"), "no password logged")
 
             // A reload that removes bob's account ends his set; alice's bar stays with her account.
