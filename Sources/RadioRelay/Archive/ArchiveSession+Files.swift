@@ -8,7 +8,7 @@ import Synchronization
 extension ArchiveSession {
     /// Opens the file that starts at `start` (the next free second when a file of that name exists); false, the
     /// failure noted, when the volume is nearly full or the file cannot be made.
-    mutating func open(start: Int64) -> Bool {
+    mutating func open(start: Int64, first: Int64) -> Bool {
         nextStart = nil
         do {
             let space = try ArchiveDisk.space(writer.directory)
@@ -19,16 +19,19 @@ extension ArchiveSession {
                         + "MiB kept back for the system)", isError: false)
                 return false
             }
-            var start = start - start % 1000  // the second its name says, the file's start in the index
-            var name = ArchiveName.name(start: start, format: writer.format)
+            var second = start - start % 1000  // the second its name says
+            var name = ArchiveName.name(start: second, format: writer.format)
             for _ in 0..<10 where index.file(named: name) != nil || ArchiveDisk.size(path(name)) != nil {
-                start += 1000
-                name = ArchiveName.name(start: start, format: writer.format)
+                second += 1000
+                name = ArchiveName.name(start: second, format: writer.format)
             }
+            // The index has the file's start to the millisecond: when its first page was published (a name has
+            // whole seconds, up to a second early; a time-shifted listener starts by the index).
+            let precise = max(first, second)
             let descriptor = try ArchiveDisk.create(path(name))
             file = ArchiveOpenFile(
-                descriptor: descriptor, name: name, path: path(name), boundary: settings.boundary(after: start),
-                scanner: ArchiveScanner(name: name, start: start, format: writer.format))
+                descriptor: descriptor, name: name, path: path(name), boundary: settings.boundary(after: second),
+                scanner: ArchiveScanner(name: name, start: precise, format: writer.format))
             return true
         } catch {
             fail("\(error)", isError: true)
@@ -39,7 +42,10 @@ extension ArchiveSession {
     func path(_ name: String) -> String { writer.directory + "/" + name }
 
     /// Writes `bytes` to the open file; a failure cuts the file back to its whole pages and closes it.
-    mutating func write(_ bytes: [UInt8]) {
+    /// - Parameter published: when the unit that brought these bytes was published (ms since the epoch): a file's
+    ///   start moves back to the earliest time its audio so far says it started (`ArchiveScanner.anchor`), so that
+    ///   the pages a station publishes ahead of time at its start (its lead) are timed as those after them.
+    mutating func write(_ bytes: [UInt8], published: Int64? = nil) {
         guard let open = file, !bytes.isEmpty else { return }
         do {
             try ArchiveDisk.write(bytes, to: open.descriptor, path: open.path)
@@ -48,6 +54,7 @@ extension ArchiveSession {
             return
         }
         open.scanner.feed(bytes)
+        if let published { open.scanner.anchor(published: published) }
         writer.counters.bytesWritten.add(bytes.count, ordering: .relaxed)
         if let failure, open.scanner.file.end > open.scanner.file.start {
             Log.notice(

@@ -108,7 +108,7 @@ struct ArchiveSession {
                 note("headers", "\(label): archive: the stream's header pages are not Opus headers: not archived")
                 return
             }
-            guard open(start: nextStart ?? millis) else {
+            guard open(start: nextStart ?? millis, first: millis) else {
                 drop(1)
                 return
             }
@@ -121,7 +121,7 @@ struct ArchiveSession {
         }
         let bytes = ogg.carry(page.bytes)
         open.ogg = ogg
-        write(bytes)
+        write(bytes, published: millis)
     }
 
     mutating func handleFrames(_ bytes: [UInt8], at millis: Int64) {
@@ -130,12 +130,12 @@ struct ArchiveSession {
             finishFile()
         }
         if file == nil {
-            guard mayOpen(), open(start: nextStart ?? millis) else {
+            guard mayOpen(), open(start: nextStart ?? millis, first: millis) else {
                 drop(1)
                 return
             }
         }
-        write(bytes)
+        write(bytes, published: millis)
     }
 
     /// Whether a new file may be tried now: always, unless a failure's retry time is still to come.

@@ -22,6 +22,11 @@ package struct ArchiveFigures: Sendable, Equatable, Codable {
     package var writeErrors = 0
     package var filesRemoved = 0
     package var lastError: String?
+    /// Its time-shifted listeners (`?start=`, `?offset=`): now, since start, refused, and the bytes read for them.
+    package var timeShifted = 0
+    package var timeShiftServed = 0
+    package var timeShiftRefused = 0
+    package var timeShiftReadBytes = 0
 
     enum CodingKeys: String, CodingKey {
         case directory, format, state, files, bytes, current
@@ -32,11 +37,15 @@ package struct ArchiveFigures: Sendable, Equatable, Codable {
         case writeErrors = "write_errors"
         case filesRemoved = "files_removed"
         case lastError = "last_error"
+        case timeShifted = "time_shifted"
+        case timeShiftServed = "time_shift_served"
+        case timeShiftRefused = "time_shift_refused"
+        case timeShiftReadBytes = "time_shift_read_bytes"
     }
 
     package init() {}
 
-    init(_ writer: ArchiveWriter) {
+    init(_ writer: ArchiveWriter, timeShift: TimeShiftCounters?) {
         let status = writer.status.snapshot
         directory = writer.directory
         format = writer.format.rawValue
@@ -51,6 +60,12 @@ package struct ArchiveFigures: Sendable, Equatable, Codable {
         writeErrors = writer.counters.writeErrors.load(ordering: .relaxed)
         filesRemoved = writer.counters.filesRemoved.load(ordering: .relaxed)
         lastError = status.lastError
+        if let timeShift {
+            timeShifted = timeShift.listeners.load(ordering: .relaxed)
+            timeShiftServed = timeShift.served.load(ordering: .relaxed)
+            timeShiftRefused = timeShift.refused.load(ordering: .relaxed)
+            timeShiftReadBytes = timeShift.bytesRead.load(ordering: .relaxed)
+        }
     }
 
     package func encode(to encoder: any Swift.Encoder) throws {
@@ -68,6 +83,10 @@ package struct ArchiveFigures: Sendable, Equatable, Codable {
         try out.encode(writeErrors, forKey: .writeErrors)
         try out.encode(filesRemoved, forKey: .filesRemoved)
         try out.encodeOrNull(lastError, forKey: .lastError)
+        try out.encode(timeShifted, forKey: .timeShifted)
+        try out.encode(timeShiftServed, forKey: .timeShiftServed)
+        try out.encode(timeShiftRefused, forKey: .timeShiftRefused)
+        try out.encode(timeShiftReadBytes, forKey: .timeShiftReadBytes)
     }
 
     package init(from decoder: any Swift.Decoder) throws {
@@ -78,11 +97,21 @@ package struct ArchiveFigures: Sendable, Equatable, Codable {
         files = try values.decodeIfPresent(Int.self, forKey: .files) ?? 0
         bytes = try values.decodeIfPresent(Int64.self, forKey: .bytes) ?? 0
         current = try values.decodeIfPresent(String.self, forKey: .current)
+        func moment(_ key: CodingKeys) throws -> Double? {
+            try values.decodeIfPresent(String.self, forKey: key).flatMap { TimeShiftStart.moment(Array($0.utf8)) }
+                .map { Double($0) / 1000 }
+        }
+        oldest = try moment(.oldest)
+        newest = try moment(.newest)
         bytesWritten = try values.decodeIfPresent(Int.self, forKey: .bytesWritten) ?? 0
         pagesDropped = try values.decodeIfPresent(Int.self, forKey: .pagesDropped) ?? 0
         writeErrors = try values.decodeIfPresent(Int.self, forKey: .writeErrors) ?? 0
         filesRemoved = try values.decodeIfPresent(Int.self, forKey: .filesRemoved) ?? 0
         lastError = try values.decodeIfPresent(String.self, forKey: .lastError)
+        timeShifted = try values.decodeIfPresent(Int.self, forKey: .timeShifted) ?? 0
+        timeShiftServed = try values.decodeIfPresent(Int.self, forKey: .timeShiftServed) ?? 0
+        timeShiftRefused = try values.decodeIfPresent(Int.self, forKey: .timeShiftRefused) ?? 0
+        timeShiftReadBytes = try values.decodeIfPresent(Int.self, forKey: .timeShiftReadBytes) ?? 0
     }
 }
 
@@ -103,6 +132,20 @@ extension MetricsReport {
             ("archive_dropped_pages_total", .counter, "Pages not archived", { Double($0.pagesDropped) }),
             ("archive_write_errors_total", .counter, "Archive writes that failed", { Double($0.writeErrors) }),
             ("archive_removed_files_total", .counter, "Files archive_keep removed", { Double($0.filesRemoved) }),
+            (
+                "time_shifted_listeners", .gauge, "Listeners served from the archive (start=, offset=)",
+                {
+                    Double($0.timeShifted)
+                }
+            ),
+            ("time_shift_listeners_total", .counter, "Time-shifted listeners served", { Double($0.timeShiftServed) }),
+            ("time_shift_refused_total", .counter, "Time-shifted requests refused", { Double($0.timeShiftRefused) }),
+            (
+                "time_shift_read_bytes_total", .counter, "Archive bytes read for time-shifted listeners",
+                {
+                    Double($0.timeShiftReadBytes)
+                }
+            ),
         ]
         for (name, kind, help, value) in families {
             header(&out, name, kind, help)

@@ -180,8 +180,11 @@ package struct StationStatus: Sendable, Equatable {
         switchCounts = state.switchCounts
         history = station.history.snapshot.entries.reversed().map(HistoryStatus.init)
         uptime = max(0, wallClockNow() - station.createdAt)
-        archive = station.archive.map(ArchiveFigures.init)
-        archiveMP3 = station.mp3Archive.map(ArchiveFigures.init)
+        let shifts = station.outputs.map { ($0.name, $0.broadcaster.timeShift.snapshot?.counters) }
+        let mainShift = shifts.first { $0.0 == nil }?.1
+        let mp3Shift = shifts.first { $0.0 == StationConfiguration.mp3OutputName }?.1
+        archive = station.archive.map { ArchiveFigures($0, timeShift: mainShift) }
+        archiveMP3 = station.mp3Archive.map { ArchiveFigures($0, timeShift: mp3Shift) }
     }
 
 }

@@ -27,16 +27,32 @@ extension Station {
     /// The writers that run.
     package var archives: [ArchiveWriter] { [archive, mp3Archive].compactMap { $0 } }
 
-    /// Starts the writers, the main one with its output's header pages.
+    /// Starts the writers, the main one with its output's header pages, then the services of their outputs'
+    /// time-shifted listeners (`TimeShiftService`), which read the files the writers make.
     func startArchives() throws {
         if let archive {
             archive.offer(headers: outputs[0].broadcaster.ring.headers.map { Array($0.bytes) })
         }
         for writer in archives { try writer.start() }
+        let mp3Output = outputs.first { $0.name == StationConfiguration.mp3OutputName }
+        let served = [(archive, outputs.first { $0.name == nil }), (mp3Archive, mp3Output)]
+        for case (let writer?, let output?) in served {
+            let service = try TimeShiftService(
+                broadcaster: output.broadcaster, directory: writer.directory, format: writer.format,
+                index: { writer.status.snapshot.index })
+            try service.start()
+            output.broadcaster.timeShift.withLock { $0 = service }
+        }
     }
 
-    /// Stops the writers once they wrote what was queued; false when one did not end within `timeout`.
+    /// Stops the time-shift services (their listeners closed), then the writers once they wrote what was queued;
+    /// false when one did not end within `timeout`.
     func stopArchives(timeout: Double) -> Bool {
-        archives.reduce(true) { $1.stop(timeout: timeout) && $0 }
+        var stopped = true
+        for output in outputs {
+            guard let service = output.broadcaster.timeShift.take() else { continue }
+            if !service.stop(timeout: timeout) { stopped = false }
+        }
+        return archives.reduce(stopped) { $1.stop(timeout: timeout) && $0 }
     }
 }

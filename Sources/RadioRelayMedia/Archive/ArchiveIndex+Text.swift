@@ -28,7 +28,8 @@ extension ArchiveIndex {
             switch fields.first {
             case "F":
                 guard fields.count == 5, let parsed = ArchiveName.parse(String(fields[1])),
-                    let start = Int64(fields[2]), start == parsed.start, let end = Int64(fields[3]), end >= start,
+                    let start = Int64(fields[2]), start > parsed.start - ArchiveScanner.maxAnchorShift,
+                    let end = Int64(fields[3]), end >= start,
                     let size = Int64(fields[4]), size >= 0,
                     files.last.map({ $0.start <= start && $0.name != String(fields[1]) }) ?? true
                 else { return nil }

@@ -16,7 +16,8 @@ package struct ArchiveIndex: Sendable, Equatable {
         package var offset: Int64
     }
 
-    /// One file: the time its first page starts (from its name) and its last ends, its size (whole pages only),
+    /// One file: the time its first page starts (when it was published, to the millisecond: its name has the second,
+    /// and a scan of a file found on disk only that) and its last ends, its size (whole pages only),
     /// and its points; the first point is the file's start, offset 0 (a reader starts there with the headers).
     package struct File: Sendable, Equatable {
         package var name: String

@@ -39,6 +39,23 @@ package struct ArchiveScanner: Sendable {
         return file
     }
 
+    /// The audio read so far was all published by `published` (ms since the epoch): when that says the file started
+    /// earlier than its start (more than 20 ms: a station's pages published ahead of real time at its start), the
+    /// start, the points and the end move back by the difference.
+    package mutating func anchor(published: Int64) {
+        let audio = builder.end &- builder.start
+        let (start, overflow) = published.subtractingReportingOverflow(audio)
+        guard !overflow, start < builder.start - 20, start > builder.start - Self.maxAnchorShift else { return }
+        let shift = builder.start - start
+        builder.start = start
+        builder.end -= shift
+        for index in builder.points.indices { builder.points[index].time -= shift }
+        lastPoint -= shift
+    }
+
+    /// How far back a file's start may move from the second its name says.
+    package static let maxAnchorShift: Int64 = 10_000
+
     /// Reads `bytes`, the next ones of the file.
     package mutating func feed(_ bytes: some Collection<UInt8>) {
         guard !isDamaged else { return }
@@ -68,48 +85,38 @@ package struct ArchiveScanner: Sendable {
     /// The length of the whole Ogg page at `offset` of `pending` (recorded), nil when more bytes are needed or it is
     /// not a page (then `isDamaged`).
     private mutating func oggPage(at offset: Int) -> Int? {
-        guard pending.count - offset >= OggPageHeader.length else { return nil }
-        guard let header = OggPageHeader.decode(pending, at: offset) else {
+        switch ArchiveUnit.find(in: pending, at: offset, format: .opus) {
+        case .ogg(let length, let position, _):
+            let previous = granule
+            if position > granule { granule = position }
+            if position == 0 && previous == 0 {
+                validSize += Int64(length)  // a header page: no audio, no point
+            } else {
+                unit(length: length, time: time(ofGranule: previous), end: time(ofGranule: granule))
+            }
+            return length
+        case .damaged, .mp3:
             isDamaged = true
             return nil
-        }
-        let bodyStart = offset + OggPageHeader.length + header.segments
-        guard pending.count >= bodyStart else { return nil }
-        var bodyLength = 0
-        for index in offset + OggPageHeader.length..<bodyStart { bodyLength += Int(pending[index]) }
-        let length = OggPageHeader.length + header.segments + bodyLength
-        guard pending.count - offset >= length else { return nil }
-        guard OggCRC.page(pending[offset..<offset + length]) == header.checksum else {
-            isDamaged = true
+        case .needsMore:
             return nil
         }
-        let previous = granule
-        if header.granulePosition > granule { granule = header.granulePosition }
-        if header.granulePosition == 0 && previous == 0 {
-            validSize += Int64(length)  // a header page: no audio, no point
-        } else {
-            unit(length: length, time: time(ofGranule: previous), end: time(ofGranule: granule))
-        }
-        return length
     }
 
     /// The length of the whole MP3 frame at `offset` of `pending` (recorded), nil when more bytes are needed or it
     /// is not a frame (then `isDamaged`).
     private mutating func mp3Frame(at offset: Int) -> Int? {
-        guard pending.count - offset >= 4 else { return nil }
-        guard
-            let header = MP3FrameHeader(
-                pending[offset], pending[offset + 1], pending[offset + 2], pending[offset + 3]),
-            header.frameLength > 4
-        else {
+        switch ArchiveUnit.find(in: pending, at: offset, format: .mp3) {
+        case .mp3(let length, let samples, let rate):
+            let begins = builder.start &+ Int64((seconds * 1000).rounded(.down))
+            seconds += Double(samples) / Double(max(1, rate))
+            unit(length: length, time: begins, end: builder.start &+ Int64((seconds * 1000).rounded(.down)))
+            return length
+        case .damaged, .ogg:
             isDamaged = true
             return nil
+        case .needsMore:
+            return nil
         }
-        let length = header.frameLength
-        guard pending.count - offset >= length else { return nil }
-        let begins = builder.start &+ Int64((seconds * 1000).rounded(.down))
-        seconds += Double(header.samplesPerFrame) / Double(max(1, header.sampleRate))
-        unit(length: length, time: begins, end: builder.start &+ Int64((seconds * 1000).rounded(.down)))
-        return length
     }
 }

@@ -1,3 +1,4 @@
+import RadioRelayMedia
 import RadioRelaySystem
 
 /// What an HTTP listener asked for: kept for its stream (titles in band) and for its access-log line.
@@ -8,6 +9,8 @@ package struct ListenerRequest: Sendable, Equatable {
     package var userAgent: String?
     /// Audio bytes between ICY metadata blocks (`icy-metaint`), when it asked for titles in band; 0: none.
     package var metaInterval = 0
+    /// Where in the mount's archive it asked to start (`?start=`, `?offset=`); nil: live.
+    package var timeShift: TimeShiftStart?
 
     package init(line: String, referrer: String? = nil, userAgent: String? = nil, metaInterval: Int = 0) {
         self.line = line

@@ -56,6 +56,8 @@ package final class Broadcaster: Sendable {
     /// An MP3 pass-through output's ICY metadata block for the newest title, which its listeners that asked for
     /// titles (`Icy-MetaData: 1`) get once after the next `icy-metaint` bytes; nil before the first title.
     package let icyBlock = LockedBox<SharedPage?>(nil)
+    /// Its time-shifted listeners' service, while its station keeps an archive of it (`TimeShiftService`).
+    package let timeShift = LockedBox<TimeShiftService?>(nil)
 
     /// Binds and listens now, so that a taken port fails here; `start()` begins serving.
     /// - Parameter adoptedSocket: an already listening socket (systemd socket activation) instead of binding; the
@@ -165,7 +167,10 @@ package final class Broadcaster: Sendable {
     }
 
     /// Closes its raw or HTTP listener `id` on whichever loop serves it; false when a loop could not be asked.
-    package func kick(_ id: ListenerID) -> Bool { pool.kick(id, of: self) }
+    package func kick(_ id: ListenerID) -> Bool {
+        if timeShift.snapshot?.kick(id) == true { return true }
+        return pool.kick(id, of: self)
+    }
 
     /// Moves its raw and HTTP listeners (all, or `id`) to `destination`, on whichever loops serve them
     /// (`NetworkLoop+Move`); `tally` is answered once every loop did.

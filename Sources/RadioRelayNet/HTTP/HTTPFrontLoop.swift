@@ -201,6 +201,9 @@ package final class HTTPFrontLoop {
         let arrival = ArrivingListener(
             socket: socket, peer: connection.peer, responseHead: head, request: request, session: session,
             refusal: { PublicRouter.notAdmitted($0).encoded })
+        if let start = request.timeShift {
+            return handOverTimeShifted(arrival, to: broadcaster, from: start, peer: connection.peer, mount: mount)
+        }
         if !broadcaster.handOver(arrival) {
             // The station's loop is far behind or stopped: the arrival (and its socket) is dropped here, after a
             // best-effort 503 on the socket it still owns.

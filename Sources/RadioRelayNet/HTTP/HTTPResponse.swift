@@ -58,6 +58,7 @@ package struct HTTPResponse: Equatable, Sendable {
         case 405: "Method Not Allowed"
         case 411: "Length Required"
         case 413: "Content Too Large"
+        case 416: "Range Not Satisfiable"
         case 415: "Unsupported Media Type"
         case 429: "Too Many Requests"
         case 501: "Not Implemented"

@@ -87,12 +87,16 @@ extension PublicRouter {
             answer: { context, capture in
                 guard case .mount(let index) = capture else { return .respond(text(404, "no mount\n")) }
                 let mount = context.directory.mounts[index]
-                let titles = mount.format == .mp3 && context.request.field("icy-metadata") == "1"
+                // A time-shifted listener (`?start=`, `?offset=`) is served from the archive: no titles in band.
+                let shift = TimeShiftStart.parse(SourceRules.parameters(context.request.query))
+                if case .failure(let error) = shift { return .respond(text(400, error.reason + "\n")) }
+                let titles = mount.format == .mp3 && context.request.field("icy-metadata") == "1" && shift == nil
                 let interval = titles ? ICYMetadataBlock.interval : 0
                 let head = streamHead(mount, metaInterval: interval)
                 guard !context.isHead else { return .respond(HTTPResponse(rawHead: head)) }
-                return .stream(
-                    mount: index, head: head, request: listenerRequest(context.request, metaInterval: interval))
+                var request = listenerRequest(context.request, metaInterval: interval)
+                if case .success(let start) = shift { request.timeShift = start }
+                return .stream(mount: index, head: head, request: request)
             }),
         Route(
             name: "page events", methods: readMethods,

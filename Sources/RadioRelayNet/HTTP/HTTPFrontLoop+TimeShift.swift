@@ -1,0 +1,34 @@
+import RadioRelayMedia
+import RadioRelaySystem
+import Synchronization
+
+/// Handing a time-shifted listener (`?start=`, `?offset=`) to its mount's archive service (`TimeShiftService`),
+/// after everything a live listener passes on this loop (its route, its station's authentication).
+extension HTTPFrontLoop {
+    func handOverTimeShifted(
+        _ arrival: ArrivingListener, to broadcaster: Broadcaster, from start: TimeShiftStart, peer: SocketAddress,
+        mount: PublicDirectory.Mount
+    ) {
+        guard let service = broadcaster.timeShift.snapshot else {
+            if let socket = arrival.takeSocket() {
+                let text = "\(mount.path) keeps no archive: time shift (start=, offset=) is not offered\n"
+                sendBestEffort(PublicRouter.text(404, text).encoded, on: socket.rawValue)
+            }
+            arrival.session?.end(.notServed)
+            return
+        }
+        let answer: TimeShiftService.Answer = { status, text, fields in
+            var response = PublicRouter.text(status, text)
+            response.headers += fields
+            return response.encoded
+        }
+        guard service.handOver(arrival, from: start, answer: answer) else {
+            if let socket = arrival.takeSocket() {
+                sendBestEffort(PublicRouter.text(503, "time shift busy\n").encoded, on: socket.rawValue)
+            }
+            arrival.session?.end(.notServed)
+            http.logLimited(.refused, now: monotonicNow(), "http: \(peer) refused: \(mount.path) time shift is busy")
+            return
+        }
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Glibc
+import RadioRelay
+import RadioRelaySystem
+import RadioRelayTestSupport
+import Testing
+
+/// Time-shifted listening on the binary: a station whose upstream changes tone every 3 s (six tones, an 18 s loop)
+/// archived in 10 s files; ffmpeg reads `?start=` at four moments across three files and `?offset=`, and each decodes
+/// the tone of its moment (Goertzel, 100 ms windows): the place in the 18 s loop each one hears, less the moment it
+/// asked for, is the same for all of them. One reader goes on across a file boundary and follows the schedule tone by
+/// tone; the MP3 mount's archive reads too; a moment outside the archive is a 416 with the range, a malformed one a
+/// 400.
+extension PeerTests {
+    @Suite(.timeLimit(.minutes(2))) struct TimeShiftBinaryTests {
+        static let tones = [400.0, 600, 800, 1000, 1200, 1400]
+        static let step = 3.0
+        static var loop: Double { step * Double(tones.count) }
+
+        /// The tone schedule as an MP3 (both channels).
+        static func scheduleFile() throws -> String {
+            let path = temporaryPath("schedule.mp3")
+            var arguments = ["-hide_banner", "-loglevel", "error"]
+            for tone in tones {
+                arguments += ["-f", "lavfi", "-i", "sine=frequency=\(Int(tone)):duration=\(Int(step))"]
+            }
+            arguments += [
+                "-filter_complex", "concat=n=\(tones.count):v=0:a=1", "-ac", "2", "-c:a", "libmp3lame", "-b:a", "128k",
+                "-y", path,
+            ]
+            let made = try run(try #require(tool("ffmpeg")), arguments)
+            try #require(made.status == 0, "\(made.stderr)")
+            return path
+        }
+
+        /// `seconds` of `url` decoded by ffmpeg, mono 48 kHz.
+        static func decode(_ url: String, seconds: Double) throws -> [Float] {
+            let path = temporaryPath("shift.f32")
+            defer { unlink(path) }
+            let result = try run(
+                try #require(tool("ffmpeg")),
+                ["-v", "error", "-i", url, "-t", "\(seconds)", "-f", "f32le", "-ac", "1", "-ar", "48000", "-y", path])
+            #expect(result.status == 0, "ffmpeg \(url): \(result.stderr)")
+            let data = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
+            return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        }
+
+        /// The tone of each 100 ms window (its index in `tones`; -1: none clearly).
+        static func windows(_ samples: [Float]) -> [Int] {
+            stride(from: 0, to: samples.count - 4800 + 1, by: 4800).map { start in
+                let levels = tones.map {
+                    toneAmplitude(samples, frequency: $0, rate: 48_000, range: start..<start + 4800)
+                }
+                let best = levels.indices.max { levels[$0] < levels[$1] } ?? 0
+                return levels[best] > 0.05 ? best : -1
+            }
+        }
+
+        /// Where in the loop the first window is (seconds), from the first change of tone.
+        static func phase(_ windows: [Int]) -> Double? {
+            guard let first = windows.first, first >= 0,
+                let change = windows.firstIndex(where: { $0 != first }), windows[change] == (first + 1) % tones.count
+            else { return nil }
+            let untilChange = Double(change) * 0.1
+            return (Double(first) * step + step - untilChange).truncatingRemainder(dividingBy: loop)
+        }
+
+        /// `a - b` on the loop's circle, in -loop/2 ..< loop/2.
+        static func circular(_ a: Double, _ b: Double) -> Double {
+            var d = (a - b).truncatingRemainder(dividingBy: loop)
+            if d >= loop / 2 { d -= loop }
+            if d < -loop / 2 { d += loop }
+            return d
+        }
+
+        static func iso(_ unix: Double) -> String {
+            let millis = Int64(unix * 1000)
+            let text = UTCTime(Double(millis / 1000)).iso8601
+            let fraction = String(format: "%03d", Int(millis % 1000))
+            return String(text.prefix(19)) + ".\(fraction)Z"
+        }
+
+        @Test(.enabled(if: tool("ffmpeg") != nil && tool("curl") != nil, "needs ffmpeg, curl"))
+        func eachMomentDecodesTheToneThatWasLiveThen() throws {
+            let directory = temporaryPath("shift-archive")
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let file = try Self.scheduleFile()
+            defer { unlink(file) }
+            let http = try freePort()
+            let status = try freePort()
+            let server = try ServerProcessTests.ServerProcess(arguments: [
+                "serve", "--upstream", file, "--name", "test", "--bind", "127.0.0.1", "--port", "\(try freePort())",
+                "--http", "127.0.0.1:\(http)", "--status", "127.0.0.1:\(status)", "--mp3", "yes", "--archive",
+                directory, "--archive-span", "10",
+            ])
+            defer { server.stop() }
+            var oldest = 0.0
+            #expect(
+                waitUntil(60) {
+                    guard let archive = (try? statusStations(status))?.first?.archive, let first = archive.oldest,
+                        let newest = archive.newest
+                    else { return false }
+                    oldest = first
+                    return newest - first >= 24
+                }, "\(server.log)")
+            let base = "http://127.0.0.1:\(http)/test.opus"
+            // Four moments across three files: what each hears, less its moment, is one constant.
+            var offsets: [Double] = []
+            for moment in [oldest + 1.5, oldest + 6.2, oldest + 11.9, oldest + 16.3] {
+                let heard = Self.windows(try Self.decode("\(base)?start=\(Self.iso(moment))", seconds: 4))
+                let phase = try #require(Self.phase(heard), "start=\(Self.iso(moment)): \(heard)")
+                offsets.append(Self.circular(phase, moment.truncatingRemainder(dividingBy: Self.loop)))
+            }
+            // `offset=` asks for a moment behind the wall clock: the same constant.
+            let behind = 12.0
+            let asked = Date().timeIntervalSince1970 - behind
+            let heard = Self.windows(try Self.decode("\(base)?offset=\(Int(behind))", seconds: 4))
+            let phase = try #require(Self.phase(heard), "offset=\(Int(behind)): \(heard)")
+            let fromOffset = Self.circular(phase, asked.truncatingRemainder(dividingBy: Self.loop))
+            print("time shift: phase less moment \(offsets.map { String(format: "%.2f", $0) }) offset= \(fromOffset)")
+            for value in offsets + [fromOffset] {
+                #expect(abs(Self.circular(value, offsets[0])) <= 0.3, "\(offsets) \(fromOffset)")
+            }
+            // One reader from a moment 2 s before a file boundary on: every tone in order, each 3 s (the first and
+            // last cut), none missing, no window without a tone.
+            let boundary = (oldest / 10).rounded(.up) * 10 + 10
+            let long = Self.windows(try Self.decode("\(base)?start=\(Self.iso(boundary - 2))", seconds: 9))
+            #expect(!long.contains(-1), "\(long)")
+            var runs: [(tone: Int, windows: Int)] = []
+            for tone in long {
+                if let last = runs.last, last.tone == tone {
+                    runs[runs.count - 1].windows += 1
+                } else {
+                    runs.append((tone, 1))
+                }
+            }
+            for (previous, next) in zip(runs, runs.dropFirst()) {
+                #expect(next.tone == (previous.tone + 1) % Self.tones.count, "\(runs)")
+            }
+            for run in runs.dropFirst().dropLast() { #expect((29...31).contains(run.windows), "\(runs)") }
+            // The MP3 mount's archive; a moment before the archive; a malformed one.
+            let mp3 = Self.windows(try Self.decode("http://127.0.0.1:\(http)/test.mp3?offset=10", seconds: 3))
+            // The first frame's bit reservoir is in the frame before it: it decodes to silence, as for a live MP3
+            // listener joining.
+            #expect(mp3.count >= 29 && !mp3.dropFirst().contains(-1), "\(mp3)")
+            let early = try httpGet(http, "/test.opus?start=2001-01-01T00:00:00Z")
+            #expect(early.status == 416 && early.text.contains("it holds"), "\(early.text)")
+            #expect(try httpGet(http, "/test.opus?offset=-5").status == 400)
+            #expect(server.log.contains("time-shifted listener"), "\(server.log)")
+        }
+    }
+}
