@@ -147,6 +147,16 @@ extension PeerTests {
             #expect(early.status == 416 && early.text.contains("it holds"), "\(early.text)")
             #expect(try httpGet(http, "/test.opus?offset=-5").status == 400)
             #expect(server.log.contains("time-shifted listener"), "\(server.log)")
+            // What the archive holds, with the URL that plays each file from its start.
+            let listing = try httpGet(http, "/test/archive.json")
+            #expect(listing.status == 200, "\(listing.text)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(listing.text.utf8)) as? [String: Any])
+            let files = try #require(json["files"] as? [[String: Any]])
+            #expect(files.count >= 3 && json["mount"] as? String == "/test.opus", "\(listing.text)")
+            let oldestFile = try #require(files.last?["listen"] as? String)
+            #expect(oldestFile.hasPrefix("/test.opus?start="))
+            let fromFile = Self.windows(try Self.decode("http://127.0.0.1:\(http)\(oldestFile)", seconds: 2))
+            #expect(fromFile.count >= 19 && !fromFile.contains(-1), "\(oldestFile): \(fromFile)")
         }
     }
 }

@@ -116,6 +116,32 @@ extension ArchiveSession {
         saveIndex()
     }
 
+    /// A title change: kept, and its line added to `titles.txt`.
+    mutating func keepTitle(_ entry: ArchiveTitles.Entry) {
+        let before = titles.entries.count
+        titles.append(entry)
+        guard titles.entries.count != before || titles.entries.count == ArchiveTitles.limit else { return }
+        let path = writer.directory + "/" + ArchiveTitles.fileName
+        do {
+            let fd = try FileDescriptor.opening("open \(path)") {
+                Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+            }
+            try ArchiveDisk.write(Array(ArchiveTitles.line(entry).utf8), to: fd, path: path)
+        } catch {
+            writer.counters.writeErrors.add(1, ordering: .relaxed)
+            note("titles", "\(label): archive: a title could not be kept: \(error)")
+        }
+    }
+
+    /// Writes `titles.txt` whole (after the oldest files went).
+    func saveTitles() {
+        do {
+            try ArchiveDisk.replace(ArchiveTitles.fileName, in: writer.directory, with: Array(titles.text.utf8))
+        } catch {
+            writer.counters.writeErrors.add(1, ordering: .relaxed)
+        }
+    }
+
     mutating func saveIndex() {
         do {
             try ArchiveDisk.replace(ArchiveDisk.indexName, in: writer.directory, with: Array(index.text.utf8))
@@ -143,6 +169,10 @@ extension ArchiveSession {
         if removed > 0 {
             writer.counters.filesRemoved.add(removed, ordering: .relaxed)
             saveIndex()
+            if let oldest = index.files.first?.start {
+                titles.prune(before: oldest)
+                saveTitles()
+            }
             Log.info("\(label): archive: \(removed) file\(removed == 1 ? "" : "s") removed (archive_keep)")
         }
         while let (topic, suppressed) = logLimit.summary(now: monotonicNow()) {
@@ -164,6 +194,7 @@ extension ArchiveSession {
         status.current = file?.name
         status.lastError = failure?.message
         status.index = current
+        status.titles = titles
         writer.status.withLock { $0 = status }
     }
 }

@@ -26,6 +26,8 @@ extension ArchiveSession {
             }
         }
         index = reading.index
+        let kept = ArchiveDisk.read(directory + "/" + ArchiveTitles.fileName, limit: ArchiveTitles.readLimit)
+        titles = ArchiveTitles(text: Substring(decoding: kept ?? [], as: UTF8.self))
         let scanned = reading.scanned.count
         if reading.stored == nil || scanned > 0 || reading.stored != index {
             saveIndex()

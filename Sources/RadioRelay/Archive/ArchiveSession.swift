@@ -25,6 +25,8 @@ struct ArchiveSession {
     var failure: Failure?
     var nextHousekeeping = 0.0
     var logLimit = LogRateLimit<String>(limit: 1, window: 60)
+    /// The titles of the archive (`titles.txt`).
+    var titles = ArchiveTitles()
 
     /// A failure the writer waits out: what the log said, when to try again, pages dropped since.
     struct Failure {
@@ -78,6 +80,8 @@ struct ArchiveSession {
                 handle(page)
             case .frames(let bytes, let wall):
                 handleFrames(bytes, at: Self.millis(wall))
+            case .title(let entry):
+                keepTitle(entry)
             }
         }
     }

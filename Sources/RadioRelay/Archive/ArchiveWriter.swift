@@ -22,6 +22,8 @@ package final class ArchiveWriter: Sendable {
         case frames([UInt8], wall: Double)
         /// `dropped` items did not fit in the queue before the next one.
         case gap(dropped: Int)
+        /// The station's title changed (kept in `titles.txt` beside the files).
+        case title(ArchiveTitles.Entry)
     }
 
     private struct Queue {
@@ -93,6 +95,11 @@ package final class ArchiveWriter: Sendable {
     /// Queues a run of MP3 frames (from the pipeline thread): never waits.
     package func offer(_ chunk: MP3PassThrough.Chunk, wall: Double) {
         enqueue([.frames(chunk.bytes, wall: wall)], bytes: chunk.bytes.count)
+    }
+
+    /// Queues a title change (from the pipeline thread): never waits.
+    package func offer(title: ArchiveTitles.Entry) {
+        enqueue([.title(title)], bytes: title.title.utf8.count)
     }
 
     /// Queues the header pages the next pages belong to (at the start, before any page).
@@ -179,4 +186,6 @@ package struct ArchiveStatus: Sendable, Equatable {
     package var lastError: String?
     /// The index of the finished files (and the current one so far), for readers.
     package var index = ArchiveIndex()
+    /// The titles of what the files hold.
+    package var titles = ArchiveTitles()
 }

@@ -150,7 +150,12 @@ final class Pipeline {
         let input = playing.name
         // While a DJ's set plays, the DJ's name goes with each title.
         let dj = playing.downloader != nil ? playing.live?.dj : nil
-        station.history.withLock { $0.record(shown.title, at: wallClockNow(), input: input, dj: dj) }
+        let now = wallClockNow()
+        station.history.withLock { $0.record(shown.title, at: now, input: input, dj: dj) }
+        for writer in station.archives {
+            writer.offer(
+                title: ArchiveTitles.Entry(time: ArchiveSession.millis(now), title: shown.title, input: input, dj: dj))
+        }
         let skipped = shown.skipped > 0 ? " (\(shown.skipped) titles in between not shown)" : ""
         // An input whose title is not known yet clears the last one's.
         let what = shown.title.isEmpty ? "(no title)" : shown.title

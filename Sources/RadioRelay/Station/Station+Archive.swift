@@ -39,7 +39,7 @@ extension Station {
         for case (let writer?, let output?) in served {
             let service = try TimeShiftService(
                 broadcaster: output.broadcaster, directory: writer.directory, format: writer.format,
-                index: { writer.status.snapshot.index })
+                index: { writer.status.snapshot.index }, titles: { writer.status.snapshot.titles })
             try service.start()
             output.broadcaster.timeShift.withLock { $0 = service }
         }

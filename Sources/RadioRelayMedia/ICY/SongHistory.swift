@@ -37,7 +37,10 @@ public struct SongHistory: Sendable, Equatable {
 
     /// The entries as JSON, newest first: `[{"title":…,"started":"2026-12-04T18:00:00.000Z","input":"1"}, …]`, with
     /// `"dj":NAME` in an entry of a DJ's set.
-    package var json: String {
+    package var json: String { json { _ in nil } }
+
+    /// The same, with `"listen":URL` in each entry `listen` gives one for (the archive's URL that plays it).
+    package func json(listen: (Entry) -> String?) -> String {
         JSONText.array(
             entries.reversed().map { entry in
                 JSONText.object(
@@ -45,7 +48,8 @@ public struct SongHistory: Sendable, Equatable {
                         ("title", JSONText.string(entry.title)),
                         ("started", JSONText.string(UTCTime(entry.started).iso8601)),
                         ("input", JSONText.string(entry.input)),
-                    ] + (entry.dj.map { [("dj", JSONText.string($0))] } ?? []))
+                    ] + (entry.dj.map { [("dj", JSONText.string($0))] } ?? [])
+                        + (listen(entry).map { [("listen", JSONText.string($0))] } ?? []))
             })
     }
 }

@@ -34,7 +34,9 @@ package final class TimeShiftService: Sendable {
     /// The mount's archive folder, its format, and its index as the writer publishes it.
     package let directory: String
     package let format: ArchiveName.Format
-    let index: @Sendable () -> ArchiveIndex
+    package let index: @Sendable () -> ArchiveIndex
+    /// The titles the archive holds (`ArchiveTitles`), as the writer publishes them.
+    package let titles: @Sendable () -> ArchiveTitles
     let arrivals = LockedBox<[Arrival]>([])
     let kicks = LockedBox<[ListenerID]>([])
     /// The IDs of the listeners it serves (a `killclient` asks here).
@@ -45,12 +47,13 @@ package final class TimeShiftService: Sendable {
 
     package init(
         broadcaster: Broadcaster, directory: String, format: ArchiveName.Format,
-        index: @escaping @Sendable () -> ArchiveIndex
+        index: @escaping @Sendable () -> ArchiveIndex, titles: @escaping @Sendable () -> ArchiveTitles
     ) throws {
         self.broadcaster = broadcaster
         self.directory = directory
         self.format = format
         self.index = index
+        self.titles = titles
         wake = try EventFD()
     }
 

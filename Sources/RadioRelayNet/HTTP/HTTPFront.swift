@@ -164,6 +164,9 @@ package final class HTTPFront: Service {
             let (name, history) = station.songHistory
             directory.histories[name] = history
             for (mount, broadcaster) in station.httpMounts {
+                if directory.archives[name] == nil, mount.format != .mp3, let service = broadcaster.timeShift.snapshot {
+                    directory.archives[name] = ArchiveShelf(mount: mount.path, service: service)
+                }
                 directory.mounts.append(mount)
                 broadcasters.append(broadcaster)
             }

@@ -61,7 +61,9 @@ package enum IndexPage {
         let views = stations(directory)
         if views.isEmpty { page += "<p>No stations.</p>\n" }
         for view in views {
-            page += section(view, history: directory.histories[view.name] ?? SongHistory(), now: now)
+            page += section(
+                view, history: directory.histories[view.name] ?? SongHistory(), archive: directory.archives[view.name],
+                now: now)
         }
         page += """
             </main>
@@ -108,6 +110,13 @@ package enum IndexPage {
               dj.textContent = entry.dj;
               item.append(dj);
             }
+            if (typeof entry.listen === "string" && entry.listen.startsWith("/")) {
+              const again = document.createElement("a");
+              again.className = "again";
+              again.href = entry.listen;
+              again.textContent = "listen again";
+              item.append(again);
+            }
             return item;
           }));
         };
@@ -125,7 +134,16 @@ package enum IndexPage {
         }
         """
 
-    private static func section(_ view: StationView, history: SongHistory, now: Double) -> String {
+    private static func section(
+        _ view: StationView, history: SongHistory, archive: ArchiveShelf?, now: Double
+    ) -> String {
+        let range = archive?.service.index().range
+        /// The archive's URL that plays from `seconds` (Unix time), when it holds that moment.
+        func again(_ seconds: Double) -> String? {
+            let millis = Int64(seconds * 1000)
+            guard let archive, let range, range.contains(millis) else { return nil }
+            return ArchiveListing.listen(archive.mount, from: millis)
+        }
         guard let main = view.mounts.first else { return "" }
         let info = main.info
         let name = Markup.escape(info.displayName ?? view.name)
@@ -143,6 +161,10 @@ package enum IndexPage {
         }
         html += "<p class=\"now\">Now playing: <strong id=\"title-\(id)\" aria-live=\"polite\">"
         html += "\(Markup.escape(main.title.flatMap { $0.isEmpty ? nil : $0 } ?? "–"))</strong></p>\n"
+        if let current = history.entries.last, current.title == main.title, let url = again(current.started) {
+            html +=
+                "<p class=\"small\"><a class=\"again\" href=\"\(Markup.escape(url))\">Hear this song from its start</a></p>\n"
+        }
         if let dj = main.dj { html += "<p class=\"now\">On the air: <strong>\(Markup.escape(dj))</strong></p>\n" }
         // One player: the browser takes the first source it can play.
         let mp3 = view.mounts.first { $0.format == .mp3 }
@@ -170,9 +192,26 @@ package enum IndexPage {
             html += "<li><time datetime=\"\(started)\">\(started.dropFirst(11).prefix(5))</time>"
             html += "<span>\(Markup.escape(entry.title))</span>"
             if let dj = entry.dj { html += "<span class=\"dj\">\(Markup.escape(dj))</span>" }
+            if let url = again(entry.started) {
+                html += "<a class=\"again\" href=\"\(Markup.escape(url))\">listen again</a>"
+            }
             html += "</li>\n"
         }
-        html += "</ol></details></section>\n"
+        html += "</ol></details>\n"
+        if let archive, let range {
+            let shows = ArchiveListing.shows(archive.service.titles(), range: range)
+            if !shows.isEmpty {
+                html += "<details open><summary>Listen again</summary>\n<ol class=\"history\">\n"
+                for show in shows {
+                    let started = ArchiveListing.iso(show.start)
+                    html += "<li><time datetime=\"\(started)\">\(started.dropFirst(11).prefix(5))</time>"
+                    html += "<a href=\"\(Markup.escape(ArchiveListing.listen(archive.mount, from: show.start)))\">"
+                    html += "\(Markup.escape(show.dj))</a></li>\n"
+                }
+                html += "</ol></details>\n"
+            }
+        }
+        html += "</section>\n"
         return html
     }
 

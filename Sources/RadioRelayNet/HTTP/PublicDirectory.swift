@@ -91,6 +91,9 @@ package struct PublicDirectory: Sendable, Equatable {
     package var publicURL: PublicURL?
     /// Each station's last titles, by station name (`/NAME/history.json`).
     package var histories: [String: SongHistory] = [:]
+    /// Each archived station's main mount and its archive's time-shift service, by station name
+    /// (`/NAME/archive.json`, the page's "listen again" links).
+    package var archives: [String: ArchiveShelf] = [:]
 
     package init(mounts: [Mount] = [], serverStart: Double = 0) {
         self.mounts = mounts
@@ -134,5 +137,21 @@ package struct PublicDirectory: Sendable, Equatable {
     /// → `/NAME/`; `/NAME.ogg` → `/NAME.ogg/`; `/NAME.hq.opus` → `/NAME.hq/`).
     package static func directory(forMount path: String) -> String {
         (path.hasSuffix(".opus") ? String(path.dropLast(5)) : path) + "/"
+    }
+}
+
+/// A station's archive as the public address shows it: the mount that plays it and its time-shift service (which
+/// has the writer's index and titles).
+package struct ArchiveShelf: Sendable, Equatable {
+    package let mount: String
+    package let service: TimeShiftService
+
+    package init(mount: String, service: TimeShiftService) {
+        self.mount = mount
+        self.service = service
+    }
+
+    package static func == (left: ArchiveShelf, right: ArchiveShelf) -> Bool {
+        left.mount == right.mount && left.service === right.service
     }
 }

@@ -16,6 +16,7 @@ import RadioRelaySystem
 /// | `events` | `GET`, `HEAD` | `/NAME/events` |
 /// | `playlist` | `GET`, `HEAD` | a mount and `.m3u`, `.pls`, `.xspf` |
 /// | `icecast status` | `GET`, `HEAD` | `/status-json.xsl` |
+/// | `archive` | `GET`, `HEAD` | `/NAME/archive.json` of a station with an archive (before the HLS directory) |
 /// | `history` | `GET`, `HEAD` | `/NAME/history.json` (before the HLS directory of the same name) |
 /// | `hls` | `GET`, `HEAD` | under `/NAME/` |
 /// | `page` | `GET`, `HEAD` | `/`, `/index.html` |
@@ -39,6 +40,7 @@ extension PublicRouter {
             case hls(Int, Substring)
             case playlist(Int, Playlists.Kind)
             case history(station: String, history: SongHistory)
+            case archive(station: String)
         }
 
         package var name: String
@@ -138,6 +140,26 @@ extension PublicRouter {
                     IcecastStatus.response(context.request, directory: context.directory, fallbackHost: context.host))
             }),
         Route(
+            name: "archive", methods: readMethods,
+            match: { request, directory in
+                guard request.path.hasPrefix("/"), request.path.hasSuffix("/archive.json") else { return nil }
+                let name = String(request.path.dropFirst().dropLast("/archive.json".utf8.count))
+                return directory.archives[name] != nil ? .archive(station: name) : nil
+            },
+            answer: { context, capture in
+                guard case .archive(let station) = capture, let archive = context.directory.archives[station] else {
+                    return .respond(text(404, "no archive\n"))
+                }
+                let body = ArchiveListing.json(
+                    station: station, mount: archive.mount, index: archive.service.index(),
+                    titles: archive.service.titles())
+                var response = HTTPResponse(
+                    status: 200, contentType: "application/json", bytes: Array(body.utf8),
+                    headers: [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=5")])
+                response.omitsBody = context.isHead
+                return .respond(response)
+            }),
+        Route(
             name: "history", methods: readMethods,
             match: { request, directory in
                 directory.history(at: request.path).map { .history(station: $0.station, history: $0.history) }
@@ -146,7 +168,15 @@ extension PublicRouter {
                 guard case .history(let station, let history) = capture else {
                     return .respond(text(404, "no mount\n"))
                 }
-                let body = "{\"station\":\(JSONText.string(station)),\"history\":\(history.json)}\n"
+                // With an archive, each entry it holds has the URL that plays it from its start.
+                let archive = context.directory.archives[station]
+                let range = archive?.service.index().range
+                let entries = history.json { entry in
+                    let millis = Int64(entry.started * 1000)
+                    guard let archive, let range, range.contains(millis) else { return nil }
+                    return ArchiveListing.listen(archive.mount, from: millis)
+                }
+                let body = "{\"station\":\(JSONText.string(station)),\"history\":\(entries)}\n"
                 var response = HTTPResponse(
                     status: 200, contentType: "application/json", bytes: Array(body.utf8),
                     headers: [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=5")])
