@@ -138,6 +138,15 @@ extension PeerTests {
                 #expect(next.tone == (previous.tone + 1) % Self.tones.count, "\(runs)")
             }
             for run in runs.dropFirst().dropLast() { #expect((29...31).contains(run.windows), "\(runs)") }
+            // The archive's HLS, from a segment on (a closed playlist from `start=`): ffmpeg plays the same moment.
+            let segment = (oldest / 10).rounded(.up) * 10 + 10
+            let playlist = try httpGet(http, "/test/archive.m3u8?start=\(Self.iso(segment))")
+            #expect(playlist.status == 200 && playlist.text.contains("#EXT-X-ENDLIST"), "\(playlist.text)")
+            let fromHLS = Self.windows(
+                try Self.decode("http://127.0.0.1:\(http)/test/archive.m3u8?start=\(Self.iso(segment))", seconds: 4))
+            let hlsPhase = try #require(Self.phase(fromHLS), "archive HLS: \(fromHLS)")
+            let fromSegment = Self.circular(hlsPhase, segment.truncatingRemainder(dividingBy: Self.loop))
+            #expect(abs(Self.circular(fromSegment, offsets[0])) <= 0.3, "HLS \(fromSegment), stream \(offsets)")
             // The MP3 mount's archive; a moment before the archive; a malformed one.
             let mp3 = Self.windows(try Self.decode("http://127.0.0.1:\(http)/test.mp3?offset=10", seconds: 3))
             // The first frame's bit reservoir is in the frame before it: it decodes to silence, as for a live MP3

@@ -28,6 +28,7 @@ import Testing
             PublicRouter.routes.map(\.name) == [
                 "source", "admin page", "admin", "preflight", "stream", "page events", "events", "playlist",
                 "icecast status",
+                "archive hls", "archive",
                 "history",
                 "hls",
                 "page", "page files",

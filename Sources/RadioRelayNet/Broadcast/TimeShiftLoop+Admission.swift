@@ -12,16 +12,21 @@ extension TimeShiftLoop {
         let incoming = arrival.listener
         guard let socket = incoming.takeSocket() else { return }
         let index = service.index()
+        if let segment = arrival.segment {
+            return answerSegment(segment, on: socket, arrival: arrival, index: index, now: now)
+        }
         let target = arrival.start.target(now: wallClockNow())
         guard let range = index.range else {
-            refuse(socket, incoming, arrival.answer(404, "nothing is archived for \(broadcaster.mount) yet\n", []))
+            refuse(
+                socket, incoming,
+                arrival.answer(404, "", Array("nothing is archived for \(broadcaster.mount) yet\n".utf8), []))
             return
         }
         guard let location = index.locate(target) else {
             let held = "\(Self.iso(range.lowerBound)) to \(Self.iso(range.upperBound))"
             let text = "\(Self.iso(target)) is not in the archive of \(broadcaster.mount): it holds \(held)\n"
             let field = ("X-Archive-Range", "\(Self.iso(range.lowerBound))/\(Self.iso(range.upperBound))")
-            refuse(socket, incoming, arrival.answer(416, text, [field]))
+            refuse(socket, incoming, arrival.answer(416, "", Array(text.utf8), [field]))
             return
         }
         let ask = AdmissionAsk(

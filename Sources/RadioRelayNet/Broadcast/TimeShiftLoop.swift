@@ -17,6 +17,8 @@ final class TimeShiftLoop {
     var perAddress: [HostKey: Int] = [:]
     var scratch = [UInt8](repeating: 0, count: TimeShiftListener.readChunk)
     var logLimit = LogRateLimit<String>(limit: 10, window: 10)
+    /// Archive HLS segments being sent, each on a connection closed once it is out.
+    var replies: [Reply] = []
 
     init(_ service: TimeShiftService) { self.service = service }
 
@@ -29,11 +31,14 @@ final class TimeShiftLoop {
             thread.beat()
             fds.removeAll(keepingCapacity: true)
             fds.append(pollfd(fd: service.wake.rawValue, events: Int16(POLLIN), revents: 0))
+            for reply in replies {
+                fds.append(pollfd(fd: reply.socket.rawValue, events: Int16(POLLOUT), revents: 0))
+            }
             for listener in listeners {
                 let events = POLLIN | Self.readHangUp | (listener.backedUp ? POLLOUT : 0)
                 fds.append(pollfd(fd: listener.fd, events: Int16(events), revents: 0))
             }
-            let timeout = listeners.isEmpty ? 1000 : Int32(Self.tick * 1000)
+            let timeout = listeners.isEmpty && replies.isEmpty ? 1000 : Int32(Self.tick * 1000)
             let ready = poll(&fds, nfds_t(fds.count), timeout)
             if ready < 0 && errno != EINTR {
                 note("poll", "\(label): time shift: poll: \(String(cString: strerror(errno)))")
@@ -42,8 +47,9 @@ final class TimeShiftLoop {
             let now = monotonicNow()
             // The listeners polled, before arrivals change the list.
             var closing: [(TimeShiftListener, String, SessionEnd)] = []
-            for (position, listener) in listeners.enumerated() where fds.count > position + 1 {
-                let revents = Int32(fds[position + 1].revents)
+            let first = 1 + replies.count
+            for (position, listener) in listeners.enumerated() where fds.count > position + first {
+                let revents = Int32(fds[position + first].revents)
                 if revents & (POLLERR | POLLHUP | POLLNVAL) != 0 {
                     closing.append((listener, "connection closed", .left))
                 } else if revents & (POLLIN | Self.readHangUp) != 0, let gone = drain(listener) {
@@ -58,6 +64,7 @@ final class TimeShiftLoop {
                 }
             }
             serve(now: now)
+            flushReplies(now: now)
         }
         for listener in listeners {
             disconnect(listener, reason: "server stopping", ended: .stopped, now: monotonicNow(), quiet: true)

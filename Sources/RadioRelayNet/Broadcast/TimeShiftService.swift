@@ -20,15 +20,17 @@ package final class TimeShiftService: Sendable {
     /// Listeners handed over and not yet taken by the thread, at most.
     static let maxArrivals = 128
 
-    /// One handed-over listener, where it starts, and how its front end words an answer (status, text, fields) when
-    /// it is not served.
+    /// One handed-over listener, where it starts, and how its front end words an answer; or a request for the
+    /// archive HLS segment that starts at `segment`, answered and closed.
     struct Arrival {
         let listener: ArrivingListener
         let start: TimeShiftStart
         let answer: Answer
+        var segment: Int64?
     }
 
-    package typealias Answer = @Sendable (Int, String, [(String, String)]) -> [UInt8]
+    /// An answer's bytes, as its front end makes them: status, content type (empty: plain text), body, fields.
+    package typealias Answer = @Sendable (Int, String, [UInt8], [(String, String)]) -> [UInt8]
 
     package let broadcaster: Broadcaster
     /// The mount's archive folder, its format, and its index as the writer publishes it.
@@ -79,11 +81,13 @@ package final class TimeShiftService: Sendable {
 
     /// Takes a listener (from the front end's thread): false when too many wait already, or the service does not
     /// run (the caller answers 503).
-    package func handOver(_ listener: ArrivingListener, from start: TimeShiftStart, answer: @escaping Answer) -> Bool {
+    package func handOver(
+        _ listener: ArrivingListener, from start: TimeShiftStart, answer: @escaping Answer, segment: Int64? = nil
+    ) -> Bool {
         guard thread.withLock({ $0 != nil }) else { return false }
         let taken = arrivals.withLock { waiting -> Bool in
             guard waiting.count < Self.maxArrivals else { return false }
-            waiting.append(Arrival(listener: listener, start: start, answer: answer))
+            waiting.append(Arrival(listener: listener, start: start, answer: answer, segment: segment))
             return true
         }
         if taken { try? wake.signal() }

@@ -17,9 +17,14 @@ extension HTTPFrontLoop {
             arrival.session?.end(.notServed)
             return
         }
-        let answer: TimeShiftService.Answer = { status, text, fields in
-            var response = PublicRouter.text(status, text)
+        let answer: TimeShiftService.Answer = { status, type, body, fields in
+            var response =
+                type.isEmpty
+                ? PublicRouter.text(status, String(decoding: body, as: UTF8.self))
+                : HTTPResponse(status: status, contentType: type, bytes: body, headers: [])
             response.headers += fields
+            if !type.isEmpty { response.headers.append(("Access-Control-Allow-Origin", "*")) }
+            response.keepAlive = false
             return response.encoded
         }
         guard service.handOver(arrival, from: start, answer: answer) else {

@@ -16,6 +16,7 @@ import RadioRelaySystem
 /// | `events` | `GET`, `HEAD` | `/NAME/events` |
 /// | `playlist` | `GET`, `HEAD` | a mount and `.m3u`, `.pls`, `.xspf` |
 /// | `icecast status` | `GET`, `HEAD` | `/status-json.xsl` |
+/// | `archive hls` | `GET`, `HEAD` | `/NAME/archive.m3u8`, `archive-init.mp4`, `archive-SECONDS.m4s` (with an archive) |
 /// | `archive` | `GET`, `HEAD` | `/NAME/archive.json` of a station with an archive (before the HLS directory) |
 /// | `history` | `GET`, `HEAD` | `/NAME/history.json` (before the HLS directory of the same name) |
 /// | `hls` | `GET`, `HEAD` | under `/NAME/` |
@@ -41,6 +42,7 @@ extension PublicRouter {
             case playlist(Int, Playlists.Kind)
             case history(station: String, history: SongHistory)
             case archive(station: String)
+            case archiveHLS(station: String, name: String)
         }
 
         package var name: String
@@ -138,6 +140,26 @@ extension PublicRouter {
             answer: { context, _ in
                 .respond(
                     IcecastStatus.response(context.request, directory: context.directory, fallbackHost: context.host))
+            }),
+        Route(
+            name: "archive hls", methods: readMethods,
+            match: { request, directory in
+                // `/NAME/RESOURCE`: exactly two parts, neither empty.
+                let parts = request.path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+                guard parts.count == 3, parts[0].isEmpty, !parts[1].isEmpty,
+                    let station = String(parts[1]), let name = String(parts[2])
+                else { return nil }
+                guard directory.archives[station] != nil, name.hasPrefix("archive"),
+                    name == "archive.m3u8" || name == ArchivePlaylist.initName
+                        || ArchivePlaylist.segmentStart(Substring(name)) != nil
+                else { return nil }
+                return .archiveHLS(station: station, name: name)
+            },
+            answer: { context, capture in
+                guard case .archiveHLS(let station, let name) = capture else {
+                    return .respond(text(404, "no archive\n"))
+                }
+                return .archiveHLS(station: station, name: name, request: context.request)
             }),
         Route(
             name: "archive", methods: readMethods,
