@@ -74,17 +74,7 @@ extension HTTPFrontLoop {
         let arrival = ArrivingListener(
             socket: socket, peer: connection.peer, responseHead: [], request: request, session: nil,
             refusal: { PublicRouter.notAdmitted($0).encoded })
-        let answer: TimeShiftService.Answer = { status, type, body, fields in
-            var response =
-                type.isEmpty
-                ? PublicRouter.text(status, String(decoding: body, as: UTF8.self))
-                : HTTPResponse(status: status, contentType: type, bytes: body, headers: [])
-            response.headers += fields
-            if !type.isEmpty { response.headers.append(("Access-Control-Allow-Origin", "*")) }
-            response.keepAlive = false
-            return response.encoded
-        }
-        if !shelf.service.handOver(arrival, from: .at(start), answer: answer, segment: start) {
+        if !shelf.service.handOver(arrival, from: .at(start), answer: Self.archiveAnswer, segment: start) {
             if let socket = arrival.takeSocket() {
                 sendBestEffort(PublicRouter.text(503, "archive busy\n").encoded, on: socket.rawValue)
             }

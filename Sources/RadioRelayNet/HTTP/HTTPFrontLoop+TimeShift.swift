@@ -17,17 +17,7 @@ extension HTTPFrontLoop {
             arrival.session?.end(.notServed)
             return
         }
-        let answer: TimeShiftService.Answer = { status, type, body, fields in
-            var response =
-                type.isEmpty
-                ? PublicRouter.text(status, String(decoding: body, as: UTF8.self))
-                : HTTPResponse(status: status, contentType: type, bytes: body, headers: [])
-            response.headers += fields
-            if !type.isEmpty { response.headers.append(("Access-Control-Allow-Origin", "*")) }
-            response.keepAlive = false
-            return response.encoded
-        }
-        guard service.handOver(arrival, from: start, answer: answer) else {
+        guard service.handOver(arrival, from: start, answer: Self.archiveAnswer) else {
             if let socket = arrival.takeSocket() {
                 sendBestEffort(PublicRouter.text(503, "time shift busy\n").encoded, on: socket.rawValue)
             }
@@ -35,5 +25,18 @@ extension HTTPFrontLoop {
             http.logLimited(.refused, now: monotonicNow(), "http: \(peer) refused: \(mount.path) time shift is busy")
             return
         }
+    }
+
+    /// How the archive's thread answers a request it does not serve (or a segment): status, type (empty: text), body,
+    /// fields; the connection closes after.
+    static let archiveAnswer: TimeShiftService.Answer = { status, type, body, fields in
+        var response =
+            type.isEmpty
+            ? PublicRouter.text(status, String(decoding: body, as: UTF8.self))
+            : HTTPResponse(status: status, contentType: type, bytes: body, headers: [])
+        response.headers += fields
+        if !type.isEmpty { response.headers.append(("Access-Control-Allow-Origin", "*")) }
+        response.keepAlive = false
+        return response.encoded
     }
 }
