@@ -118,6 +118,8 @@ package struct StationStatus: Sendable, Equatable {
     /// Its archive writers' figures (`archive = DIR`): the main output's, the MP3 output's.
     package var archive: ArchiveFigures?
     package var archiveMP3: ArchiveFigures?
+    /// Its recorder's figures (`record_live = DIR`).
+    package var recordings: RecordingFigures?
 
     package init(name: String) { self.name = name }
 
@@ -182,6 +184,7 @@ package struct StationStatus: Sendable, Equatable {
         uptime = max(0, wallClockNow() - station.createdAt)
         archive = station.archive.map(ArchiveFigures.init)
         archiveMP3 = station.mp3Archive.map(ArchiveFigures.init)
+        recordings = station.recorder.map(RecordingFigures.init)
     }
 
 }
