@@ -25,6 +25,17 @@ extension ServerProcessTests {
             return Double(try FileManager.default.attributesOfItem(atPath: raw)[.size] as? Int ?? 0) / 4 / 48_000
         }
 
+        /// The DJ's tone in the recording at `path`: its longest run (seconds), and how much of the recording comes
+        /// after its end — the rest of the hand-back's crossfade into the programme (440 Hz on the left), at most the
+        /// stream clock's lead and a page.
+        static func tones(_ path: String, dj: Double) throws -> (run: Double, after: Double) {
+            let decoded = try decodeOpus([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+            let timeline = ToneTimeline(decoded.left, rate: 48_000, tones: [440, dj])
+            let runs = timeline.segments.filter { $0.tone == dj }
+            let end = runs.map(\.end).max() ?? 0
+            return (runs.map(\.length).max() ?? 0, decoded.duration - end)
+        }
+
         /// A source copy: ffprobe reads it without an error.
         static func probe(_ path: String) throws {
             let probe = try run(try #require(tool("ffprobe")), ["-v", "error", path])
@@ -49,7 +60,7 @@ extension ServerProcessTests {
             #expect(
                 waitUntil(15) {
                     let recordings = try? station.station().recordings
-                    return recordings?.state == "idle" && recordings?.files == files
+                    return recordings?.state == "idle" && recordings?.files == files && recordings?.sourceFiles == files
                 }, "\(station.server.log)")
             let switches = try station.station().switches
             let on = try #require(switches.last { $0.to == "live" }?.at)
@@ -70,10 +81,10 @@ extension ServerProcessTests {
             let opus = try SourceClient.ffmpeg(
                 port: station.http, password: Self.password, mount: "/test", frequency: 660, seconds: 60, opus: true,
                 name: "Morning Show/../../etc")
-            let first = try Self.show(station, opus, seconds: 4, files: 2)
+            let first = try Self.show(station, opus, seconds: 4, files: 1)
             let mp3 = try SourceClient.ffmpeg(
                 port: station.http, password: Self.password, mount: "/test", frequency: 880, seconds: 60, opus: false)
-            let second = try Self.show(station, mp3, seconds: 3, files: 4)
+            let second = try Self.show(station, mp3, seconds: 3, files: 2)
             // A third show, on the air when the server stops: it finishes its files before it exits.
             let last = try SourceClient.ffmpeg(
                 port: station.http, password: Self.password, mount: "/test", frequency: 550, seconds: 60, opus: false,
@@ -82,8 +93,16 @@ extension ServerProcessTests {
             #expect(waitUntil(10) { (try? station.station())?.recordings?.current != nil })
             usleep(2_000_000)
             let status = try #require(try station.station().recordings)
-            #expect(status.directory == folder && status.state == "recording" && status.files == 4)
+            #expect(status.directory == folder && status.state == "recording" && status.files == 2)
             #expect(status.pagesDropped == 0 && status.writeErrors == 0 && status.currentSource != nil)
+            let metrics = try httpGet(station.status, "/metrics").text
+            for line in [
+                "radio_relay_recording_active{station=\"test\"} 1",
+                "radio_relay_recording_files_total{station=\"test\"} 2",
+                "radio_relay_recording_dropped_pages_total{station=\"test\"} 0",
+            ] {
+                #expect(metrics.contains(line + "\n"), "\(line)")
+            }
             station.stop()
             let log = station.server.log
             let recordings = Self.files(folder, ".opus")
@@ -96,10 +115,14 @@ extension ServerProcessTests {
                     == [recordings[1], recordings[2]].map {
                         $0.replacingOccurrences(of: ".opus", with: ".mp3")
                     })
-            for (name, onAir) in zip(recordings, [first, second]) {
+            for (name, (onAir, dj)) in zip(recordings, [(first, 660.0), (second, 880.0)]) {
                 try ArchiveBinaryTests.checkOpus(folder + "/" + name)
                 let length = try Self.seconds(folder + "/" + name)
-                print("recording \(name): \(length) s decoded, on the air \(onAir) s")
+                let heard = try Self.tones(folder + "/" + name, dj: dj)
+                print(
+                    "recording \(name): \(length) s decoded, on the air \(onAir) s, DJ \(heard.run) s + \(heard.after) s"
+                )
+                #expect(heard.run >= onAir - 0.3 && heard.after <= 1.2, "\(name): the DJ's set, then no more")
                 // The takeover's and the hand-back's crossfades are in it, and the tail that waited (the lead).
                 #expect(length >= onAir - 0.2 && length <= onAir + 1.3, "\(name): \(length) s, \(onAir) s on the air")
             }

@@ -71,7 +71,8 @@ import Testing
         #expect(copy == Array("OggS".utf8) + sourceBytes, "the source's bytes, untouched")
         let status = writer.status.snapshot
         #expect(status.state == .stopped && status.current == nil && status.last == "2026-12-05T08-01-13Z_live.opus")
-        #expect(writer.counters.files.load(ordering: .relaxed) == 4)
+        #expect(writer.counters.files.load(ordering: .relaxed) == 3)
+        #expect(writer.counters.sourceFiles.load(ordering: .relaxed) == 1)
         #expect(writer.counters.dropped.load(ordering: .relaxed) == 0)
         #expect(writer.counters.writeErrors.load(ordering: .relaxed) == 0)
     }

@@ -148,7 +148,7 @@ extension RecordingSession {
         do {
             try ArchiveDisk.sync(copy.descriptor, path: copy.path)
             try ArchiveDisk.syncDirectory(writer.directory)
-            writer.counters.files.add(1, ordering: .relaxed)
+            writer.counters.sourceFiles.add(1, ordering: .relaxed)
         } catch {
             writer.counters.writeErrors.add(1, ordering: .relaxed)
             trouble.note("source", "the source's copy: \(error)")

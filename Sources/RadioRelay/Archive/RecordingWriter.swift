@@ -101,8 +101,9 @@ struct RecordingShow {
 
 /// The recorder's counters, read by the status and the metrics.
 package final class RecordingCounters: Sendable {
-    /// Files finished (recordings and source copies).
+    /// Recordings finished, and copies of sources' bytes.
     package let files = Atomic<Int>(0)
+    package let sourceFiles = Atomic<Int>(0)
     package let bytesWritten = Atomic<Int>(0)
     /// Pages (and pieces of the source's bytes) that were not recorded: the queue was full or the disk failed.
     package let dropped = Atomic<Int>(0)

@@ -13,7 +13,9 @@ package struct RecordingFigures: Sendable, Equatable, Codable {
     package var current: String?
     package var currentSource: String?
     package var last: String?
+    /// Recordings finished, and copies of the source's bytes (`record_live_source`).
     package var files = 0
+    package var sourceFiles = 0
     package var bytesWritten = 0
     package var pagesDropped = 0
     package var writeErrors = 0
@@ -22,6 +24,7 @@ package struct RecordingFigures: Sendable, Equatable, Codable {
     enum CodingKeys: String, CodingKey {
         case directory, state, current, last, files
         case currentSource = "current_source"
+        case sourceFiles = "source_files"
         case bytesWritten = "bytes_written"
         case pagesDropped = "pages_dropped"
         case writeErrors = "write_errors"
@@ -38,6 +41,7 @@ package struct RecordingFigures: Sendable, Equatable, Codable {
         currentSource = status.currentSource
         last = status.last
         files = writer.counters.files.load(ordering: .relaxed)
+        sourceFiles = writer.counters.sourceFiles.load(ordering: .relaxed)
         bytesWritten = writer.counters.bytesWritten.load(ordering: .relaxed)
         pagesDropped = writer.counters.dropped.load(ordering: .relaxed)
         writeErrors = writer.counters.writeErrors.load(ordering: .relaxed)
@@ -52,6 +56,7 @@ package struct RecordingFigures: Sendable, Equatable, Codable {
         try out.encodeOrNull(currentSource, forKey: .currentSource)
         try out.encodeOrNull(last, forKey: .last)
         try out.encode(files, forKey: .files)
+        try out.encode(sourceFiles, forKey: .sourceFiles)
         try out.encode(bytesWritten, forKey: .bytesWritten)
         try out.encode(pagesDropped, forKey: .pagesDropped)
         try out.encode(writeErrors, forKey: .writeErrors)
@@ -65,7 +70,8 @@ extension MetricsReport {
         let recorders = snapshot.stations.compactMap { station in station.recordings.map { (station.name, $0) } }
         let families: [(String, Kind, String, (RecordingFigures) -> Double)] = [
             ("recording_active", .gauge, "1 while a live show is recorded", { $0.state == "recording" ? 1 : 0 }),
-            ("recording_files_total", .counter, "Recordings (and source copies) finished", { Double($0.files) }),
+            ("recording_files_total", .counter, "Recordings of live shows finished", { Double($0.files) }),
+            ("recording_source_files_total", .counter, "Copies of sources' bytes finished", { Double($0.sourceFiles) }),
             ("recording_written_bytes_total", .counter, "Bytes written to recordings", { Double($0.bytesWritten) }),
             ("recording_dropped_pages_total", .counter, "Pages not recorded", { Double($0.pagesDropped) }),
             ("recording_write_errors_total", .counter, "Recording writes that failed", { Double($0.writeErrors) }),
