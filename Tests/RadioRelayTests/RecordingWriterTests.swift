@@ -97,4 +97,28 @@ import Testing
         // After the gap the granule is unknown until a page gives it: the new file starts at the page after it.
         try Self.check(directory + "/" + names[1], pages: 49)
     }
+
+    /// A station with `record_live` has its recorder in `DIR/NAME`; a folder that cannot be made refuses the station
+    /// with a message that names it; a reload applies `record_live_source` and `record_live_max` in place, and a
+    /// change of `record_live` restarts the station.
+    @Test func aStationGetsItsRecorderAndAReloadAppliesItsSettings() throws {
+        let directory = temporaryPath("recordings-station")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = ArchiveWriterTests.station("shows", archive: directory)
+        configuration.archive.directory = nil
+        configuration.recording.directory = directory
+        let station = try Station(configuration)
+        #expect(station.recorder?.directory == directory + "/shows" && station.archives.isEmpty)
+        var new = configuration
+        new.recording.keepsSource = true
+        new.recording.maxSeconds = 600
+        #expect(station.canUpdate(to: new))
+        try station.update(new)
+        new.recording.directory = directory + "/other"
+        #expect(!station.canUpdate(to: new))
+        configuration.name = "refused"
+        configuration.recording.directory = "/proc/radio-relay-shows"
+        let error = #expect(throws: ConfigurationError.self) { try Station(configuration) }
+        #expect(error?.message.contains("record_live: the directory /proc/radio-relay-shows/refused cannot") == true)
+    }
 }
