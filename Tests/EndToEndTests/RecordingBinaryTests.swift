@@ -130,5 +130,38 @@ extension ServerProcessTests {
             print("recording \(recordings[2]): \(try Self.seconds(folder + "/" + recordings[2])) s decoded")
             for name in Self.files(folder, ".ogg") + Self.files(folder, ".mp3") { try Self.probe(folder + "/" + name) }
         }
+
+        /// The server killed (SIGKILL) during a show: its recording, left without its end, is ended at the next start
+        /// and plays whole.
+        @Test(.enabled(if: tool("oggz-validate") != nil && tool("opusinfo") != nil, "needs oggz-tools, opus-tools"))
+        func aShowTheServerDiedDuringIsEndedAtTheNextStart() throws {
+            let directory = temporaryPath("recordings-crash-e2e")
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let flags = ["--source-password", Self.password, "--record-live", directory, "--record-live-source", "yes"]
+            let folder = directory + "/test"
+            let crashed = try ServedStation(flags)
+            defer { crashed.stop() }
+            let source = try SourceClient.ffmpeg(
+                port: crashed.http, password: Self.password, mount: "/test", frequency: 660, seconds: 60, opus: true,
+                name: "Crash")
+            defer { source.stop() }
+            #expect(waitUntil(10) { (try? crashed.station())?.recordings?.current != nil })
+            usleep(2_000_000)
+            crashed.server.signal(SIGKILL)
+            crashed.server.process.waitUntilExit()
+            source.stop()
+            let name = try #require(Self.files(folder, ".opus").first)
+            #expect(FileManager.default.fileExists(atPath: folder + "/.recording"), "the marker names it")
+            let again = try ServedStation(flags)
+            defer { again.stop() }
+            #expect(
+                waitUntil(10) { !FileManager.default.fileExists(atPath: folder + "/.recording") }, "\(again.server.log)"
+            )
+            #expect(again.server.log.contains("test: record_live: \(name), left open by a stop of the server, ended"))
+            again.stop()
+            try ArchiveBinaryTests.checkOpus(folder + "/" + name)
+            print("recording \(name) after a crash: \(try Self.seconds(folder + "/" + name)) s decoded")
+            try Self.probe(folder + "/" + name.replacingOccurrences(of: ".opus", with: ".ogg"))
+        }
     }
 }

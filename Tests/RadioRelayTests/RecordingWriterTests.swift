@@ -121,4 +121,29 @@ import Testing
         let error = #expect(throws: ConfigurationError.self) { try Station(configuration) }
         #expect(error?.message.contains("record_live: the directory /proc/radio-relay-shows/refused cannot") == true)
     }
+
+    /// A recording a crash left open (the marker names it; its last page not flagged, a torn page after it) is ended
+    /// at the next start: the torn bytes cut off, its last page flagged end-of-stream.
+    @Test func aRecordingACrashLeftOpenIsEndedAtTheNextStart() throws {
+        let directory = temporaryPath("recordings-crash")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let encoder = try Encoder(EncoderConfiguration())
+        var bytes = encoder.headerPages.flatMap(\.bytes)
+        for _ in 0..<30 { bytes += try encoder.encodeSilence(frames: 4800).flatMap(\.bytes) }
+        let whole = bytes.count
+        bytes += Array(bytes[200..<260])  // a torn page
+        let name = "2026-12-05T08-00-00Z_Show.opus"
+        let writer = try RecordingWriter(directory: directory, label: "test")
+        try Data(bytes).write(to: URL(fileURLWithPath: directory + "/" + name))
+        try Data(name.utf8).write(to: URL(fileURLWithPath: directory + "/.recording"))
+        try writer.start()
+        #expect(writer.stop())
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(names == [name], "the marker is gone")
+        let ended = [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)))
+        #expect(ended.count == whole)
+        let decoded = try decodeOpus(ended)
+        #expect(decoded.pages.last?.header.isEnd == true && decoded.pages.dropLast().allSatisfy { !$0.header.isEnd })
+        #expect(decoded.left.count == 30 * 4800 - 312)
+    }
 }

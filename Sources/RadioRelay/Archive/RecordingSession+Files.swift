@@ -16,6 +16,7 @@ extension RecordingSession {
             name = RecordingName.name(start: start, show: show, ext: "opus")
         }
         do {
+            try mark(name)
             let descriptor = try ArchiveDisk.create(path(name))
             let made = ArchiveOpenFile(
                 descriptor: descriptor, name: name, path: path(name), boundary: .max,
@@ -75,6 +76,7 @@ extension RecordingSession {
 
     /// A recording closed: counted and logged, or removed when it holds no audio.
     mutating func closed(_ open: ArchiveOpenFile) {
+        unmark()
         let entry = open.scanner.file
         guard entry.end > entry.start else {
             _ = try? ArchiveDisk.remove(open.path)

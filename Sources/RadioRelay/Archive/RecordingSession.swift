@@ -9,7 +9,7 @@ import Synchronization
 /// link or a gap in the queue goes on in a new file, named by the second its first page came. The source's own bytes
 /// (`record_live_source`) are copied as they came into a file beside the first recording of its connection, from the
 /// connection's first byte (an Ogg source's header pages included) to its last. A finished file is `fsync`ed, and
-/// its folder.
+/// its folder; one a crash left open is ended at the next start (`RecordingSession+Recovery.swift`).
 ///
 /// A failure (ENOSPC, EROFS, EIO) is logged once, the file is cut back to its last whole page and closed, and pages
 /// are dropped (counted) until a new file can be opened, tried every `ArchiveSettings.retryInterval`.
@@ -46,6 +46,7 @@ struct RecordingSession {
     var label: String { writer.label }
 
     mutating func run(in thread: ServiceThread) {
+        recover()
         publish()
         var nextLook = 0.0
         while !thread.isStopping {
