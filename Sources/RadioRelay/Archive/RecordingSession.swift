@@ -134,9 +134,11 @@ struct RecordingSession {
         write(bytes)
     }
 
+    /// A page not recorded: a file that starts after it is named by its own first page, not by the takeover.
     mutating func drop() {
         writer.counters.dropped.add(1, ordering: .relaxed)
         trouble.dropped(1)
+        startsShow = false
     }
 
     /// The status the station shows.
