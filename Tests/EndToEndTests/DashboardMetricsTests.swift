@@ -35,11 +35,12 @@ extension ServerProcessTests {
                 encoding: .utf8)
             let wanted = Self.metricNames(expressions.joined(separator: "\n") + "\n" + rules)
                 .union(Self.metricNames(String(describing: dashboard["templating"] ?? "")))
-            // With an archive, so that its families (which the rules name) have samples.
+            // With an archive and recordings, so that their families (which the rules name) have samples.
             let archive = temporaryPath("dashboard-archive")
             defer { try? FileManager.default.removeItem(atPath: archive) }
             let station = try ServedStation([
                 "--mp3", "yes", "--source-password", "hackme-live-1", "--archive", archive,
+                "--record-live", archive + "/shows",
             ])
             defer { station.stop() }
             try #require(waitUntil(10) { (try? station.station())?.upstream == .connected })

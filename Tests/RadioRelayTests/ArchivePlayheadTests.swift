@@ -92,6 +92,28 @@ import Testing
         #expect(decoded.left.count == 158 * 4800 - 312, "\(decoded.left.count) samples")
     }
 
+    /// A moment in the first page after one of the index's points (one every 10 s): the reader goes to the point and
+    /// skips nothing, and the page it starts with counts its own 100 ms, not its place in the file (a bench found
+    /// listeners that waited 8 to 38 s after their burst, their granules starting at 10.1 s and more).
+    @Test(arguments: [10_000, 10_030, 20_099]) func aMomentRightAfterAPointCountsOnlyItsPage(after: Int64) throws {
+        let encoder = try Encoder(EncoderConfiguration())
+        var base: Int64 = 0
+        let (bytes, entry) = try Self.file(start: Self.eight, pages: 250, encoder: encoder, base: &base)
+        let index = ArchiveIndex(files: [entry])
+        #expect(entry.points.count == 3, "points at 0, 10 and 20 s")
+        let (out, seconds) = try Self.read([entry.name: bytes], index: index, target: Self.eight + after, chunk: 4096)
+        let pageStart = after / 100 * 100
+        #expect(abs(seconds - Double(25_000 - pageStart) / 1000) < 1e-9, "\(seconds) s")
+        var offset = 0
+        var firstAudio: Int64?
+        while offset < out.count, let header = OggPageHeader.decode(out, at: offset) {
+            if header.granulePosition > 0 && firstAudio == nil { firstAudio = header.granulePosition }
+            offset += max(1, ArchiveUnit.find(in: out, at: offset, format: .opus).length)
+        }
+        #expect(firstAudio == 4800, "its first page's granule: \(String(describing: firstAudio))")
+        #expect(try decodeOpus(out).left.count == Int(25_000 - pageStart) * 48 - 312)
+    }
+
     @Test func aMomentInAGapStartsAtTheNextFile() throws {
         let encoder = try Encoder(EncoderConfiguration())
         var base: Int64 = 0

@@ -93,7 +93,8 @@ import Testing
             ("listener-add", "https://auth.example.org/add?key=k"), ("listener-remove", "https://auth.example.org/rm"),
             ("auth-header", "X-Member: yes"), ("auth-timeout", "2.5"), ("auth-failure", "admit"),
             ("htpasswd", htpasswdFile), ("archive", "/var/lib/archive"), ("archive-span", "3600"),
-            ("archive-keep", "7d 50G"),
+            ("archive-keep", "7d 50G"), ("record-live", "/var/lib/shows"), ("record-live-source", "yes"),
+            ("record-live-max", "90m"),
         ]
         // --config replaces the station flags; ConfigFileCommandTests covers it.
         let flags = Set(OptionSpecification.serve.map(\.name)).subtracting(["config"])
@@ -105,6 +106,9 @@ import Testing
         #expect(
             station.archive.directory == "/var/lib/archive" && station.archive.span == 3600
                 && station.archive.keep == ArchiveKeep(seconds: 7 * 86_400, bytes: 50 << 30))
+        #expect(
+            station.recording.directory == "/var/lib/shows" && station.recording.keepsSource
+                && station.recording.maxSeconds == 5_400)
         #expect(station.info.description == "All jazz" && station.info.genre == "jazz")
         #expect(station.info.url == "https://jazz.example.org/")
         #expect(serve.http == ListenAddress(host: "0.0.0.0", port: 8001))

@@ -89,7 +89,7 @@ import Testing
                 "[server]\n[server]\nfoo = 1\n" + station,
                 [
                     "r.conf:2: a second [server] section (the first is at line 1): keep one",
-                    "r.conf:3: unknown key foo in [server]: use status, status_token, status_hosts, http, http_proxy_protocol, http_proxy_from, forwarded_from, forwarded_header, public_url, admin_user, admin_password, network_threads, access_log, log_level, max_listeners, max_per_ip, proxy_from, max_listener_duration, overflow, allow, deny, deny_agents, geoip, allow_countries, deny_countries, listener_add, listener_remove, auth_header, auth_timeout, auth_failure, htpasswd, archive, archive_span or archive_keep",
+                    "r.conf:3: unknown key foo in [server]: use status, status_token, status_hosts, http, http_proxy_protocol, http_proxy_from, forwarded_from, forwarded_header, public_url, admin_user, admin_password, network_threads, access_log, log_level, max_listeners, max_per_ip, proxy_from, max_listener_duration, overflow, allow, deny, deny_agents, geoip, allow_countries, deny_countries, listener_add, listener_remove, auth_header, auth_timeout, auth_failure, htpasswd, archive, archive_span, archive_keep, record_live, record_live_source or record_live_max",
                 ]
             ),
             (station + "volume = 3\n", ["r.conf:3: unknown key volume in [station a]: use \(keys)"]),
@@ -99,7 +99,7 @@ import Testing
             (
                 "[server]\nport = 8000\n" + station,
                 [
-                    "r.conf:2: unknown key port in [server]: use status, status_token, status_hosts, http, http_proxy_protocol, http_proxy_from, forwarded_from, forwarded_header, public_url, admin_user, admin_password, network_threads, access_log, log_level, max_listeners, max_per_ip, proxy_from, max_listener_duration, overflow, allow, deny, deny_agents, geoip, allow_countries, deny_countries, listener_add, listener_remove, auth_header, auth_timeout, auth_failure, htpasswd, archive, archive_span or archive_keep"
+                    "r.conf:2: unknown key port in [server]: use status, status_token, status_hosts, http, http_proxy_protocol, http_proxy_from, forwarded_from, forwarded_header, public_url, admin_user, admin_password, network_threads, access_log, log_level, max_listeners, max_per_ip, proxy_from, max_listener_duration, overflow, allow, deny, deny_agents, geoip, allow_countries, deny_countries, listener_add, listener_remove, auth_header, auth_timeout, auth_failure, htpasswd, archive, archive_span, archive_keep, record_live, record_live_source or record_live_max"
                 ]
             ),
             (
@@ -257,7 +257,7 @@ import Testing
         #expect(
             Self.messages(text) == [
                 "r.conf:2: status = 1.2.3.4: use ADDR:PORT such as 127.0.0.1:8080 or [::1]:8080, or off",
-                "r.conf:3: unknown key port in [server]: use status, status_token, status_hosts, http, http_proxy_protocol, http_proxy_from, forwarded_from, forwarded_header, public_url, admin_user, admin_password, network_threads, access_log, log_level, max_listeners, max_per_ip, proxy_from, max_listener_duration, overflow, allow, deny, deny_agents, geoip, allow_countries, deny_countries, listener_add, listener_remove, auth_header, auth_timeout, auth_failure, htpasswd, archive, archive_span or archive_keep",
+                "r.conf:3: unknown key port in [server]: use status, status_token, status_hosts, http, http_proxy_protocol, http_proxy_from, forwarded_from, forwarded_header, public_url, admin_user, admin_password, network_threads, access_log, log_level, max_listeners, max_per_ip, proxy_from, max_listener_duration, overflow, allow, deny, deny_agents, geoip, allow_countries, deny_countries, listener_add, listener_remove, auth_header, auth_timeout, auth_failure, htpasswd, archive, archive_span, archive_keep, record_live, record_live_source or record_live_max",
                 "r.conf:4: bad station name \"a b\": use 1 to 64 of A-Z a-z 0-9 _ -, as in [station jazz]",
                 "r.conf:6: [station c] has no upstream: add upstream = an http(s) URL, a file: URL or a path",
                 "r.conf:7: port = 0: use 1 to 65535, or none",

@@ -142,7 +142,7 @@ import Testing
         + "mount, display_name, description, "
         + "genre, url, max_listener_duration, overflow, allow, deny, deny_agents, geoip, allow_countries, deny_countries, "
         + "listener_add, listener_remove, auth_header, auth_timeout, auth_failure, htpasswd, archive, archive_span, archive_keep, "
-        + "push or push_ca"
+        + "record_live, record_live_source, record_live_max, push or push_ca"
 
     /// One naming rule: each station flag of `serve` is a key, `_` for `-`, and nothing else is.
     @Test func theStationKeysAreTheServeFlags() {
@@ -163,7 +163,8 @@ import Testing
                 "description", "genre",
                 "url", "max_listener_duration", "overflow", "allow", "deny", "deny_agents", "geoip", "allow_countries",
                 "deny_countries", "listener_add", "listener_remove", "auth_header", "auth_timeout", "auth_failure",
-                "htpasswd", "archive", "archive_span", "archive_keep", "push", "push_ca",
+                "htpasswd", "archive", "archive_span", "archive_keep", "record_live", "record_live_source",
+                "record_live_max", "push", "push_ca",
             ])
         let others = OptionSpecification.serve.filter { $0.setting == nil }.map(\.name)
         #expect(

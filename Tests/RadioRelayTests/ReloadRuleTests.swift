@@ -42,6 +42,7 @@ import Testing
         "auth_header": ["x-member: yes"], "auth_timeout": ["2"], "auth_failure": ["admit"],
         "htpasswd": ["(an htpasswd file)"],
         "archive": ["/var/lib/radio-relay/archive"], "archive_span": ["3600"], "archive_keep": ["7d 50G"],
+        "record_live": ["/var/lib/radio-relay/shows"], "record_live_source": ["yes"], "record_live_max": ["2h"],
         "password": ["dj-password-1"], "stations": ["a, b"], "hours": ["Mon-Fri 20:00-23:00"],
         "timezone": ["Europe/Berlin"],
     ]

@@ -119,9 +119,10 @@ enum ArchiveDisk {
         return scanner
     }
 
-    /// Replaces `name` in `directory` with `contents`, so that a crash leaves the old file or the new one, whole.
+    /// Replaces `name` in `directory` with `contents` (written to `name.tmp`, synced, renamed over it), so that a crash
+    /// leaves the old file or the new one, whole.
     static func replace(_ name: String, in directory: String, with contents: [UInt8]) throws(SystemError) {
-        let temporary = directory + "/" + temporaryIndexName
+        let temporary = directory + "/" + name + ".tmp"
         do {
             let fd = try FileDescriptor.opening("open \(temporary)") {
                 open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)

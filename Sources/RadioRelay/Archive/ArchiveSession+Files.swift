@@ -48,40 +48,23 @@ extension ArchiveSession {
     mutating func write(_ bytes: [UInt8], published: Int64? = nil) {
         guard let open = file, !bytes.isEmpty else { return }
         do {
-            try ArchiveDisk.write(bytes, to: open.descriptor, path: open.path)
+            try open.append(bytes)
         } catch {
             fail("\(error)", isError: true)
             return
         }
-        open.scanner.feed(bytes)
         if let published { open.scanner.anchor(published: published) }
         writer.counters.bytesWritten.add(bytes.count, ordering: .relaxed)
-        if let failure, open.scanner.file.end > open.scanner.file.start {
-            Log.notice(
-                "\(label): archive: writing again, in \(open.name), after \(failure.dropped) pages dropped "
-                    + "(\(failure.message))")
-            self.failure = nil
-        }
+        if open.scanner.file.end > open.scanner.file.start { trouble.recovered(in: open.name) }
     }
 
     /// A failure: logged once until the archive writes again; the file cut back and closed; retried later.
     mutating func fail(_ message: String, isError: Bool) {
         if isError { writer.counters.writeErrors.add(1, ordering: .relaxed) }
-        if failure == nil {
-            Log.error(
-                "\(label): archive: \(message): pages are dropped from the archive until it can write again "
-                    + "(tried every \(Int(ArchiveSettings.retryInterval)) s)")
-        }
-        failure = Failure(
-            message: message, retryAt: wallClockNow() + ArchiveSettings.retryInterval, dropped: failure?.dropped ?? 0)
+        trouble.failed(message, what: "the archive")
         if let open = file {
             file = nil
-            _ = try? ArchiveDisk.truncate(open.path, to: open.scanner.validSize)
-            // Its last whole page ends the stream (rewritten in place: no new space needed).
-            if writer.format == .opus {
-                Self.markEnd(open.path, page: open.scanner.lastUnitOffset, end: open.scanner.validSize)
-            }
-            _ = try? ArchiveDisk.sync(open.descriptor, path: open.path)
+            open.cutBack()
             keep(open)
         }
         publish()
@@ -90,9 +73,7 @@ extension ArchiveSession {
     /// Ends the open file: its held page flagged end-of-stream, synced, recorded in the index (on disk).
     mutating func finishFile() {
         guard let open = file else { return }
-        if var ogg = open.ogg {
-            let last = ogg.finish()
-            open.ogg = ogg
+        if let last = open.takeLastPage() {
             write(last)
             guard file != nil else { return }  // the write failed: `fail` closed it
         }
@@ -129,7 +110,7 @@ extension ArchiveSession {
             try ArchiveDisk.write(Array(ArchiveTitles.line(entry).utf8), to: fd, path: path)
         } catch {
             writer.counters.writeErrors.add(1, ordering: .relaxed)
-            note("titles", "\(label): archive: a title could not be kept: \(error)")
+            trouble.note("titles", "a title could not be kept: \(error)")
         }
     }
 
@@ -147,7 +128,7 @@ extension ArchiveSession {
             try ArchiveDisk.replace(ArchiveDisk.indexName, in: writer.directory, with: Array(index.text.utf8))
         } catch {
             writer.counters.writeErrors.add(1, ordering: .relaxed)
-            note("index", "\(label): archive: the index could not be saved: \(error)")
+            trouble.note("index", "the index could not be saved: \(error)")
         }
     }
 
@@ -160,7 +141,7 @@ extension ArchiveSession {
             do {
                 try ArchiveDisk.remove(path(name))
             } catch let error where error.errno != ENOENT {
-                note("remove", "\(label): archive: \(error)")
+                trouble.note("remove", "\(error)")
                 continue
             } catch {}
             index.remove(name)
@@ -175,9 +156,7 @@ extension ArchiveSession {
             }
             Log.info("\(label): archive: \(removed) file\(removed == 1 ? "" : "s") removed (archive_keep)")
         }
-        while let (topic, suppressed) = logLimit.summary(now: monotonicNow()) {
-            Log.warning("\(label): archive: \(suppressed) more lines about \(topic) left out")
-        }
+        trouble.summarize()
         publish()
     }
 
@@ -186,13 +165,13 @@ extension ArchiveSession {
         var current = index
         if let file { current.insert(file.scanner.file) }
         var status = ArchiveStatus()
-        status.state = stopped ? .stopped : failure == nil ? .writing : .failing
+        status.state = stopped ? .stopped : trouble.failure == nil ? .writing : .failing
         status.files = current.files.count
         status.bytes = current.bytes
         status.oldest = current.files.first?.start
         status.newest = current.files.map(\.end).max()
         status.current = file?.name
-        status.lastError = failure?.message
+        status.lastError = trouble.failure?.message
         status.index = current
         status.titles = titles
         writer.status.withLock { $0 = status }

@@ -22,24 +22,17 @@ struct ArchiveSession {
     var lastGranule: Int64?
     /// The span start the next file is named by, after a rotation at a boundary.
     var nextStart: Int64?
-    var failure: Failure?
+    var trouble: DiskTrouble
     var nextHousekeeping = 0.0
-    var logLimit = LogRateLimit<String>(limit: 1, window: 60)
     /// The titles of the archive (`titles.txt`).
     var titles = ArchiveTitles()
-
-    /// A failure the writer waits out: what the log said, when to try again, pages dropped since.
-    struct Failure {
-        var message: String
-        var retryAt: Double
-        var dropped: Int
-    }
 
     init(_ writer: ArchiveWriter) {
         self.writer = writer
         var settings = ArchiveSettings()
         settings.span = writer.span
         self.settings = settings
+        trouble = DiskTrouble(prefix: "\(writer.label): archive")
     }
 
     var label: String { writer.label }
@@ -49,17 +42,15 @@ struct ArchiveSession {
         publish()
         while !thread.isStopping {
             thread.beat()
-            var wait = pollfd(fd: writer.wake.rawValue, events: Int16(POLLIN), revents: 0)
-            _ = poll(&wait, 1, 1000)
-            _ = try? writer.wake.drain()
-            handle(writer.take())
+            writer.queue.wait(milliseconds: 1000)
+            handle(writer.queue.take())
             let now = wallClockNow()
             if now >= nextHousekeeping {
                 housekeeping(now: now)
                 nextHousekeeping = now + 1
             }
         }
-        handle(writer.take())
+        handle(writer.queue.take())
         finishFile()
         publish(stopped: true)
     }
@@ -75,7 +66,7 @@ struct ArchiveSession {
                 finishFile()
                 lastGranule = nil
                 nextStart = nil
-                note("queue", "\(label): archive: the disk fell behind: \(dropped) pages dropped from the archive")
+                trouble.note("queue", "the disk fell behind: \(dropped) pages dropped from the archive")
             case .page(let page):
                 handle(page)
             case .frames(let bytes, let wall):
@@ -104,12 +95,12 @@ struct ArchiveSession {
         defer { if page.granule >= 0 { lastGranule = page.granule } }
         if file == nil {
             guard let base = lastGranule, !page.isContinued, !headers.isEmpty else { return }
-            guard mayOpen() else {
+            guard trouble.mayOpen() else {
                 drop(1)
                 return
             }
             guard let ogg = ArchiveOggFile(headers: headers, base: base) else {
-                note("headers", "\(label): archive: the stream's header pages are not Opus headers: not archived")
+                trouble.note("headers", "the stream's header pages are not Opus headers: not archived")
                 return
             }
             guard open(start: nextStart ?? millis, first: millis) else {
@@ -119,12 +110,7 @@ struct ArchiveSession {
             file?.ogg = ogg
             write(ogg.headerBytes)
         }
-        guard let open = file, var ogg = open.ogg else {
-            drop(1)
-            return
-        }
-        let bytes = ogg.carry(page.bytes)
-        open.ogg = ogg
+        guard let bytes = file?.carry(page.bytes) else { return drop(1) }
         write(bytes, published: millis)
     }
 
@@ -134,7 +120,7 @@ struct ArchiveSession {
             finishFile()
         }
         if file == nil {
-            guard mayOpen(), open(start: nextStart ?? millis, first: millis) else {
+            guard trouble.mayOpen(), open(start: nextStart ?? millis, first: millis) else {
                 drop(1)
                 return
             }
@@ -142,24 +128,9 @@ struct ArchiveSession {
         write(bytes, published: millis)
     }
 
-    /// Whether a new file may be tried now: always, unless a failure's retry time is still to come.
-    func mayOpen() -> Bool {
-        guard let failure else { return true }
-        return wallClockNow() >= failure.retryAt
-    }
-
     mutating func drop(_ count: Int) {
         writer.counters.pagesDropped.add(count, ordering: .relaxed)
-        failure?.dropped += count
-    }
-
-    /// A line a storm could repeat: once a minute per topic.
-    mutating func note(_ topic: String, _ line: String) {
-        switch logLimit.admit(topic, now: monotonicNow()) {
-        case .write: Log.warning(line)
-        case .writeAfter(let suppressed): Log.warning("\(line) (and \(suppressed) more like it)")
-        case .suppress: break
-        }
+        trouble.dropped(count)
     }
 
     static func millis(_ wall: Double) -> Int64 {
@@ -184,5 +155,38 @@ final class ArchiveOpenFile {
         self.path = path
         self.boundary = boundary
         self.scanner = scanner
+    }
+}
+
+extension ArchiveOpenFile {
+    /// Writes `bytes` and indexes them.
+    func append(_ bytes: [UInt8]) throws(SystemError) {
+        try ArchiveDisk.write(bytes, to: descriptor, path: path)
+        scanner.feed(bytes)
+    }
+
+    /// The bytes to write for an Ogg file's next page (`ArchiveOggFile.carry`); nil for an MP3 file.
+    func carry(_ page: [UInt8]) -> [UInt8]? {
+        guard var file = ogg else { return nil }
+        defer { ogg = file }
+        return file.carry(page)
+    }
+
+    /// The held page that ends an Ogg file, flagged end-of-stream (nil for an MP3 file, or with no page held).
+    func takeLastPage() -> [UInt8]? {
+        guard var file = ogg else { return nil }
+        let last = file.finish()
+        ogg = file
+        return last.isEmpty ? nil : last
+    }
+
+    /// After a failed write: the file cut back to its whole pages (frames), an Ogg file's last page flagged as the
+    /// end (rewritten in place: no new space needed), and synced as far as the disk lets it.
+    func cutBack() {
+        _ = try? ArchiveDisk.truncate(path, to: scanner.validSize)
+        if scanner.format == .opus {
+            ArchiveSession.markEnd(path, page: scanner.lastUnitOffset, end: scanner.validSize)
+        }
+        _ = try? ArchiveDisk.sync(descriptor, path: path)
     }
 }

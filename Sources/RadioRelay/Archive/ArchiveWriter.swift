@@ -26,13 +26,6 @@ package final class ArchiveWriter: Sendable {
         case title(ArchiveTitles.Entry)
     }
 
-    private struct Queue {
-        var items: [Item] = []
-        var bytes = 0
-        /// Items dropped since the last one queued.
-        var dropped = 0
-    }
-
     /// About 7 minutes of 100 ms pages; 8 MiB.
     static let maxItems = 4096
     static let maxBytes = 8 << 20
@@ -45,9 +38,7 @@ package final class ArchiveWriter: Sendable {
     package let keep: LockedBox<ArchiveKeep>
     package let counters = ArchiveCounters()
     package let status = LockedBox(ArchiveStatus())
-    private let queue = LockedBox(Queue())
-    let wake: EventFD
-    private let thread = LockedBox<ServiceThread?>(nil)
+    let queue: DiskQueue<Item>
 
     /// Makes `directory` and checks that it can be written (a configuration error otherwise, so that the station
     /// does not start); the thread starts with `start`.
@@ -64,27 +55,20 @@ package final class ArchiveWriter: Sendable {
         self.label = label
         span = settings.span
         keep = LockedBox(settings.keep)
-        wake = try EventFD()
+        queue = try DiskQueue(maxItems: Self.maxItems, maxBytes: Self.maxBytes) { .gap(dropped: $0) }
     }
 
     package func start() throws {
-        let made = ServiceThread(name: "arch-\(label)") { [self] thread in
+        try queue.start(name: "arch-\(label)") { [self] thread in
             var session = ArchiveSession(self)
             session.run(in: thread)
         }
-        try made.start()
-        thread.withLock { $0 = made }
     }
 
     /// Stops the thread once it has written what is queued (the current file finished and synced); false when it
     /// did not end within `timeout` (a hung disk: it is left to end by itself).
     @discardableResult
-    package func stop(timeout: Double = 10) -> Bool {
-        guard let running = thread.take() else { return true }
-        running.requestStop()
-        try? wake.signal()
-        return running.stop(timeout: timeout)
-    }
+    package func stop(timeout: Double = 10) -> Bool { queue.stop(timeout: timeout) }
 
     /// Queues the pages an output published (from the pipeline thread): never waits.
     package func offer(_ pages: [OggPage], wall: Double) {
@@ -108,37 +92,11 @@ package final class ArchiveWriter: Sendable {
     }
 
     private func enqueue(_ items: [Item], bytes: Int) {
-        let (accepted, wasEmpty) = queue.withLock { q -> (Bool, Bool) in
-            guard q.items.count + items.count <= Self.maxItems, q.bytes + bytes <= Self.maxBytes else {
-                q.dropped += items.count
-                return (false, false)
-            }
-            let wasEmpty = q.items.isEmpty
-            if q.dropped > 0 {
-                q.items.append(.gap(dropped: q.dropped))
-                q.dropped = 0
-            }
-            q.items += items
-            q.bytes += bytes
-            return (true, wasEmpty)
-        }
-        if !accepted { counters.pagesDropped.add(items.count, ordering: .relaxed) }
-        if wasEmpty { try? wake.signal() }
+        if !queue.enqueue(items, bytes: bytes) { counters.pagesDropped.add(items.count, ordering: .relaxed) }
     }
 
     /// Items waiting for the writer.
-    package var queued: Int { queue.withLock { $0.items.count } }
-
-    /// Everything queued, for the writer thread.
-    func take() -> [Item] {
-        queue.withLock { q in
-            defer {
-                q.items = []
-                q.bytes = 0
-            }
-            return q.items
-        }
-    }
+    package var queued: Int { queue.count }
 }
 
 /// One Ogg page as the archive needs it: its bytes and flags, and when it was published.

@@ -24,6 +24,22 @@ extension OptionSpecification {
             accepts: ArchiveKeep.accepts,
             setting: station({ ArchiveKeep(parsing: $0) }, { $0.archive.keep = $1 }, compared: \.archive.keep),
             isServerDefault: true, reload: .inPlace),
+        .init(
+            name: "record-live", placeholder: "DIR",
+            summary: "record each live show in a file under DIR/NAME/ (default: none)",
+            accepts: "none, or a directory's absolute path",
+            setting: station(Self.archiveDirectory, { $0.recording.directory = $1 }, compared: \.recording.directory),
+            isServerDefault: true, reload: .restartsStation),
+        .init(
+            name: "record-live-source", placeholder: "Y|N",
+            summary: "keep the live source's own bytes beside each recording (default no)",
+            accepts: "yes or no", setting: station(Values.yesNo, \.recording.keepsSource),
+            isServerDefault: true, reload: .inPlace),
+        .init(
+            name: "record-live-max", placeholder: "TIME",
+            summary: "a show longer than this goes on in a new file: 4h, 90m, 3600s (default 4h)",
+            accepts: "a duration from 60s to 24h, e.g. 4h, 90m or 3600s",
+            setting: station(Self.recordingMax, \.recording.maxSeconds), isServerDefault: true, reload: .inPlace),
     ]
 
     /// `none` (nil inside) or an absolute path.
@@ -37,5 +53,13 @@ extension OptionSpecification {
             return nil
         }
         return seconds
+    }
+
+    /// A duration (`4h`, `90m`, `3600s`, or seconds) within `RecordingSettings.maxRange`.
+    private static func recordingMax(_ text: String) -> Int? {
+        let seconds =
+            Units.integer(text, in: RecordingSettings.maxRange)
+            ?? ArchiveKeep(parsing: text).flatMap { $0.bytes == nil ? $0.seconds.map(Int.init) : nil }
+        return seconds.flatMap { RecordingSettings.maxRange.contains($0) ? $0 : nil }
     }
 }

@@ -75,8 +75,10 @@ public struct StationConfiguration: Sendable, Equatable {
     /// the output's own packets; its segment length and window. A change restarts the station.
     public var hls = true
     package var hlsSettings = HLSSegmenter.Settings()
-    /// Its archive on disk (`archive`, `archive_span`, `archive_keep`); off without a directory.
+    /// Its archive on disk (`archive`, `archive_span`, `archive_keep`) and its recordings of live shows
+    /// (`record_live`, `record_live_source`, `record_live_max`); each off without a directory.
     public var archive = ArchiveSettings()
+    public var recording = RecordingSettings()
     /// An MP3 pass-through output at `/NAME.mp3` (`mp3 = yes`): the upstream's own frames, with the same burst, lag
     /// and limits as the station's own output, titles in band for players that ask; no decode or encode of its own.
     /// Only for an MP3 upstream. A change restarts the station.
@@ -112,8 +114,7 @@ public struct StationConfiguration: Sendable, Equatable {
     package var overflow: [String] = []
     /// Who may listen by credentials (`listener_add`, `htpasswd`, …): a station with any is protected.
     package var authentication = ListenerAuthentication()
-    /// The PEM file of CA certificates `icecasts://` pushes verify the server against (`--push-ca`, `push_ca`); nil:
-    /// the system's CA store.
+    /// The CA certificates (PEM) `icecasts://` pushes verify the server against (`push_ca`); nil: the system's.
     package var pushCA: String?
 
     public init() {}

@@ -225,6 +225,7 @@ enum MetricsReport {
         }
         inputSamples(&out, snapshot)
         archiveSamples(&out, snapshot)
+        recordingSamples(&out, snapshot)
         if !snapshot.refusals.isEmpty {
             header(&out, "listeners_refused_total", .counter, "Listeners refused by the admission point, by reason")
             for refusal in snapshot.refusals {

@@ -45,6 +45,7 @@ extension StationStatus: Codable {
         case history
         case archive
         case archiveMP3 = "archive_mp3"
+        case recordings
     }
 
     package func encode(to encoder: any Swift.Encoder) throws {
@@ -92,6 +93,7 @@ extension StationStatus: Codable {
         try out.encode(history, forKey: .history)
         try out.encodeOrNull(archive, forKey: .archive)
         try out.encodeOrNull(archiveMP3, forKey: .archiveMP3)
+        try out.encodeOrNull(recordings, forKey: .recordings)
     }
 
     package init(from decoder: any Swift.Decoder) throws {
@@ -133,6 +135,7 @@ extension StationStatus: Codable {
         history = try values.decodeIfPresent([HistoryStatus].self, forKey: .history) ?? []
         archive = try values.decodeIfPresent(ArchiveFigures.self, forKey: .archive)
         archiveMP3 = try values.decodeIfPresent(ArchiveFigures.self, forKey: .archiveMP3)
+        recordings = try values.decodeIfPresent(RecordingFigures.self, forKey: .recordings)
     }
 }
 

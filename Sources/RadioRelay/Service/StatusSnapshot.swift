@@ -118,6 +118,8 @@ package struct StationStatus: Sendable, Equatable {
     /// Its archive writers' figures (`archive = DIR`): the main output's, the MP3 output's.
     package var archive: ArchiveFigures?
     package var archiveMP3: ArchiveFigures?
+    /// Its recorder's figures (`record_live = DIR`).
+    package var recordings: RecordingFigures?
 
     package init(name: String) { self.name = name }
 
@@ -185,6 +187,7 @@ package struct StationStatus: Sendable, Equatable {
         let mp3Shift = shifts.first { $0.0 == StationConfiguration.mp3OutputName }?.1
         archive = station.archive.map { ArchiveFigures($0, timeShift: mainShift) }
         archiveMP3 = station.mp3Archive.map { ArchiveFigures($0, timeShift: mp3Shift) }
+        recordings = station.recorder.map(RecordingFigures.init)
     }
 
 }

@@ -60,6 +60,8 @@ final class LiveInput {
     var name: String?
     /// The DJ account the source connected last authenticated as; nil: the station's own `source`.
     var dj: String?
+    /// Whether its connection's bytes go to the recorder as they come (`record_live_source`).
+    var copiesSource = false
 }
 
 @available(*, unavailable) extension LiveInput: Sendable {}

@@ -46,14 +46,15 @@ extension Pipeline {
     /// Hands the pages the chain completed in this iteration to each output: its Broadcaster (one wake-up for all
     /// of them) and its HLS stream, which segments the same packets.
     /// The MP3 pass-through output, if the station has one, gets the frames released meanwhile.
-    /// The station's archive writers get the main output's pages and the MP3 output's frames (queued, never
-    /// waited for).
+    /// The station's archive writers get the main output's pages and the MP3 output's frames, its recorder the
+    /// main output's pages of a live show (queued, never waited for).
     func publish() {
         for (output, pages) in zip(outputs.lazy.filter { $0.format == .oggOpus }, chain.takePagesPerOutput()) {
             output.broadcaster.publish(pages)
             if !pages.isEmpty { output.hls?.publish(pages) }
-            if output.name == nil, !pages.isEmpty, let archive = station.archive {
-                archive.offer(pages, wall: wallClockNow())
+            if output.name == nil, !pages.isEmpty {
+                station.archive?.offer(pages, wall: wallClockNow())
+                record(pages)
             }
         }
         if let chunk = chain.takePassThrough() {

@@ -162,6 +162,7 @@ extension Pipeline {
                 }
                 input.bytesIn += chunk.count
                 local.bytesIn += chunk.count
+                if input.live?.copiesSource == true { station.recorder?.offer(source: Array(chunk)) }
                 if input.paced {
                     input.backlog.append(chunk)
                 } else {

@@ -70,6 +70,8 @@ extension Pipeline {
         input.live?.label = source.label
         input.live?.dj = source.user.dj
         input.live?.name = source.request.info.displayName.flatMap { $0.isEmpty ? nil : $0 }
+        sourceEnded(input)
+        input.live?.copiesSource = configuration.recording.keepsSource && station.recorder != nil
         input.paced = true
         input.pace = (now, 0)
         input.set(.connecting)
@@ -84,6 +86,7 @@ extension Pipeline {
         input.downloader?.source?.close()
         input.downloader = nil
         input.live?.ending = "disconnected"
+        sourceEnded(input)
     }
 
     /// The source ends: its connection closes (with `answer` when it may still be answered), the desk takes the
@@ -94,6 +97,7 @@ extension Pipeline {
         input.downloader?.source?.close(answer: answer)
         input.downloader = nil
         input.live?.ending = nil
+        sourceEnded(input)
         let wasPlaying = index == selector.playing
         input.forgetConnection(keepingBacklog: false)
         input.set(.waiting(reason))

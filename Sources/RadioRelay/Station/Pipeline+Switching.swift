@@ -63,6 +63,8 @@ extension Pipeline {
             ? nil : continues ? min(fade, waiting) + Self.fadeFrames(0.02, rate: configuration.commonRate) : fade
         handover.format = to.format
         handover.stationFormat = local.format
+        if change.from == liveIndex { showHandsBack() }
+        if change.to == liveIndex { showBegins(change.to) }
         outgoingAudioAt = now
         do {
             try to.reading.takeOver(handover)

@@ -38,6 +38,9 @@ final class Pipeline {
     /// When the input fading out last delivered audio: one that stops for `outgoingPatience` ends its fade.
     var outgoingAudioAt = 0.0
     static let outgoingPatience = 0.25
+    /// The live show being recorded (`record_live`: `Pipeline+Recording.swift`), and the main output's newest granule.
+    var show: LiveShowSpan?
+    var mainGranule: Int64 = 0
     /// Counts of what inputs no longer listed had taken (their share of the station's counters).
     var retired = ReadingCounters()
     /// Lines an upstream can cause at will (a format change per frame, a stage error per piece): one a second per

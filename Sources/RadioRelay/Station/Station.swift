@@ -42,9 +42,11 @@ public final class Station: Service {
     package let desk: SourceDesk
     /// Its last titles (the pipeline records each one it shows), carried to its successor by a reload.
     package let history: LockedBox<SongHistory>
-    /// Its archive writers (`Station+Archive.swift`): the main output's and the MP3 output's.
+    /// Its archive writers (`Station+Archive.swift`): the main output's and the MP3 output's; its recorder of live
+    /// shows (`record_live`).
     package let archive: ArchiveWriter?
     package let mp3Archive: ArchiveWriter?
+    package let recorder: RecordingWriter?
 
     public var name: String { configuration.name }
     public var state: StationState { shared.snapshot }
@@ -102,6 +104,7 @@ public final class Station: Service {
         let archives = try Self.makeArchives(configuration)
         archive = archives.main
         mp3Archive = archives.mp3
+        recorder = try Self.makeRecorder(configuration)
     }
 
     /// One output: its page ring, its Broadcaster (bound now, or adopting `socket`) and its HLS stream.

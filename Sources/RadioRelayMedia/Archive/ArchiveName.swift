@@ -12,12 +12,17 @@ package enum ArchiveName {
 
     /// The name of a file that starts at `millis` (ms since the epoch; the milliseconds are left out).
     package static func name(start millis: Int64, format: Format) -> String {
+        stamp(start: millis) + "." + format.rawValue
+    }
+
+    /// The UTC second of `millis` as names write it: `2026-12-05T08-00-00Z`.
+    package static func stamp(start millis: Int64) -> String {
         let seconds = millis >= 0 ? millis / 1000 : (millis - 999) / 1000
         let iso = UTCTime(Double(seconds)).iso8601  // 2026-12-05T08:00:00.000Z
         let bytes = Array(iso.utf8)
-        guard bytes.count == 24 else { return "\(seconds).\(format.rawValue)" }
+        guard bytes.count == 24 else { return "\(seconds)" }
         let stamp = bytes[0..<19].map { $0 == UInt8(ascii: ":") ? UInt8(ascii: "-") : $0 }
-        return String(decoding: stamp, as: UTF8.self) + "Z." + format.rawValue
+        return String(decoding: stamp, as: UTF8.self) + "Z"
     }
 
     /// The start (ms since the epoch) and format of a file named `name`; nil for any other name.

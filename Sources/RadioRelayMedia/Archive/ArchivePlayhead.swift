@@ -59,6 +59,9 @@ package struct ArchivePlayhead: Sendable {
     private var splice: OggSplice?
     /// This file's granule after the last page read (Ogg), or its seconds of frames (MP3), from its start.
     private var granule: Int64 = 0
+    /// It went to a point inside the file: the granule before the first page read there is that page's granule
+    /// less its samples (found at that page).
+    private var seeked = false
     private var fileSeconds = 0.0
 
     /// The listener starts at `target` (ms since the epoch), found in the archive at `location`, in a file that
@@ -152,6 +155,7 @@ package struct ArchivePlayhead: Sendable {
             phase = .skipping(until: self.position)
             if seek > offset {
                 // On from the point: the bytes before it are not read.
+                seeked = true
                 readOffset = seek
                 pendingStart = seek
                 pending = []
@@ -169,6 +173,10 @@ package struct ArchivePlayhead: Sendable {
             splice = carried
             return out.isEmpty ? nil : .bytes(out, seconds: 0)
         case .skipping(let until):
+            if seeked, position >= 0 {
+                seeked = false
+                granule = max(0, position - ArchiveUnit.samples(ofOggPage: page))
+            }
             let end = fileStart &+ max(0, position) / 48
             if position >= 0 && end <= until && flags & 4 == 0 {
                 granule = max(granule, position)
