@@ -387,7 +387,7 @@ def report(args, listeners, snaps, wall_start):
     out = {
         "label": args.label,
         "kind": "shifted" if args.offsets else "live",
-        "n": args.n, "ramp": args.ramp, "settle": args.settle, "hold": args.hold,
+        "n": args.n, "ramp_seconds": args.ramp, "settle_seconds": args.settle, "hold_seconds": args.hold,
         "offsets": args.offsets, "sources": args.sources, "first_source": args.first_source,
         "statuses": statuses,
         "served": len(served),
