@@ -128,8 +128,8 @@ package final class HTTPFrontLoop {
             handleSourceProtocol(connection, request)
         case .admin(let request):
             handleAdmin(connection, request, directory: directory, broadcasters: broadcasters)
-        case .archiveHLS(let station, let name, let request):
-            answerArchiveHLS(connection, request, station: station, name: name, directory: directory)
+        case .archive(let station, let name, let request):
+            answerArchive(connection, request, station: station, name: name, directory: directory)
         case .hls(let mount, let response, let request):
             let raw: HTTPRequestHead.Request? = if case .request(let raw) = head { raw } else { nil }
             answerHLS(

@@ -41,8 +41,7 @@ extension PublicRouter {
             case hls(Int, Substring)
             case playlist(Int, Playlists.Kind)
             case history(station: String, history: SongHistory)
-            case archive(station: String)
-            case archiveHLS(station: String, name: String)
+            case archive(station: String, name: String)
         }
 
         package var name: String
@@ -53,6 +52,12 @@ extension PublicRouter {
     }
 
     static let readMethods = ["GET", "HEAD"]
+
+    /// An archive's resources are answered where the admission point can screen them (`HTTPFrontLoop+Archive`).
+    static let archiveAnswer: @Sendable (Route.Context, Route.Capture) -> Action = { context, capture in
+        guard case .archive(let station, let name) = capture else { return .respond(text(404, "no archive\n")) }
+        return .archive(station: station, name: name, request: context.request)
+    }
 
     package static let routes: [Route] = [
         Route(
@@ -153,34 +158,17 @@ extension PublicRouter {
                     name == "archive.m3u8" || name == ArchivePlaylist.initName
                         || ArchivePlaylist.segmentStart(Substring(name)) != nil
                 else { return nil }
-                return .archiveHLS(station: station, name: name)
+                return .archive(station: station, name: name)
             },
-            answer: { context, capture in
-                guard case .archiveHLS(let station, let name) = capture else {
-                    return .respond(text(404, "no archive\n"))
-                }
-                return .archiveHLS(station: station, name: name, request: context.request)
-            }),
+            answer: archiveAnswer),
         Route(
             name: "archive", methods: readMethods,
             match: { request, directory in
                 guard request.path.hasPrefix("/"), request.path.hasSuffix("/archive.json") else { return nil }
                 let name = String(request.path.dropFirst().dropLast("/archive.json".utf8.count))
-                return directory.archives[name] != nil ? .archive(station: name) : nil
+                return directory.archives[name] != nil ? .archive(station: name, name: "archive.json") : nil
             },
-            answer: { context, capture in
-                guard case .archive(let station) = capture, let archive = context.directory.archives[station] else {
-                    return .respond(text(404, "no archive\n"))
-                }
-                let body = ArchiveListing.json(
-                    station: station, mount: archive.mount, index: archive.service.index(),
-                    titles: archive.service.titles())
-                var response = HTTPResponse(
-                    status: 200, contentType: "application/json", bytes: Array(body.utf8),
-                    headers: [("Access-Control-Allow-Origin", "*"), ("Cache-Control", "public, max-age=5")])
-                response.omitsBody = context.isHead
-                return .respond(response)
-            }),
+            answer: archiveAnswer),
         Route(
             name: "history", methods: readMethods,
             match: { request, directory in

@@ -50,9 +50,10 @@ package enum PublicRouter {
         case source(HTTPRequestHead.Request)
         /// An admin call (`/admin/…`): `AdminGate`, then `HTTPFrontLoop+Admin`.
         case admin(HTTPRequestHead.Request)
-        /// A resource of station `station`'s archive HLS (`archive.m3u8`, its init or a segment): screened by the
-        /// admission point, then answered by `HTTPFrontLoop+ArchiveHLS` (a segment by the archive's own thread).
-        case archiveHLS(station: String, name: String, request: HTTPRequestHead.Request)
+        /// A resource of station `station`'s archive (`archive.json`, or its HLS: `archive.m3u8`, its init or a
+        /// segment): screened by the admission point, then answered by `HTTPFrontLoop+Archive` (a segment by the
+        /// archive's own thread).
+        case archive(station: String, name: String, request: HTTPRequestHead.Request)
     }
 
     package static let allowedMethods = "GET, HEAD, OPTIONS"

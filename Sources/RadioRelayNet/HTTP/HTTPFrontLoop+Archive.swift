@@ -1,14 +1,16 @@
 import RadioRelayMedia
 import RadioRelaySystem
 
-/// The archive's HLS (`/NAME/archive.m3u8`, `archive-init.mp4`, `archive-SECONDS.m4s`): each request passes the
-/// station's rules and access list (`ListenerAdmission.screen`) first, as its live mount's listeners do. The
-/// playlist and the init segment come from memory (the writer's published index, the live stream's OpusHead) and
-/// are answered here; a segment is read from the disk, so its connection goes to the archive's own thread
-/// (`TimeShiftService`), which answers and closes it. A station whose listeners authenticate does not offer it: a
-/// player would need a pass for each of its requests (use `?start=` on the mount, which authenticates once).
+/// A station's archive resources: its listing (`/NAME/archive.json`) and its HLS (`/NAME/archive.m3u8`,
+/// `archive-init.mp4`, `archive-SECONDS.m4s`). Each request passes the station's rules and access lists
+/// (`ListenerAdmission.screen`) first, as its live mount's listeners do. The listing, the playlist and the init
+/// segment come from memory (the writer's published index and titles, the live stream's OpusHead) and are answered
+/// here; a segment is read from the disk, so its connection goes to the archive's own thread (`TimeShiftService`),
+/// which answers and closes it. A station whose listeners authenticate offers neither: a player would need a pass
+/// for each of its requests. Its page still lists the shows, with links to `?start=` on the mount, which
+/// authenticates as a live listener does.
 extension HTTPFrontLoop {
-    func answerArchiveHLS(
+    func answerArchive(
         _ connection: HTTPConnection, _ raw: HTTPRequestHead.Request, station: String, name: String,
         directory: PublicDirectory
     ) {
@@ -17,18 +19,25 @@ extension HTTPFrontLoop {
         }
         let broadcaster = shelf.service.broadcaster
         let admission = broadcaster.admission
-        if admission.policy.authentication[station]?.isOn == true {
-            let text =
-                "archive HLS is not offered on a station whose listeners authenticate: use \(shelf.mount)?start=\n"
-            return send(PublicRouter.text(403, text), on: connection)
-        }
         let request = PublicRouter.listenerRequest(raw, metaInterval: 0)
         let ask = AdmissionAsk(
             station: station, mount: shelf.mount, kind: .hls, client: connection.peer, request: request)
         if let decision = admission.screen(ask) { return send(PublicRouter.notAdmitted(decision), on: connection) }
+        if admission.policy.authentication[station]?.isOn == true {
+            let text =
+                "the archive's listing and HLS are not offered on a station whose listeners authenticate: "
+                + "use \(shelf.mount)?start=\n"
+            return send(PublicRouter.text(403, text), on: connection)
+        }
         let isHead = raw.method == "HEAD"
         var response: HTTPResponse
-        if name == "archive.m3u8" {
+        if name == "archive.json" {
+            let body = ArchiveListing.json(
+                station: station, mount: shelf.mount, index: shelf.service.index(), titles: shelf.service.titles())
+            response = HTTPResponse(
+                status: 200, contentType: "application/json", bytes: Array(body.utf8),
+                headers: [("Cache-Control", "public, max-age=5")])
+        } else if name == "archive.m3u8" {
             let start = SourceRules.parameters(raw.query)["start"].flatMap { TimeShiftStart.moment($0) }
             guard let playlist = ArchivePlaylist.media(shelf.service.index(), start: start) else {
                 return send(PublicRouter.text(404, "no whole segment archived yet\n"), on: connection)
