@@ -175,3 +175,22 @@ package func icyStream(_ audio: [UInt8], interval: Int, title: (Int) -> String?)
     }
     return out + audio[offset...]
 }
+
+/// A client connected to a listening socket of the test's own, and the server's side of it, accepted and
+/// non-blocking: what a front end hands a service.
+package func acceptedConnection(receiveBuffer: Int32? = nil) throws -> (client: ListenerClient, accepted: Int32) {
+    guard let any = SocketAddress(host: "127.0.0.1", port: 0) else { throw SystemError("127.0.0.1") }
+    let listening = try listeningSocket(on: any, backlog: 4, purpose: "test")
+    let client = try ListenerClient(
+        port: try SocketAddress.local(of: listening.rawValue).port, receiveBuffer: receiveBuffer)
+    let deadline = monotonicNow() + 5
+    while monotonicNow() < deadline {
+        let accepted = Glibc.accept(listening.rawValue, nil, nil)
+        if accepted >= 0 {
+            try setNonblocking(accepted)
+            return (client, accepted)
+        }
+        if errno != EINTR && errno != EAGAIN { break }
+    }
+    throw SystemError("accept")
+}

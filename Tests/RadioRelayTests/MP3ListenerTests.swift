@@ -46,17 +46,7 @@ extension RealTimeTests {
         static func handOver(
             to broadcaster: Broadcaster, head: [UInt8], metaInterval: Int, receiveBuffer: Int32
         ) throws -> ListenerClient {
-            let listening = try listeningSocket(
-                on: try #require(SocketAddress(host: "127.0.0.1", port: 0)), backlog: 4, purpose: "test")
-            let port = try SocketAddress.local(of: listening.rawValue).port
-            let client = try ListenerClient(port: port, receiveBuffer: receiveBuffer)
-            var accepted: Int32 = -1
-            try #require(
-                waitUntil(5) {
-                    accepted = Glibc.accept(listening.rawValue, nil, nil)
-                    return accepted >= 0
-                })
-            try setNonblocking(accepted)
+            let (client, accepted) = try acceptedConnection(receiveBuffer: receiveBuffer)
             let arrival = ArrivingListener(
                 socket: FileDescriptor(owning: accepted), peer: try SocketAddress.local(of: client.fd),
                 responseHead: head, request: ListenerRequest(line: "GET /x.mp3 HTTP/1.0", metaInterval: metaInterval))

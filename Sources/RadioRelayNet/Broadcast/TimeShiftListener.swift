@@ -12,8 +12,6 @@ final class TimeShiftListener {
     /// Bytes queued for its socket beyond which nothing more is read, and bytes read from the disk at once.
     static let readAhead = 64 << 10
     static let readChunk = 32 << 10
-    /// Seconds without a byte taken by its socket, with bytes waiting, after which it is dropped as too slow.
-    static let stuckAfter = 30.0
 
     let socket: FileDescriptor
     let peer: String

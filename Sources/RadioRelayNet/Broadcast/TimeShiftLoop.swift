@@ -90,9 +90,8 @@ final class TimeShiftLoop {
             }
             if let failure = listener.flush(now: now) {
                 ending.append((listener, failure, .left))
-            } else if listener.unsent > 0 && now - listener.lastProgress >= TimeShiftListener.stuckAfter {
-                ending.append(
-                    (listener, "too slow: no byte taken for \(Int(TimeShiftListener.stuckAfter)) s", .tooSlow))
+            } else if listener.unsent > 0 && now - listener.lastProgress >= service.stuckAfter {
+                ending.append((listener, "too slow: no byte taken for \(Int(service.stuckAfter)) s", .tooSlow))
             }
         }
         service.counters.bytesRead.add(read, ordering: .relaxed)

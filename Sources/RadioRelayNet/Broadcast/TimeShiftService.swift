@@ -17,6 +17,10 @@ import Synchronization
 package final class TimeShiftService: Sendable {
     package static let maxReaders = 256
     package static let maxReadersPerAddress = 8
+    /// Seconds without a byte taken by a listener's socket, with bytes waiting for it, after which it is dropped as
+    /// too slow: its path is dead (a blackhole, a peer gone without a word) or it stopped reading (a player paused
+    /// or stopped with SIGSTOP). Long, as a player's own buffer may be full for a while.
+    package static let stuckAfter = 30.0
     /// Listeners handed over and not yet taken by the thread, at most.
     static let maxArrivals = 128
 
@@ -46,11 +50,15 @@ package final class TimeShiftService: Sendable {
     let wake: EventFD
     private let thread = LockedBox<ServiceThread?>(nil)
     package let counters = TimeShiftCounters()
+    /// This service's `stuckAfter` (shorter in tests).
+    let stuckAfter: Double
 
     package init(
         broadcaster: Broadcaster, directory: String, format: ArchiveName.Format,
-        index: @escaping @Sendable () -> ArchiveIndex, titles: @escaping @Sendable () -> ArchiveTitles
+        index: @escaping @Sendable () -> ArchiveIndex, titles: @escaping @Sendable () -> ArchiveTitles,
+        stuckAfter: Double = TimeShiftService.stuckAfter
     ) throws {
+        self.stuckAfter = stuckAfter
         self.broadcaster = broadcaster
         self.directory = directory
         self.format = format

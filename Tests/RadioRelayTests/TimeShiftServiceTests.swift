@@ -1,0 +1,113 @@
+import Foundation
+import Glibc
+import RadioRelayTestSupport
+import Synchronization
+import Testing
+
+@testable import RadioRelayMedia
+@testable import RadioRelayNet
+@testable import RadioRelaySystem
+
+/// A mount's time-shift thread over real sockets, on an archive of three 10 s files of tone written as the writer
+/// writes them: a listener that reads gets its burst and then real time, one Ogg stream across the files; a
+/// listener that stops reading (a player stopped with SIGSTOP, a path that blackholes: the server's side sees the
+/// same full socket) is dropped as too slow once its socket took nothing for the service's `stuckAfter` — and the
+/// reader is never held meanwhile, as its own real-time pace shows.
+@Suite struct TimeShiftServiceTests {
+    /// The archive: `count` files of 10 s of a 440 Hz tone, the last one ending now, in `directory`.
+    static func archive(in directory: String, count: Int, endingAt now: Int64) throws -> ArchiveIndex {
+        let encoder = try Encoder(EncoderConfiguration())
+        var index = ArchiveIndex()
+        var base: Int64 = 0
+        var frames = 0
+        for number in 0..<count {
+            let start = now - Int64(count - number) * 10_000
+            var ogg = try #require(ArchiveOggFile(headers: encoder.headerPages.map(\.bytes), base: base))
+            var bytes = ogg.headerBytes
+            for _ in 0..<100 {
+                let tone = EncoderTests.sine(440, frames: 4800, offset: frames)
+                frames += 4800
+                for page in try encoder.encode(PCMBuffer(left: tone, right: tone, sampleRate: 48_000)) {
+                    bytes += ogg.carry(page.bytes)
+                    base = page.granulePosition
+                }
+            }
+            bytes += ogg.finish()
+            let name = ArchiveName.name(start: start, format: .opus)
+            try Data(bytes).write(to: URL(fileURLWithPath: directory + "/" + name))
+            var scanner = ArchiveScanner(name: name, start: start, format: .opus)
+            scanner.feed(bytes)
+            index.insert(scanner.file)
+        }
+        return index
+    }
+
+    /// A client whose connection is handed to `service` as the front end hands `?start=` over, the server's side
+    /// with a send buffer of `sendBuffer` bytes.
+    static func handOver(
+        to service: TimeShiftService, from moment: Int64, receiveBuffer: Int32, sendBuffer: Int32
+    ) throws -> ListenerClient {
+        let (client, accepted) = try acceptedConnection(receiveBuffer: receiveBuffer)
+        var size = sendBuffer
+        #expect(setsockopt(accepted, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size)) == 0)
+        let arrival = ArrivingListener(
+            socket: FileDescriptor(owning: accepted), peer: try SocketAddress.local(of: client.fd),
+            responseHead: Array("HTTP/1.0 200 OK\r\n\r\n".utf8),
+            request: ListenerRequest(line: "GET /test.opus HTTP/1.0", metaInterval: 0))
+        let answer: TimeShiftService.Answer = { status, _, body, _ in Array("HTTP/1.0 \(status) x\r\n\r\n".utf8) + body
+        }
+        #expect(service.handOver(arrival, from: .at(moment), answer: answer))
+        return client
+    }
+
+    /// The last granule position in an Ogg byte stream, over 48 000: the seconds of audio it carries.
+    static func seconds(_ bytes: [UInt8]) -> Double {
+        let capture = Array("OggS".utf8)
+        var position = bytes.count - 27
+        while position >= 0 {
+            if bytes[position] == capture[0], Array(bytes[position..<position + 4]) == capture {
+                let granule = (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[position + 6 + $1]) << (8 * $1) }
+                if granule != 0 && granule != UInt64.max { return Double(granule) / 48_000 }
+            }
+            position -= 1
+        }
+        return 0
+    }
+
+    @Test func aListenerThatStopsReadingIsDroppedAndTheReaderIsNeverHeld() throws {
+        let directory = temporaryPath("shift-service")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let now = Int64(wallClockNow() * 1000)
+        let index = try Self.archive(in: directory, count: 3, endingAt: now)
+        let broadcaster = try RealTimeTests.MP3ListenerTests.broadcaster { $0.burst = 0 }
+        defer { broadcaster.stop() }
+        let service = try TimeShiftService(
+            broadcaster: broadcaster, directory: directory, format: .opus, index: { index },
+            titles: { ArchiveTitles() }, stuckAfter: 1)
+        try service.start()
+        defer { service.stop() }
+        let began = monotonicNow()
+        let reader = try Self.handOver(to: service, from: now - 25_000, receiveBuffer: 1 << 20, sendBuffer: 1 << 20)
+        let stalled = try Self.handOver(to: service, from: now - 25_000, receiveBuffer: 2048, sendBuffer: 4096)
+        #expect(waitUntil(5) { service.counters.listeners.load(ordering: .relaxed) == 2 })
+        var heard: [UInt8] = []
+        var droppedAfter: Double?
+        while monotonicNow() - began < 4 {
+            heard += reader.read(for: 0.1).bytes
+            if droppedAfter == nil, service.counters.listeners.load(ordering: .relaxed) == 1 {
+                droppedAfter = monotonicNow() - began
+            }
+        }
+        let elapsed = monotonicNow() - began
+        let dropped = try #require(droppedAfter, "the stalled listener was not dropped")
+        // Its socket filled within the burst; then 1 s without progress.
+        #expect(dropped >= 1 && dropped < 2.5, "dropped after \(dropped) s")
+        #expect(stalled.read(for: 0.5).closed)
+        // The reader: its head, then its 2 s burst and real time, one Ogg stream from the archive's headers on.
+        #expect(heard.starts(with: Array("HTTP/1.0 200 OK\r\n\r\nOggS".utf8)))
+        let audio = Self.seconds(heard)
+        #expect(abs(audio - (elapsed + TimeShiftListener.lead)) < 0.5, "\(audio) s of audio after \(elapsed) s")
+        #expect(service.counters.served.load(ordering: .relaxed) == 2)
+    }
+}
