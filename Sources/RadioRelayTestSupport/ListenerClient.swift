@@ -58,6 +58,22 @@ package final class ListenerClient: @unchecked Sendable {
         return (bytes, false)
     }
 
+    /// Reads until `count` bytes came, the connection closed, or `seconds` passed, whichever is first.
+    package func read(atLeast count: Int, within seconds: Double) -> (bytes: [UInt8], closed: Bool) {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let deadline = Date().addingTimeInterval(seconds)
+        while bytes.count < count && Date() < deadline {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, min($0.count, count - bytes.count), 0) }
+            if n > 0 {
+                bytes += buffer[0..<n]
+            } else if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                return (bytes, true)
+            }
+        }
+        return (bytes, false)
+    }
+
     package func send(_ text: String) {
         send(Array(text.utf8))
     }
