@@ -10,7 +10,7 @@ import Testing
 /// counted as `agent_denied`) and serves any other; on a station whose listeners authenticate (htpasswd), a
 /// time-shifted request without credentials gets the live mount's `401` challenge and one with them its stream,
 /// while the listing and the archive's HLS are not offered (`403`).
-extension PeerTests {
+extension DiskTests {
     @Suite(.timeLimit(.minutes(2))) struct ArchiveAdmissionTests {
         /// A request with a user agent and optional Basic credentials: the status, and the head's first bytes.
         static func ask(_ port: UInt16, _ path: String, agent: String, user: String? = nil) throws -> (Int, String) {

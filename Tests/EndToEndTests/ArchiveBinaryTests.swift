@@ -9,7 +9,7 @@ import Testing
 /// players trust (oggz-validate, opusinfo, ffmpeg, ffprobe), `archive_keep` removing the oldest files, and a SIGKILL
 /// in the middle of a file: every finished file plays, and after a restart the index is brought up to date, the
 /// file the kill cut plays too, and the archive goes on.
-extension ServerProcessTests {
+extension DiskTests {
     @Suite(.timeLimit(.minutes(2)))
     struct ArchiveBinaryTests {
 

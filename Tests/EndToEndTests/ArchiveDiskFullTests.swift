@@ -10,7 +10,7 @@ import Testing
 /// meets ENOSPC is logged once, the archive is `failing` and drops pages while a listener's stream goes on untouched;
 /// the file it was writing is cut to whole pages and still passes oggz-validate; once the filler is removed, the
 /// archive writes again and says how many pages it lost.
-extension ServerProcessTests {
+extension DiskTests {
     @Suite(.timeLimit(.minutes(2)))
     struct ArchiveDiskFullTests {
         /// A server archiving into `directory`, which is a 16 MiB tmpfs in a mount namespace of its own; the folder as

@@ -5,7 +5,7 @@ import RadioRelayTestSupport
 import Testing
 
 /// In the `PeerTests` lane: one real peer at a time.
-extension PeerTests {
+extension ServerProcessTests {
     /// A station that never goes off the air, with real peers: Icecast (Debian's `icecast2`) serves a primary and a
     /// backup, each an ffmpeg source of its own tone; a file of a third tone is the last resort; an ffmpeg listener
     /// decodes the station all along. The primary is killed, the backup stopped, the primary comes back and then

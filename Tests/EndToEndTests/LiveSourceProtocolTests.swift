@@ -89,9 +89,9 @@ extension ServerProcessTests {
             defer { server.stop() }
             func station(_ name: String) -> StationStatus? { (try? statusStations(status))?.first { $0.name == name } }
             func playing(_ name: String) -> String? { station(name)?.playingInput }
-            let mainListener = try PeerTests.FailoverTests.DecodingListener(port: mainPort)
+            let mainListener = try ServerProcessTests.FailoverTests.DecodingListener(port: mainPort)
             defer { mainListener.stop() }
-            let studioListener = try PeerTests.FailoverTests.DecodingListener(port: studioPort)
+            let studioListener = try ServerProcessTests.FailoverTests.DecodingListener(port: studioPort)
             defer { studioListener.stop() }
             try #require(waitUntil(10) { playing("main") == "1" && mainListener.seconds > 1 }, "\(server.log)")
 

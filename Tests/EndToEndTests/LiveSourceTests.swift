@@ -55,9 +55,10 @@ extension PeerTests {
             defer { station.stop() }
             func playing() -> String? { (try? station.station())?.playingInput }
             func title() -> String? { (try? station.station())?.title }
-            let opusListener = try FailoverTests.DecodingListener(port: station.port)
+            let opusListener = try ServerProcessTests.FailoverTests.DecodingListener(port: station.port)
             defer { opusListener.stop() }
-            let mp3Listener = try FailoverTests.DecodingListener(url: "http://127.0.0.1:\(station.http)/test.mp3")
+            let mp3Listener = try ServerProcessTests.FailoverTests.DecodingListener(
+                url: "http://127.0.0.1:\(station.http)/test.mp3")
             defer { mp3Listener.stop() }
             let crowd = try BulkListeners(port: station.port, count: 1000)
             defer { crowd.stop() }

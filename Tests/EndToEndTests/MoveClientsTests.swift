@@ -66,14 +66,14 @@ extension ServerProcessTests {
                     }
                 }, "\(server.log)")
             let players = try (1...2).map {
-                try PeerTests.FailoverTests.DecodingListener(
+                try ServerProcessTests.FailoverTests.DecodingListener(
                     url: "http://127.0.0.1:\(http)/a/live.m3u8", agent: "hls-\($0)")
             }
             defer { for player in players { player.stop() } }
             // The decoding listeners: raw (captured whole), HTTP Opus and MP3 (ffmpeg).
             let raw = try Reader(port: portA)
-            let opus = try PeerTests.FailoverTests.DecodingListener(url: "http://127.0.0.1:\(http)/a.opus")
-            let mp3 = try PeerTests.FailoverTests.DecodingListener(url: "http://127.0.0.1:\(http)/a.mp3")
+            let opus = try ServerProcessTests.FailoverTests.DecodingListener(url: "http://127.0.0.1:\(http)/a.opus")
+            let mp3 = try ServerProcessTests.FailoverTests.DecodingListener(url: "http://127.0.0.1:\(http)/a.mp3")
             defer {
                 opus.stop()
                 mp3.stop()

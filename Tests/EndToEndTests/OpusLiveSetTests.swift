@@ -39,9 +39,9 @@ extension PeerTests {
             func playing(_ name: String) -> String? {
                 (try? statusStations(status))?.first { $0.name == name }?.playingInput
             }
-            let mainListener = try FailoverTests.DecodingListener(port: mainPort)
+            let mainListener = try ServerProcessTests.FailoverTests.DecodingListener(port: mainPort)
             defer { mainListener.stop() }
-            let studioListener = try FailoverTests.DecodingListener(port: studioPort)
+            let studioListener = try ServerProcessTests.FailoverTests.DecodingListener(port: studioPort)
             defer { studioListener.stop() }
             try #require(waitUntil(10) { playing("main") == "1" && mainListener.seconds > 1 }, "\(server.log)")
 

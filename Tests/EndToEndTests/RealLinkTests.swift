@@ -9,7 +9,7 @@ import Testing
 /// edge from a namespace of its own. root1's link is blackholed (no FIN, no RST: the edge's connection stays
 /// "established" and receives nothing) and lifted, then made lossy (3 % each way) at twice the stream's rate; last,
 /// 30 listeners lose their path and must all be released within the bound, with no FIN-WAIT-1 socket left.
-extension PeerTests {
+extension DiskTests {
     @Suite(
         .timeLimit(.minutes(2)),
         .enabled(
@@ -72,8 +72,8 @@ extension PeerTests {
             let lab = try NetworkLab(nodes: ["root1", "root2", "edge", "listeners"])
             let names = lab.namespaces
             #expect(names.count == 5, "\(names)")
-            let first = try FailoverTests.toneFile(440)
-            let second = try FailoverTests.toneFile(660)
+            let first = try ServerProcessTests.FailoverTests.toneFile(440)
+            let second = try ServerProcessTests.FailoverTests.toneFile(660)
             let capture = temporaryPath("link-listener.f32")
             let logs = (0..<3).map { temporaryPath("link-relay-\($0).log") }
             var processes: [Process] = []

@@ -9,7 +9,7 @@ import Testing
 /// mid-show, then an MP3 one on the air when the server stops. Each show is a file of its own that oggz-validate
 /// and opusinfo pass and ffmpeg decodes whole, as long as the show was on the air (its hand-back's tail included),
 /// and the source's own bytes beside it ffprobe without an error.
-extension ServerProcessTests {
+extension DiskTests {
     @Suite(.timeLimit(.minutes(2)))
     struct RecordingBinaryTests {
         static let password = "hackme-record-1"

@@ -19,12 +19,21 @@ func radioRelayExecutable() -> String? {
     return nil
 }
 
-/// The second of the two lanes the end-to-end tests run in (the first is `ServerProcessTests`): each lane runs one
-/// test at a time, so at most two run at once, and the heavy real peers (Chromium, mpv and the players, HAProxy,
-/// systemd's tools, several Icecast sources with listeners) never share the machine with one another. A light one —
-/// Icecast with one source and a listener or two (`IcecastPushTests`, `IcecastStatusShapeTests`) — runs in the other
-/// lane, which keeps the two lanes about as long as each other (CI's e2e step takes the longer lane's time).
+/// The second of the three lanes the end-to-end tests run in (the first is `ServerProcessTests`, the third
+/// `DiskTests`): each lane runs one test at a time, so at most three run at once, and the heavy real peers (Chromium,
+/// mpv and the players, HAProxy, systemd's tools, several Icecast sources with listeners) are in this lane and the
+/// first, never in the third, so at most two share the machine. A light one — Icecast with one source and a listener
+/// or two (`IcecastPushTests`, `IcecastStatusShapeTests`) — runs in the first lane, which keeps the lanes about as
+/// long as each other (CI's e2e step takes the longest lane's time).
 @Suite(.timeLimit(.minutes(2)), .serialized) struct PeerTests {}
+
+/// The third lane: tests that mostly wait for real time to pass while a server writes its archive or a recording, or
+/// while a link is cut (the archive's files, a full and a read-only disk, recordings of live shows, time shift,
+/// edge relays over links in network namespaces), each with light peers (ffmpeg decoding a few seconds, curl).
+@Suite(.timeLimit(.minutes(2)), .serialized) struct DiskTests {
+    typealias ServerProcess = ServerProcessTests.ServerProcess
+    typealias Reader = ServerProcessTests.Reader
+}
 
 /// A running server's `/status.json` (its status endpoint on 127.0.0.1:`port`), decoded into the server's schema.
 func statusSnapshot(_ port: UInt16) throws -> StatusSnapshot {

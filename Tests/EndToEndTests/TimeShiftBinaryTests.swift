@@ -11,7 +11,7 @@ import Testing
 /// asked for, is the same for all of them. One reader goes on across a file boundary and follows the schedule tone by
 /// tone; the MP3 mount's archive reads too; a moment outside the archive is a 416 with the range, a malformed one a
 /// 400.
-extension PeerTests {
+extension DiskTests {
     @Suite(.timeLimit(.minutes(2))) struct TimeShiftBinaryTests {
         static let tones = [400.0, 600, 800, 1000, 1200, 1400]
         static let step = 3.0

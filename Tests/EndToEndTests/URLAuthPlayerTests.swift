@@ -94,7 +94,8 @@ extension ServerProcessTests {
                     </mount>
                     """)
             defer { icecast.remove() }
-            let source = try PeerTests.FailoverTests.Source(icecast, mount: "/test.mp3", filter: "sine=f=440:r=44100")
+            let source = try ServerProcessTests.FailoverTests.Source(
+                icecast, mount: "/test.mp3", filter: "sine=f=440:r=44100")
             defer { source.stop() }
             let station = try Self.station(backend)
             defer { station.stop() }
