@@ -57,4 +57,36 @@ import Testing
         #expect(OggPageHeader.decode([UInt8](repeating: 0, count: 26)) == nil)
         #expect(OggPageHeader.decode(pages[0].bytes, at: pages[0].bytes.count) == nil)
     }
+
+    /// A page made by hand: `laces` as its lacing values, a body of as many bytes as they sum to (less `short`).
+    static func page(laces: [UInt8], continued: Bool, short: Int = 0) -> [UInt8] {
+        var bytes = Array("OggS".utf8) + [0, continued ? 1 : 0] + [UInt8](repeating: 0, count: 20)
+        bytes += [UInt8(laces.count)] + laces
+        return bytes + [UInt8](repeating: 7, count: laces.reduce(0) { $0 + Int($1) } - short)
+    }
+
+    /// Packets as the lacing values place them: a 255 goes on, a 0 ends an empty packet, a page's first packet
+    /// continues the page before's when the page says so, and its last one goes on to the next page after a 255; a
+    /// page whose lacing values reach past its end is torn.
+    @Test func packetsFollowTheLacingValues() throws {
+        let body = OggPageHeader.length
+        let plain = try #require(OggPageHeader.packets(of: Self.page(laces: [10, 255, 5, 0], continued: false)))
+        #expect(
+            plain == [
+                .init(range: body + 4..<body + 14, isContinuation: false, isComplete: true),
+                .init(range: body + 14..<body + 274, isContinuation: false, isComplete: true),
+                .init(range: body + 274..<body + 274, isContinuation: false, isComplete: true),
+            ])
+        let both = try #require(OggPageHeader.packets(of: Self.page(laces: [20, 255], continued: true)))
+        #expect(
+            both == [
+                .init(range: body + 2..<body + 22, isContinuation: true, isComplete: true),
+                .init(range: body + 22..<body + 277, isContinuation: false, isComplete: false),
+            ])
+        let middle = try #require(OggPageHeader.packets(of: Self.page(laces: [255, 255], continued: true)))
+        #expect(middle == [.init(range: body + 2..<body + 512, isContinuation: true, isComplete: false)])
+        #expect(OggPageHeader.packets(of: Self.page(laces: [], continued: false)) == [])
+        #expect(OggPageHeader.packets(of: Self.page(laces: [100], continued: false, short: 50)) == nil)
+        #expect(OggPageHeader.packets(of: Array(Self.page(laces: [100], continued: false).prefix(20))) == nil)
+    }
 }

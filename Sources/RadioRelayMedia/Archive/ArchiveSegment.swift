@@ -37,18 +37,14 @@ package struct ArchiveSegment: Sendable {
 
     /// One whole page of the file.
     package mutating func page(_ bytes: [UInt8]) {
-        guard !isComplete, let header = OggPageHeader.decode(bytes, at: 0) else { return }
-        let bodyStart = OggPageHeader.length + header.segments
-        guard bytes.count >= bodyStart else { return }
+        guard !isComplete, let header = OggPageHeader.decode(bytes, at: 0),
+            let spans = OggPageHeader.packets(of: bytes)
+        else { return }
         var completed: [[UInt8]] = []
-        var offset = bodyStart
         var current = header.isContinued ? partial : []
-        for index in 0..<header.segments {
-            let lace = Int(bytes[OggPageHeader.length + index])
-            guard offset + lace <= bytes.count else { return }
-            current += bytes[offset..<offset + lace]
-            offset += lace
-            if lace < 255 {
+        for span in spans {
+            current += bytes[span.range]
+            if span.isComplete {
                 completed.append(current)
                 current = []
             }

@@ -44,25 +44,9 @@ package enum ArchiveUnit: Sendable, Equatable {
     /// Samples (48 kHz) of the Opus packets that end on the Ogg page `page` (its granule position less this is the
     /// granule before it); 0 for what is not a page.
     package static func samples(ofOggPage page: [UInt8]) -> Int64 {
-        guard let header = OggPageHeader.decode(page, at: 0) else { return 0 }
-        let bodyStart = OggPageHeader.length + header.segments
-        guard page.count >= bodyStart else { return 0 }
-        var total: Int64 = 0
-        var offset = bodyStart
-        var start = bodyStart
-        var continued = header.isContinued
-        for index in 0..<header.segments {
-            let lace = Int(page[OggPageHeader.length + index])
-            offset += lace
-            guard offset <= page.count else { return total }
-            if lace < 255 {
-                // A packet begun on the page before has only its end here: its TOC byte is not here to read.
-                if !continued, start < offset { total += Int64(OpusPacketInfo.samples(page[start..<offset]) ?? 0) }
-                continued = false
-                start = offset
-            }
-        }
-        return total
+        // A packet begun on the page before has only its end here: its TOC byte is not here to read.
+        let whole = OggPageHeader.packets(of: page)?.filter { $0.isComplete && !$0.isContinuation } ?? []
+        return whole.reduce(0) { $0 + Int64(OpusPacketInfo.samples(page[$1.range]) ?? 0) }
     }
 
     /// Its length in bytes (0 when it is not a whole unit).

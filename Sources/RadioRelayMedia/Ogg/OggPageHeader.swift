@@ -81,3 +81,43 @@ public protocol ContiguousCollection<Element>: Collection {
 
 extension Array: ContiguousCollection {}
 extension ArraySlice: ContiguousCollection {}
+
+extension OggPageHeader {
+    /// One packet's bytes on a page, as its lacing values place them.
+    package struct PacketSpan: Equatable {
+        /// Where its bytes are in the page.
+        package var range: Range<Int>
+        /// It began on a page before this one (the page's first packet, on a continued page).
+        package var isContinuation: Bool
+        /// It ends on this page (its last lacing value is below 255); the last packet may go on to the next page.
+        package var isComplete: Bool
+    }
+
+    /// The packets on `page` (a whole page, header first), in order; nil when its header does not decode or its
+    /// lacing values reach past its end (a torn page).
+    package static func packets(of page: [UInt8]) -> [PacketSpan]? {
+        guard let header = decode(page, at: 0) else { return nil }
+        let bodyStart = length + header.segments
+        guard page.count >= bodyStart else { return nil }
+        var spans: [PacketSpan] = []
+        var start = bodyStart
+        var offset = bodyStart
+        for index in 0..<header.segments {
+            let lace = Int(page[length + index])
+            offset += lace
+            guard offset <= page.count else { return nil }
+            if lace < 255 {
+                spans.append(
+                    PacketSpan(
+                        range: start..<offset, isContinuation: spans.isEmpty && header.isContinued, isComplete: true))
+                start = offset
+            }
+        }
+        if header.segments > 0 && page[length + header.segments - 1] == 255 {
+            spans.append(
+                PacketSpan(
+                    range: start..<offset, isContinuation: spans.isEmpty && header.isContinued, isComplete: false))
+        }
+        return spans
+    }
+}
