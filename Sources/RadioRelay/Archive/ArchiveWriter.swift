@@ -55,7 +55,9 @@ package final class ArchiveWriter: Sendable {
         self.label = label
         span = settings.span
         keep = LockedBox(settings.keep)
-        queue = try DiskQueue(maxItems: Self.maxItems, maxBytes: Self.maxBytes) { .gap(dropped: $0) }
+        queue = try DiskQueue(maxItems: Self.maxItems, maxBytes: Self.maxBytes, prefix: "\(label): archive") {
+            .gap(dropped: $0)
+        }
     }
 
     package func start() throws {

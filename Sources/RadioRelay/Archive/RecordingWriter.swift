@@ -46,7 +46,9 @@ package final class RecordingWriter: Sendable {
         }
         self.directory = directory
         self.label = label
-        queue = try DiskQueue(maxItems: Self.maxItems, maxBytes: Self.maxBytes) { .gap(dropped: $0) }
+        queue = try DiskQueue(maxItems: Self.maxItems, maxBytes: Self.maxBytes, prefix: "\(label): record_live") {
+            .gap(dropped: $0)
+        }
     }
 
     package func start() throws {

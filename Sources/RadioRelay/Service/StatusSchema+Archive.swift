@@ -9,8 +9,11 @@ import Synchronization
 package struct ArchiveFigures: Sendable, Equatable, Codable {
     package var directory = ""
     package var format = "opus"
-    /// `starting`, `writing`, `failing` (the disk failed or is nearly full: pages dropped) or `stopped`.
+    /// `starting`, `writing`, `failing` (the disk failed or is nearly full: pages dropped), `stalled` (a write,
+    /// sync or removal has not returned for `StallWatch.stallAfter` seconds: a disk that hangs) or `stopped`.
     package var state = "starting"
+    /// Seconds the writer has been waiting for the disk, while `stalled`; 0 otherwise.
+    package var stalledSeconds = 0.0
     package var files = 0
     package var bytes: Int64 = 0
     /// Unix seconds; nil before the first file.
@@ -30,6 +33,7 @@ package struct ArchiveFigures: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case directory, format, state, files, bytes, current
+        case stalledSeconds = "stalled_seconds"
         case oldest = "oldest_start"
         case newest = "newest_end"
         case bytesWritten = "bytes_written"
@@ -50,6 +54,12 @@ package struct ArchiveFigures: Sendable, Equatable, Codable {
         directory = writer.directory
         format = writer.format.rawValue
         state = status.state.rawValue
+        // Its thread is held in the call that hangs, so the state it keeps cannot say so: the round's time does.
+        let round = writer.queue.roundSeconds()
+        if round >= writer.queue.stallAfter, status.state != .stopped {
+            state = "stalled"
+            stalledSeconds = (round * 10).rounded() / 10
+        }
         files = status.files
         bytes = status.bytes
         oldest = status.oldest.map { Double($0) / 1000 }
@@ -73,6 +83,7 @@ package struct ArchiveFigures: Sendable, Equatable, Codable {
         try out.encode(directory, forKey: .directory)
         try out.encode(format, forKey: .format)
         try out.encode(state, forKey: .state)
+        try out.encode(stalledSeconds, forKey: .stalledSeconds)
         try out.encode(files, forKey: .files)
         try out.encode(bytes, forKey: .bytes)
         try out.encodeOrNull(oldest.map { UTCTime($0).iso8601 }, forKey: .oldest)
@@ -94,6 +105,7 @@ package struct ArchiveFigures: Sendable, Equatable, Codable {
         directory = try values.decodeIfPresent(String.self, forKey: .directory) ?? ""
         format = try values.decodeIfPresent(String.self, forKey: .format) ?? format
         state = try values.decodeIfPresent(String.self, forKey: .state) ?? state
+        stalledSeconds = try values.decodeIfPresent(Double.self, forKey: .stalledSeconds) ?? 0
         files = try values.decodeIfPresent(Int.self, forKey: .files) ?? 0
         bytes = try values.decodeIfPresent(Int64.self, forKey: .bytes) ?? 0
         current = try values.decodeIfPresent(String.self, forKey: .current)
@@ -123,7 +135,15 @@ extension MetricsReport {
         }
         let writing: (ArchiveFigures) -> Double? = { $0.state == "writing" ? 1 : 0 }
         let families: [(String, Kind, String, (ArchiveFigures) -> Double?)] = [
-            ("archive_writing", .gauge, "1 while the archive writes, 0 while it drops pages (disk failing)", writing),
+            (
+                "archive_writing", .gauge,
+                "1 while the archive writes, 0 while it drops pages (disk failing) or waits for a disk that hangs",
+                writing
+            ),
+            (
+                "archive_stalled_seconds", .gauge, "Seconds the archive has waited for a disk that hangs",
+                \.stalledSeconds
+            ),
             ("archive_files", .gauge, "Files in the archive", { Double($0.files) }),
             ("archive_bytes", .gauge, "Bytes of the archive's files", { Double($0.bytes) }),
             ("archive_oldest_timestamp_seconds", .gauge, "Start of the archive's oldest file (Unix time)", \.oldest),
