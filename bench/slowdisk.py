@@ -3,6 +3,7 @@
 hung) file system, and with the archive on a normal directory, from the files of its rounds.
 
     python3 bench/slowdisk.py summary DIR KIND...
+    python3 bench/slowdisk.py links FILE
 
 DIR holds, per round TAG = KIND-R: TAG.json (bench/timeshift.py listen: the N HTTP listeners and the server's CPU),
 TAG.lat.json (bench/latency.py run: the raw-TCP listener's end-to-end latency), TAG.status.json (the server's
@@ -10,7 +11,10 @@ status.json at the end of the listening, with fetched_at), TAG.hang.json (the sl
 middle of the hang, with answered_ms) and TAG.fuse.json (the FUSE process's CPU seconds in the round). Printed:
 medians over the rounds of each kind, the ratio of each kind to the first one, and each round's values.
 
-Python 3.9+ standard library only.
+links: the Ogg links of a stream saved to FILE (a time-shifted read): per link its serial, pages, audio seconds
+(granules), and whether it ended with an end-of-stream page.
+
+Python 3.9+ standard library only (and bench/benchlib.py).
 """
 
 import argparse
@@ -20,6 +24,8 @@ import json
 import os
 import statistics
 import sys
+
+from benchlib import ogg_pages
 
 
 def load(path):
@@ -140,14 +146,39 @@ def summary(args):
     return 0
 
 
+def links(args):
+    with open(args.file, "rb") as f:
+        data = f.read()
+    out, skipped = [], 0
+    for page in ogg_pages(data):
+        if page is None:
+            skipped += 1
+            continue
+        if page.htype & 2 or not out:
+            out.append({"serial": page.serial, "pages": 0, "first": None, "last": None, "eos": False})
+        link = out[-1]
+        link["pages"] += 1
+        if page.granule > 0:
+            link["first"] = page.granule if link["first"] is None else link["first"]
+            link["last"] = page.granule
+        link["eos"] = link["eos"] or bool(page.htype & 4)
+    parts = [f"link {i + 1}: serial {x['serial']:08x}, {x['pages']} pages, "
+             f"{((x['last'] or 0) - (x['first'] or 0)) / 48000:.1f} s of audio"
+             f"{', ended by an EOS page' if x['eos'] else ''}" for i, x in enumerate(out)]
+    print(f"{len(data)} bytes, {len(out)} Ogg link(s){f', {skipped} skips' if skipped else ''}: " + "; ".join(parts))
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("summary")
     s.add_argument("dir")
     s.add_argument("kinds", nargs="+")
+    l = sub.add_parser("links")
+    l.add_argument("file")
     args = parser.parse_args()
-    return summary(args)
+    return summary(args) if args.command == "summary" else links(args)
 
 
 if __name__ == "__main__":

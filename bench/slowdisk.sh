@@ -281,21 +281,21 @@ gap_start=$(awk -v end="$((hang_end * 1000))" '$1 == "F" && $4 < end && $4 > g {
     "$MNT/overflow/$NAME/index.txt" 2>/dev/null || echo 0)
 echo "   hung from $(date -u -d "@$hang_start" +%T) to $(date -u -d "@$hang_end" +%T); the archive's gap starts at" \
     "$(date -u -d "@$gap_start" +%T) ($((gap_start - hang_start)) s into the hang)"
-# time-shifted reads (ffmpeg, 8 s): one after the hang, one from 4 s before the gap, to play across it
-for at in after gap; do
+# time-shifted reads (9 s of the stream saved, its Ogg links listed, decoded by ffmpeg): one after the hang, one from
+# 4 s before the gap, to play across it
+for at in after across; do
     now=$(date -u +%s)
     if [[ $at == after ]]; then offset=10; else offset=$((now - gap_start + 4)); fi
-    t0=$SECONDS
-    if timeout 40 ffmpeg -nostdin -v error -t 8 -i "http://127.0.0.1:$HTTP_PORT/$NAME.opus?offset=$offset" \
-        -f wav -y "$TMP/ov-offset-$at.wav" 2>"$TMP/ov-offset-$at.err"; then
-        secs=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$TMP/ov-offset-$at.wav")
-        echo "   ?offset=$offset ($at the hang): ffmpeg decoded $secs s in $((SECONDS - t0)) s, error lines:" \
-            "$(wc -l <"$TMP/ov-offset-$at.err")"
+    curl -s -m 9 -o "$TMP/ov-$at.opus" "http://127.0.0.1:$HTTP_PORT/$NAME.opus?offset=$offset" || true
+    label="?offset=$offset ($at the $([[ $at == after ]] && echo hang || echo gap))"
+    if timeout 30 ffmpeg -nostdin -v error -i "$TMP/ov-$at.opus" -f wav -y "$TMP/ov-$at.wav" 2>"$TMP/ov-$at.err"; then
+        secs=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$TMP/ov-$at.wav")
+        echo "   $label: ffmpeg decoded $secs s, error lines: $(wc -l <"$TMP/ov-$at.err"); $("$PY" "$HERE/slowdisk.py" links "$TMP/ov-$at.opus")"
     else
-        echo "   ?offset=$offset ($at the hang): ffmpeg failed: $(head -3 "$TMP/ov-offset-$at.err" | tr '\n' ' ')"
+        echo "   $label: ffmpeg failed: $(head -3 "$TMP/ov-$at.err" | tr '\n' ' ')"
     fi
 done
 echo "   the server's log, archive and disk lines, warnings and errors:"
-grep -E -i 'archive|disk|warning|error' "$TMP/overflow.log" | sed 's/^/     /' | head -30
+grep -E -i 'archive|disk|warning|error|time-shifted listener .* starts' "$TMP/overflow.log" | sed 's/^/     /' | head -30
 echo "   the slow file system's log:"
 sed 's/^/     /' "$TMP/slowfs.log" | tail -40
