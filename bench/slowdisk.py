@@ -4,6 +4,7 @@ hung) file system, and with the archive on a normal directory, from the files of
 
     python3 bench/slowdisk.py summary DIR KIND...
     python3 bench/slowdisk.py links FILE
+    python3 bench/slowdisk.py bursts FILE.wav
 
 DIR holds, per round TAG = KIND-R: TAG.json (bench/timeshift.py listen: the N HTTP listeners and the server's CPU),
 TAG.lat.json (bench/latency.py run: the raw-TCP listener's end-to-end latency), TAG.status.json (the server's
@@ -14,16 +15,22 @@ medians over the rounds of each kind, the ratio of each kind to the first one, a
 links: the Ogg links of a stream saved to FILE (a time-shifted read): per link its serial, pages, audio seconds
 (granules), and whether it ended with an end-of-stream page.
 
+bursts: the marker bursts of latency.py's test signal (a 60 ms tone every 0.5-0.6 s over quiet noise) in a decoded
+WAV (16-bit): how many, the longest time between two, and the 100 ms windows of digital silence; a read that
+crossed a gap in the archive with silence put in it would show a long spacing or silent windows.
+
 Python 3.9+ standard library only (and bench/benchlib.py).
 """
 
 import argparse
+import array
 import datetime
 import glob
 import json
 import os
 import statistics
 import sys
+import wave
 
 from benchlib import ogg_pages
 
@@ -169,6 +176,20 @@ def links(args):
     return 0
 
 
+def bursts(args):
+    with wave.open(args.file) as w:
+        channels, rate = w.getnchannels(), w.getframerate()
+        samples = array.array("h", w.readframes(w.getnframes()))[::channels]
+    step = rate // 10
+    peaks = [max(abs(x) for x in samples[i:i + step]) / 32768 for i in range(0, len(samples) - step + 1, step)]
+    starts = [i / 10 for i, p in enumerate(peaks) if p > 0.1 and (i == 0 or peaks[i - 1] <= 0.1)]
+    spacing = max((b - a for a, b in zip(starts, starts[1:])), default=0)
+    silent = sum(1 for p in peaks if p < 1e-4)
+    print(f"{len(samples) / rate:.2f} s decoded, {len(starts)} marker bursts, at most {spacing:.1f} s apart, "
+          f"{silent} silent 100 ms windows")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -177,8 +198,10 @@ def main():
     s.add_argument("kinds", nargs="+")
     l = sub.add_parser("links")
     l.add_argument("file")
+    b = sub.add_parser("bursts")
+    b.add_argument("file")
     args = parser.parse_args()
-    return summary(args) if args.command == "summary" else links(args)
+    return {"summary": summary, "links": links, "bursts": bursts}[args.command](args)
 
 
 if __name__ == "__main__":

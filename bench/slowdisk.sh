@@ -291,6 +291,7 @@ for at in after across; do
     if timeout 30 ffmpeg -nostdin -v error -i "$TMP/ov-$at.opus" -f wav -y "$TMP/ov-$at.wav" 2>"$TMP/ov-$at.err"; then
         secs=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$TMP/ov-$at.wav")
         echo "   $label: ffmpeg decoded $secs s, error lines: $(wc -l <"$TMP/ov-$at.err"); $("$PY" "$HERE/slowdisk.py" links "$TMP/ov-$at.opus")"
+        echo "      the decoded audio: $("$PY" "$HERE/slowdisk.py" bursts "$TMP/ov-$at.wav")"
     else
         echo "   $label: ffmpeg failed: $(head -3 "$TMP/ov-$at.err" | tr '\n' ' ')"
     fi
