@@ -80,7 +80,8 @@ bench_on_exit() {
     if mountpoint -q "$MNT" 2>/dev/null; then umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true; fi
 }
 # The server must not sit in a hung FUSE call while it is being stopped: the file system answers again first.
-trap 'st=$?; [[ -n $SLOW_KIND ]] && set_mode "0 0" 2>/dev/null; (exit $st); bench_exit' EXIT
+# (set +e: errexit applies in a trap, and `(exit $st)` hands the status on to bench_exit)
+trap 'st=$?; set +e; [[ -n $SLOW_KIND ]] && set_mode "0 0" 2>/dev/null; (exit $st); bench_exit' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -120,6 +121,13 @@ try_dm_delay || true
 start_fuse
 
 # ---------------------------------------------------------------- one round
+
+# untrack PID: no longer stopped on exit (a process another one stopped and waited for).
+untrack() {
+    local i
+    for i in "${!BENCH_PIDS[@]}"; do [[ ${BENCH_PIDS[i]} != "$1" ]] || unset 'BENCH_PIDS[i]'; done
+    BENCH_PIDS=("${BENCH_PIDS[@]}")
+}
 
 HTTP_PORT="" STATUS_PORT="" SERVER_PID=""
 # status_json FILE [TIMEOUT]: the server's /status.json in FILE, with fetched_at (Unix seconds) added; {} on a failure.
@@ -173,16 +181,21 @@ round() {
     bench_track "$lat"
     wait_until 30 "$lat" test -s "$TMP/$tag.pid" || die "latency.py did not start the server ($tag)"
     SERVER_PID=$(cat "$TMP/$tag.pid")
+    bench_track "$SERVER_PID"   # latency.py stops it; tracked too, so that an interrupted run stops it first
     wait_until 20 "$lat" port_busy "$HTTP_PORT" || { cat "$TMP/$tag.log" >&2; die "radio-relay did not start ($tag)"; }
     sleep 2
     schedule "$kind" "$tag" &
     local sched=$!
     bench_track "$sched"
+    # in the background, waited for: a signal to this script is handled at once, not when the listeners end
     timeout --kill-after=10 $((RAMP + HOLD + 60)) "$PY" "$HERE/timeshift.py" listen --port "$HTTP_PORT" \
         --mount "/$NAME.opus" -n "$N" --ramp "$RAMP" --settle "$SETTLE" --hold "$HOLD" --sources "$SOURCES" \
         --first-source 2 --server-pid "$SERVER_PID" --status-port "$STATUS_PORT" --label "$kind round $r" \
-        --json "$TMP/$tag.json" || true
-    bench_stop "$sched"
+        --json "$TMP/$tag.json" &
+    local listeners=$!
+    bench_track "$listeners"
+    wait "$listeners" || true
+    bench_stop "$listeners" "$sched"
     set_mode "$DELAY_MS $READ_DELAY_MS"
     status_json "$TMP/$tag.status.json"
     curl -fsS -m 3 "http://127.0.0.1:$STATUS_PORT/metrics" 2>/dev/null | grep '^radio_relay_archive_' \
@@ -190,6 +203,7 @@ round() {
     echo "{\"fuse_cpu_s\": $(calc "($(process_ticks "$FUSE_PID") - $fuse0) / $CLK_TCK" 2)}" >"$TMP/$tag.fuse.json"
     wait "$lat" || true
     bench_stop "$lat"
+    untrack "$SERVER_PID"      # latency.py stopped and waited for it: not signalled again (its PID may be reused)
     grep -E "LATENCY|FAILED" "$TMP/$tag.lat.out" | sed 's/^/   /' || true
     [[ -s $TMP/$tag.json ]] || die "no report from round $r ($kind)"
     # the server's lines about its archive and its disk, and every warning or error
@@ -259,8 +273,11 @@ bench_track "$OV_SCHED"
 timeout --kill-after=10 $((OV_HOLD + 60)) "$PY" "$HERE/timeshift.py" listen --port "$HTTP_PORT" \
     --mount "/$NAME.opus" -n "$N" --ramp "$RAMP" --settle "$SETTLE" --hold "$OV_HOLD" --sources "$SOURCES" \
     --first-source 2 --server-pid "$SERVER_PID" --status-port "$STATUS_PORT" --label "overflow (hung $OVERFLOW_HANG s)" \
-    --json "$TMP/overflow.json" || true
-bench_stop "$OV_SCHED"
+    --json "$TMP/overflow.json" &
+OV_LISTENERS=$!
+bench_track "$OV_LISTENERS"
+wait "$OV_LISTENERS" || true
+bench_stop "$OV_LISTENERS" "$OV_SCHED"
 set_mode "0 0"
 status_json "$TMP/ov-after.json"
 hang_start=$(cat "$TMP/ov-hang-start")
