@@ -56,7 +56,14 @@ struct ArchiveSession {
     }
 
     mutating func handle(_ items: [ArchiveWriter.Item]) {
-        for item in items {
+        // On a slow disk a batch takes long: what it has written is published every second meanwhile, so that the
+        // status and the time-shifted readers see the archive grow as it does.
+        var published = monotonicNow()
+        for (number, item) in items.enumerated() {
+            if number > 0, monotonicNow() - published >= 1 {
+                publish()
+                published = monotonicNow()
+            }
             switch item {
             case .headers(let pages):
                 finishFile()
