@@ -12,10 +12,11 @@
 #
 # Environment: DURATION (1200 s archived before the readers; --quick 180), READ (60; --quick 30), SPAN (60: the
 # archive's files, so every read crosses one), FRACTIONS (the `?start=` moments as fractions of DURATION after the
-# archive's start: 0.1,0.3,0.5,0.7,0.9, i.e. 2, 6, 10, 14, 18 min of 20; each one SHIFT = 7.3 s later, off the
-# schedule's boundaries), OFFSET_FRACTIONS (the `?offset=` moments the same way when they are asked, so the offsets
-# reach from about DURATION - 60 s to about 60 s: 0.2,0.4,0.6,0.8,1.0), TOLERANCE (0.25 s: a window that near a change
-# of the schedule may hold either tone or none), PLAYERS (1: the players' step), SEEK_BACK (600; --quick 120),
+# archive's start: 0.1,0.3,0.5,0.7,0.9, i.e. 2, 6, 10, 14, 18 min of 20; each moment is SHIFT = 7.3 s into the
+# schedule's step there, plus 4.1 s for each one after the first: five places in a step, none near a change),
+# OFFSET_FRACTIONS (the `?offset=` moments the same way when they are asked, so the offsets reach from about
+# DURATION - 40 s to about 40 s: 0.2,0.4,0.6,0.8,1.0), TOLERANCE (0.25 s: a window that near a change of the schedule
+# may hold either tone or none), PLAYERS (1: the players' step), SEEK_BACK (600; --quick 120),
 # RADIO_RELAY (or RADIO_RELAY_BINARY, the end-to-end tests' name; else bench/lib.sh's relay_binary), KEEP_TMP=1
 # (keeps the archive, the logs, the decoded audio and the readers' JSON).
 #
