@@ -6,8 +6,8 @@
 # moment, for the whole READ s. Then, with PLAYERS=1, VLC and mpv seek back 10 minutes (SEEK_BACK s) in the archive's
 # HLS playlist and the tone they decode is checked the same way.
 #
-#   bench/archive-schedule.sh                 # DURATION=1200 (20 minutes archived), READ=60: about 24 minutes
-#   bench/archive-schedule.sh --quick         # DURATION=180, READ=30, SEEK_BACK=120: about 5 minutes
+#   bench/archive-schedule.sh                 # DURATION=1200 (20 minutes archived), READ=60: about 27 minutes
+#   bench/archive-schedule.sh --quick         # DURATION=180, READ=30, SEEK_BACK=120: about 7 minutes
 #   DURATION=600 bench/archive-schedule.sh
 #
 # Environment: DURATION (1200 s archived before the readers; --quick 180), READ (60; --quick 30), SPAN (60: the
