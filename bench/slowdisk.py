@@ -145,9 +145,10 @@ def summary(args):
         line += "   " + " | ".join(" ".join(show(x) for x in values[k]) for k in args.kinds)
         print(line)
     states = {k: [(archive(r["status"]) or {}).get("state", "-") for r in rs] for k, rs in by.items()}
-    hang_states = [(archive(r["hang"]) or {}).get("state", "-") for r in by.get("slow", []) if r["hang"]]
+    middle = {k: [(archive(r["hang"]) or {}).get("state", "-") for r in by.get(k, []) if r["hang"]]
+              for k in ("slow", "full", "readonly")}
     print(f"archive state at the end: " + "; ".join(f"{k} {' '.join(v)}" for k, v in states.items())
-          + (f"; in the middle of the hang (slow): {' '.join(hang_states)}" if hang_states else ""))
+          + "".join(f"; in the middle of the fault ({k}): {' '.join(v)}" for k, v in middle.items() if v))
     print(f"({', '.join(f'{len(v)} {k}' for k, v in by.items())} rounds; load average at each round's end: "
           f"{', '.join(r['listen']['loadavg_end'][0] for rs in by.values() for r in rs)})")
     return 0

@@ -8,7 +8,10 @@
 #           start, SLOW_MS per operation for SLOW_FOR s (a disk that cannot keep up: the writer does one write per
 #           page); then, from HANG_AT s, every operation hangs for HANG s (a disk that stopped answering); then
 #           DELAY_MS again;
-#   normal  --archive on a directory of the root file system.
+#   normal  --archive on a directory of the root file system;
+#   full, readonly (not in the default KINDS): --archive on the FUSE file system, which from SLOW_AT s for
+#           SLOW_FOR + HANG s refuses what takes room with ENOSPC (statfs: no free block) or every change with
+#           EROFS, then writes again: a volume that fills up and is freed, or is remounted read-only and back.
 # In each round N HTTP listeners (bench/timeshift.py's client: every page checked as Ogg; first byte, first audio
 # page, gaps > 500 ms, bytes and audio seconds per second, the server's CPU over the steady window) and one raw-TCP
 # listener measuring the end-to-end latency (bench/latency.py: the upstream's MP3 frame sent -> the Ogg page holding
@@ -140,6 +143,16 @@ status_json() {
 # schedule: the slow disk's episodes, from now (the listeners' start); stops itself.
 schedule() {
     local kind=$1 tag=$2
+    if [[ $kind == full || $kind == readonly ]]; then
+        # the volume full (ENOSPC, statfs: no free block) or read-only (EROFS) from SLOW_AT for SLOW_FOR + HANG s
+        sleep "$SLOW_AT"
+        set_mode "$kind"
+        sleep $((SLOW_FOR + HANG / 2))
+        status_json "$TMP/$tag.hang.json" 5
+        sleep $((HANG - HANG / 2))
+        set_mode "$DELAY_MS $READ_DELAY_MS"
+        return 0
+    fi
     [[ $kind == slow ]] || return 0
     sleep "$SLOW_AT"
     set_mode "$SLOW_MS $SLOW_MS"
@@ -162,7 +175,7 @@ round() {
     local kind=$1 r=$2 tag="$1-$2"
     local archive=()
     case $kind in
-        slow) archive=(--archive "$MNT/$tag" --archive-span 60) ;;
+        slow | full | readonly) archive=(--archive "$MNT/$tag" --archive-span 60) ;;
         normal) archive=(--archive "$TMP/normal/$tag" --archive-span 60) ;;
     esac
     HTTP_PORT=$(bench_free_port)

@@ -7,7 +7,9 @@ that changes or reads data, and can hang every operation (a disk that stopped an
 BACKING is the directory the files really live in; MOUNTPOINT shows it, slowed down; CONTROL is a small file read
 at most every 50 ms that says how slow: "DELAY_MS READ_DELAY_MS" (each write, fsync, create, rename, unlink,
 truncate, mkdir waits DELAY_MS; each read READ_DELAY_MS), or "hang" (every operation, lookups and statfs included,
-waits until the file says otherwise; at most --max-hang s, a bound against a bench that died). Writes go through to
+waits until the file says otherwise; at most --max-hang s, a bound against a bench that died), or "full" (what
+takes room fails with ENOSPC, statfs says no block is free; removing and cutting back work), or "readonly" (every
+change fails with EROFS). Writes go through to
 BACKING synchronously: FUSE without a writeback cache sends each write() to this process, so the writer's call waits
 the whole delay (a harsher disk than a slow block device under the page cache, where only fsync waits).
 
@@ -48,7 +50,9 @@ class Control:
                 try:
                     with open(self.path) as f:
                         text = f.read().split()
-                    mode = "hang" if text[:1] == ["hang"] else (float(text[0]) / 1000, float(text[1]) / 1000)
+                    word = text[:1]
+                    mode = (word[0] if word in (["hang"], ["full"], ["readonly"])
+                            else (float(text[0]) / 1000, float(text[1]) / 1000))
                 except (OSError, ValueError, IndexError):
                     mode = self.mode
                 if mode != self.mode:
@@ -62,7 +66,9 @@ class Control:
 
     @staticmethod
     def describe(mode):
-        return "hang" if mode == "hang" else f"delay {mode[0] * 1000:.0f} ms, reads {mode[1] * 1000:.0f} ms"
+        if isinstance(mode, str):
+            return mode
+        return f"delay {mode[0] * 1000:.0f} ms, reads {mode[1] * 1000:.0f} ms"
 
     def tally(self):
         with self.lock:
@@ -77,7 +83,7 @@ class Control:
             if mode != "hang" or time.monotonic() - since > self.max_hang:
                 break
             time.sleep(0.02)
-        if mode != "hang":
+        if isinstance(mode, tuple):
             delay = mode[0] if kind == "write" else mode[1] if kind == "read" else 0.0
             if delay > 0:
                 time.sleep(delay)
@@ -85,6 +91,11 @@ class Control:
             self.ops += 1
             self.counts[name] = self.counts.get(name, 0) + 1
             self.waited += time.monotonic() - start
+        # A full volume refuses what takes room (removing and cutting back still work); a read-only one every change.
+        if kind == "write" and mode == "full" and name not in ("unlink", "rmdir", "truncate"):
+            raise FuseOSError(errno.ENOSPC)
+        if kind == "write" and mode == "readonly":
+            raise FuseOSError(errno.EROFS)
 
 
 class SlowFS(Operations):
@@ -117,8 +128,11 @@ class SlowFS(Operations):
 
     def statfs(self, path):
         st = self._call("meta", os.statvfs, self._full(path))
-        return {key: getattr(st, key) for key in ("f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail",
-                                                   "f_ffree", "f_files", "f_flag", "f_frsize", "f_namemax")}
+        fields = {key: getattr(st, key) for key in ("f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail",
+                                                     "f_ffree", "f_files", "f_flag", "f_frsize", "f_namemax")}
+        if self.control.current()[0] == "full":
+            fields.update(f_bavail=0, f_bfree=0)
+        return fields
 
     def chmod(self, path, mode):
         return self._call("write", os.chmod, self._full(path), mode)
