@@ -168,7 +168,9 @@ extension PeerTests {
             let mp3 = ToneTimeline(mp3Listener.samples, rate: 16_000, tones: tones)
             print("live sources, the MP3 mount:\n\(mp3)")
             #expect(mp3.order() == [440, 880, 440, 550, 440, 770, 440], "\(mp3)")
-            let silences = mp3.segments.filter { $0.tone == nil && $0.length >= 2 }
+            // Each Opus source is on the air for about 3 s less its takeover (longer on a loaded machine: 2.0 and 3.25 s
+            // here, under 2 s in one CI run); a switch's own gap is 50 ms. No other silence of 1 s may be there.
+            let silences = mp3.segments.filter { $0.tone == nil && $0.length >= 1 }
             #expect(silences.count == 2, "the two Opus sources are silence on the MP3 mount: \(mp3)")
         }
     }
