@@ -178,13 +178,8 @@ def cmd_upstream(args):
             except socket.timeout:
                 continue
             c.settimeout(10)
-            req = b""
             try:
-                while b"\r\n\r\n" not in req and len(req) < 16384:
-                    chunk = c.recv(4096)
-                    if not chunk:
-                        break
-                    req += chunk
+                req, _ = B.read_request_head(c)
                 c.settimeout(None)
                 c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 c.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: audio/mpeg\r\nCache-Control: no-cache\r\n"
@@ -481,15 +476,7 @@ def locate(reader):
     bank = Bank(WINDOW)
     x = read_pcm(reader["pcm"], reader.get("skip", 0.0), reader.get("seconds"))
     windows = [classify(bank.amplitudes(x[w * WINDOW:(w + 1) * WINDOW])) for w in range(len(x) // WINDOW)]
-    runs = []
-    for w, heard in enumerate(windows):
-        if heard < 0:
-            continue
-        if runs and runs[-1][0] == heard:
-            runs[-1][2] = w
-        else:
-            runs.append([heard, w, w])
-    runs = [r for r in runs if r[2] - r[1] + 1 >= 10]
+    runs = long_runs(windows)
     for (ta, _, a_end), (tb, b_start, _) in zip(runs, runs[1:]):
         at = (a_end + 1 + b_start) / 2 * 0.1
         change = nearest_change(reader["moment"] + at, ta, tb)
@@ -666,6 +653,20 @@ def classify(amps):
     return -1
 
 
+def long_runs(windows, minimum=10):
+    """Runs of one tone in `windows` (a tone index per 100 ms window, -1 for none: skipped), as [tone, first window,
+    last window], those of at least `minimum` windows."""
+    runs = []
+    for w, heard in enumerate(windows):
+        if heard < 0:
+            continue
+        if runs and runs[-1][0] == heard:
+            runs[-1][2] = w
+        else:
+            runs.append([heard, w, w])
+    return [r for r in runs if r[2] - r[1] + 1 >= minimum]
+
+
 def nearest_change(t, a, b):
     """The schedule's change from tone a to tone b nearest UTC second t (its time), or None within 10 minutes."""
     s = step_of(t + STEP / 2)     # the boundary nearest t is s × STEP
@@ -709,18 +710,10 @@ def analyze_reader(reader, bank, fine, tolerance):
         else:
             wrong += 1
             wrong_at.append(round(w * 0.1, 1))
-    # runs of one tone (unclear windows skipped), and the changes between runs of at least 1 s
-    runs = []
-    for w, heard in enumerate(windows):
-        if heard < 0:
-            continue
-        if runs and runs[-1][0] == heard:
-            runs[-1][2] = w
-        else:
-            runs.append([heard, w, w])
-    long_runs = [r for r in runs if r[2] - r[1] + 1 >= 10]
+    # the changes between runs of one tone of at least 1 s
+    runs = long_runs(windows)
     changes = []
-    for (ta, _, a_end), (tb, b_start, _) in zip(long_runs, long_runs[1:]):
+    for (ta, _, a_end), (tb, b_start, _) in zip(runs, runs[1:]):
         # the crossing, to 5 ms: 20 ms windows every 5 ms from 300 ms before the last window of a to 300 ms after
         # the first of b
         lo = max(0, int((a_end * 0.1 - 0.3) * RATE))
@@ -737,7 +730,7 @@ def analyze_reader(reader, bank, fine, tolerance):
         changes.append({"from": round(TONES[ta]), "to": round(TONES[tb]), "heard_at": round(at, 3),
                         "drift": None if boundary_t is None else round(moment + at - boundary_t, 3),
                         "schedule": None if boundary_t is None else utc(boundary_t, millis=False)})
-    heard_tones = [round(TONES[r[0]]) for r in long_runs]
+    heard_tones = [round(TONES[r[0]]) for r in runs]
     end = moment + len(windows) * 0.1
     # The tones the read should hold for more than the tolerance (the first window is not judged). One at either end
     # that it holds for less than 1.5 s may be heard or not (a run is heard from 1 s on, less its boundary windows).

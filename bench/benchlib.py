@@ -83,6 +83,18 @@ def free_port(host=HOST):
         return s.getsockname()[1]
 
 
+def read_request_head(conn, limit=16384):
+    """Reads an HTTP request's head from `conn` (a socket with a timeout), up to the blank line or `limit` bytes: the
+    bytes read, and False when the peer closed first. A socket error is raised."""
+    head = b""
+    while b"\r\n\r\n" not in head and len(head) < limit:
+        chunk = conn.recv(4096)
+        if not chunk:
+            return head, False
+        head += chunk
+    return head, True
+
+
 def wait_until(predicate, timeout, step=0.05):
     """Calls `predicate` every `step` s until it is true (True) or `timeout` s have passed (then its last answer)."""
     deadline = time.monotonic() + timeout

@@ -65,7 +65,8 @@ import time
 
 from benchlib import (FRAME_S, FREQS, LAME_DELAY, MARKER_AMP, MARKER_LEN, OUT_RATE, REARM_S, SPF, SRC_RATE,
                       OpusDecoder, cached_table, encode_mp3, free_port, load_binary, logger, marker_id,
-                      marker_positions, mp3_frames, ogg_packets, ogg_pages, pct, stop_process, wpct, write_json)
+                      marker_positions, mp3_frames, ogg_packets, ogg_pages, pct, read_request_head, stop_process, wpct,
+                      write_json)
 
 # ---------------------------------------------------------------- test signal (the marker bursts: benchlib)
 GEN_VERSION = "v3"
@@ -234,12 +235,8 @@ class Upstream:
     def _serve(self, c):
         try:
             c.settimeout(10)
-            req = b""
-            while b"\r\n\r\n" not in req and len(req) < 16384:
-                chunk = c.recv(4096)
-                if not chunk:
-                    return
-                req += chunk
+            if not read_request_head(c)[1]:
+                return
             c.settimeout(None)
             c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self.lock:

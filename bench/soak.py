@@ -214,13 +214,8 @@ def cmd_upstream(args):
                     ev(act + "_skipped", episode=ep, why="no client connected")
                 continue
             c.settimeout(10)
-            req = b""
             try:
-                while b"\r\n\r\n" not in req and len(req) < 16384:
-                    chunk = c.recv(4096)
-                    if not chunk:
-                        break
-                    req += chunk
+                req, _ = B.read_request_head(c)
             except OSError:
                 c.close()
                 continue
