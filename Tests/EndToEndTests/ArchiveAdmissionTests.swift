@@ -15,11 +15,14 @@ extension DiskTests {
         /// A request with a user agent and optional Basic credentials: the status, and the head's first bytes.
         static func ask(_ port: UInt16, _ path: String, agent: String, user: String? = nil) throws -> (Int, String) {
             let authorization = user.map { "Authorization: Basic \(Data($0.utf8).base64EncodedString())\r\n" } ?? ""
-            let (head, body, _) = try httpExchange(
+            let answer = try httpFetch(
                 port, "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: \(agent)\r\n\(authorization)\r\n",
-                seconds: 1.5)
-            let status = head.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
-            return (status, head + " body \(body.count) B" + (body.starts(with: Array("OggS".utf8)) ? " OggS" : ""))
+                wait: 1.5)
+            let body = answer.body
+            return (
+                answer.status,
+                answer.head + " body \(body.count) B" + (body.starts(with: Array("OggS".utf8)) ? " OggS" : "")
+            )
         }
 
         /// Waits until the archive of `station` holds a whole segment of its HLS (10 s on the UTC clock): its name.

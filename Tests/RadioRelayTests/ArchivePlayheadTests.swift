@@ -12,14 +12,16 @@ import Testing
 @Suite struct ArchivePlayheadTests {
     static let eight = ArchiveRulesTests.eight
 
-    /// A file of `pages` pages of 100 ms of silence, as `ArchiveOggFile` writes it, and its index entry.
-    static func file(start: Int64, pages: Int, encoder: Encoder, base: inout Int64) throws -> (
-        [UInt8], ArchiveIndex.File
-    ) {
+    /// A file of `pages` pages of 100 ms (of silence, or what `audio` encodes for each), as `ArchiveOggFile` writes
+    /// it, and its index entry.
+    static func file(
+        start: Int64, pages: Int, encoder: Encoder, base: inout Int64,
+        audio: (Encoder) throws -> [OggPage] = { try $0.encodeSilence(frames: 4800) }
+    ) throws -> ([UInt8], ArchiveIndex.File) {
         var ogg = try #require(ArchiveOggFile(headers: encoder.headerPages.map(\.bytes), base: base))
         var bytes = ogg.headerBytes
         for _ in 0..<pages {
-            for page in try encoder.encodeSilence(frames: 4800) {
+            for page in try audio(encoder) {
                 bytes += ogg.carry(page.bytes)
                 base = page.granulePosition
             }
