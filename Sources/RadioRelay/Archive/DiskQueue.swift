@@ -49,7 +49,7 @@ final class DiskQueue<Item>: Sendable {
     /// Queues `items` (`bytes` in all); false when they were dropped.
     func enqueue(_ items: [Item], bytes: Int) -> Bool {
         let now = monotonicNow()
-        if roundSeconds(now: now) >= stallAfter,
+        if stalledSeconds(now: now) != nil,
             stallTold.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
         {
             Log.write(
@@ -112,6 +112,12 @@ final class DiskQueue<Item>: Sendable {
     /// Seconds the writer's current round has taken so far (0 while it waits): a disk that hangs makes it grow.
     func roundSeconds(now: Double = monotonicNow()) -> Double {
         StallWatch.seconds(roundBegan: roundBegan.load(ordering: .relaxed), now: now)
+    }
+
+    /// The current round's seconds when it has passed `stallAfter` (a disk that hangs); nil otherwise.
+    func stalledSeconds(now: Double = monotonicNow()) -> Double? {
+        let round = roundSeconds(now: now)
+        return round >= stallAfter ? round : nil
     }
 
     /// Waits up to `milliseconds` for the pipeline's next items (the writer thread's poll), and clears the signal.

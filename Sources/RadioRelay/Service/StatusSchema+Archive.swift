@@ -55,8 +55,7 @@ package struct ArchiveFigures: Sendable, Equatable, Codable {
         format = writer.format.rawValue
         state = status.state.rawValue
         // Its thread is held in the call that hangs, so the state it keeps cannot say so: the round's time does.
-        let round = writer.queue.roundSeconds()
-        if round >= writer.queue.stallAfter, status.state != .stopped {
+        if let round = writer.queue.stalledSeconds(), status.state != .stopped {
             state = "stalled"
             stalledSeconds = (round * 10).rounded() / 10
         }
