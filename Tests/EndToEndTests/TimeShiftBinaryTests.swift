@@ -6,11 +6,11 @@ import RadioRelayTestSupport
 import Testing
 
 /// Time-shifted listening on the binary: a station whose upstream changes tone every 3 s (six tones, an 18 s loop)
-/// archived in 10 s files; ffmpeg reads `?start=` at four moments across three files and `?offset=`, and each decodes
-/// the tone of its moment (Goertzel, 100 ms windows): the place in the 18 s loop each one hears, less the moment it
-/// asked for, is the same for all of them. One reader goes on across a file boundary and follows the schedule tone by
-/// tone; the MP3 mount's archive reads too; a moment outside the archive is a 416 with the range, a malformed one a
-/// 400.
+/// archived in 10 s files; ffmpeg reads `?start=` at four moments across three files, and a client `?offset=` (from
+/// the moment its `X-Archive-Start` names, checked against the wall clock around its request); each decodes the tone
+/// of its moment (Goertzel, 100 ms windows): the place in the 18 s loop each one hears, less the moment it asked for,
+/// is the same for all of them. One reader goes on across a file boundary and follows the schedule tone by tone; the
+/// MP3 mount's archive reads too; a moment outside the archive is a 416 with the range, a malformed one a 400.
 extension DiskTests {
     @Suite(.timeLimit(.minutes(2))) struct TimeShiftBinaryTests {
         static let tones = [400.0, 600, 800, 1000, 1200, 1400]
@@ -73,6 +73,37 @@ extension DiskTests {
             return d
         }
 
+        /// What `/test.opus?offset=behind` on `port` plays from (its `X-Archive-Start`, checked against the wall
+        /// clock around the request) and its first 4 s, decoded.
+        static func fromOffset(port: UInt16, behind: Double) throws -> (moment: Double, windows: [Int]) {
+            let client = try ListenerClient(port: port)
+            defer { client.close() }
+            let before = Date().timeIntervalSince1970
+            client.send("GET /test.opus?offset=\(Int(behind)) HTTP/1.0\r\n\r\n")
+            var heard = client.read(atLeast: 1, within: 10).bytes
+            let answered = Date().timeIntervalSince1970
+            heard += client.read(for: 4).bytes
+            let blank = Array("\r\n\r\n".utf8)
+            let end = try #require(
+                heard.indices.first { heard[$0...].starts(with: blank) },
+                "\(String(decoding: heard.prefix(400), as: UTF8.self))")
+            let head = String(decoding: heard[..<end], as: UTF8.self)
+            let field = try #require(
+                head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("x-archive-start: ") }, "\(head)")
+            // A whole second has no decimals.
+            let text = String(field.dropFirst("x-archive-start: ".count))
+            let formatter = ISO8601DateFormatter()
+            if text.contains(".") { formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds] }
+            let moment = try #require(formatter.date(from: text), "\(text)").timeIntervalSince1970
+            #expect(
+                moment >= before - behind - 0.001 && moment <= answered - behind + 0.001,
+                "\(text): asked between \(before - behind) and \(answered - behind)")
+            let saved = temporaryPath("offset.ogg")
+            defer { unlink(saved) }
+            #expect(FileManager.default.createFile(atPath: saved, contents: Data(heard[(end + blank.count)...])))
+            return (moment, windows(try decode(saved, seconds: 4)))
+        }
+
         static func iso(_ unix: Double) -> String {
             let millis = Int64(unix * 1000)
             let text = UTCTime(Double(millis / 1000)).iso8601
@@ -111,10 +142,11 @@ extension DiskTests {
                 let phase = try #require(Self.phase(heard), "start=\(Self.iso(moment)): \(heard)")
                 offsets.append(Self.circular(phase, moment.truncatingRemainder(dividingBy: Self.loop)))
             }
-            // `offset=` asks for a moment behind the wall clock: the same constant.
+            // `offset=` asks for a moment behind the wall clock when the request comes. The answer names it
+            // (`X-Archive-Start`): 12 s before a moment between the request and its answer. What is heard from it is
+            // the same constant.
             let behind = 12.0
-            let asked = Date().timeIntervalSince1970 - behind
-            let heard = Self.windows(try Self.decode("\(base)?offset=\(Int(behind))", seconds: 4))
+            let (asked, heard) = try Self.fromOffset(port: http, behind: behind)
             let phase = try #require(Self.phase(heard), "offset=\(Int(behind)): \(heard)")
             let fromOffset = Self.circular(phase, asked.truncatingRemainder(dividingBy: Self.loop))
             print("time shift: phase less moment \(offsets.map { String(format: "%.2f", $0) }) offset= \(fromOffset)")

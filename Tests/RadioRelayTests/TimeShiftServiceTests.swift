@@ -83,13 +83,30 @@ import Testing
         // Its socket filled within the burst; then 1 s without progress.
         #expect(dropped >= 1 && dropped < 2.5, "dropped after \(dropped) s")
         #expect(stalled.read(for: 0.5).closed)
-        // The reader: its head, then its 2 s burst and real time, one Ogg stream from the archive's headers on.
-        let head = Array("HTTP/1.0 200 OK\r\n\r\n".utf8)
-        #expect(heard.starts(with: head))
+        // The reader: its head, which names the moment it hears first, then its 2 s burst and real time, one Ogg
+        // stream from the archive's headers on.
+        let head = Array(
+            "HTTP/1.0 200 OK\r\nX-Archive-Start: \(TimeShiftLoop.iso(now - 25_000, exact: true))\r\n\r\n".utf8)
+        #expect(heard.starts(with: head), "\(String(decoding: heard.prefix(80), as: UTF8.self))")
         let stream = try LiveCapture(Array(heard.dropFirst(head.count)))
         #expect(stream.headerOK && stream.sequenceGaps == 0 && stream.granuleRegressions == 0)
         let audio = Double(stream.lastGranule) / 48_000
         #expect(abs(audio - (elapsed + TimeShiftListener.lead)) < 0.5, "\(audio) s of audio after \(elapsed) s")
         #expect(service.counters.served.load(ordering: .relaxed) == 2)
+    }
+
+    @Test func theMomentHeardFirstGoesBeforeTheHeadsBlankLine() {
+        let field = ("X-Archive-Start", TimeShiftLoop.iso(1_796_000_000_250, exact: true))
+        let head = Array("HTTP/1.0 200 OK\r\nContent-Type: audio/ogg\r\n\r\n".utf8)
+        #expect(
+            String(decoding: TimeShiftLoop.adding(field, to: head), as: UTF8.self)
+                == "HTTP/1.0 200 OK\r\nContent-Type: audio/ogg\r\nX-Archive-Start: 2026-11-30T00:53:20.250Z\r\n\r\n")
+        #expect(TimeShiftLoop.iso(1_796_000_000_007, exact: true) == "2026-11-30T00:53:20.007Z")
+        #expect(TimeShiftLoop.iso(1_796_000_000_000, exact: true) == "2026-11-30T00:53:20.000Z")
+        #expect(TimeShiftLoop.iso(1_796_000_000_999) == "2026-11-30T00:53:20Z")
+        // A head without its blank line (none is sent on raw TCP) is kept as it is.
+        for other in [[], Array("ICY 200 OK\r\n".utf8), Array("\r\n".utf8)] as [[UInt8]] {
+            #expect(TimeShiftLoop.adding(field, to: other) == other)
+        }
     }
 }

@@ -55,9 +55,12 @@ extension TimeShiftLoop {
         }
         let fileStart = index.file(named: location.file)?.start ?? location.time
         let playhead = ArchivePlayhead(location: location, fileStart: fileStart, target: target, format: service.format)
+        let from = max(target, location.time)
         let listener = TimeShiftListener(
             socket: socket, peer: "\(incoming.peer)", hostKey: key, entry: entry, session: incoming.session,
-            request: incoming.request, head: incoming.responseHead, playhead: playhead, now: now)
+            request: incoming.request,
+            head: Self.adding(("X-Archive-Start", Self.iso(from, exact: true)), to: incoming.responseHead),
+            playhead: playhead, now: now)
         let duration = broadcaster.configuration.maxListenerDuration
         if duration > 0 { listener.endsAt = now + duration }
         if let endsAt = incoming.session?.endsAt { listener.endsAt = min(listener.endsAt, endsAt) }
@@ -66,10 +69,10 @@ extension TimeShiftLoop {
         service.counters.listeners.add(1, ordering: .relaxed)
         service.counters.served.add(1, ordering: .relaxed)
         broadcaster.statistics.withLock { $0.joined(at: now) }
-        let behind = max(0, Int64(wallClockNow() * 1000) - max(target, location.time)) / 1000
+        let behind = max(0, Int64(wallClockNow() * 1000) - from) / 1000
         note(
             "joined",
-            "\(label): time-shifted listener #\(entry.id) \(incoming.peer) starts at \(Self.iso(max(target, location.time)))"
+            "\(label): time-shifted listener #\(entry.id) \(incoming.peer) starts at \(Self.iso(from))"
                 + " (\(behind) s behind live\(location.skippedGap ? ", after a gap in the archive" : ""))",
             priority: .info)
     }
@@ -108,10 +111,24 @@ extension TimeShiftLoop {
             priority: ended == .left ? .info : .notice)
     }
 
-    static func iso(_ millis: Int64) -> String {
+    /// `head` with `field` before its blank line: the moment a time-shifted listener hears first
+    /// (`X-Archive-Start`), which a player can show and a test can check. A head without a blank line at its end is
+    /// kept as it is.
+    static func adding(_ field: (String, String), to head: [UInt8]) -> [UInt8] {
+        guard head.count >= 4, head.suffix(4).elementsEqual("\r\n\r\n".utf8) else { return head }
+        var result = Array(head.dropLast(2))
+        result += Array("\(field.0): \(field.1)\r\n\r\n".utf8)
+        return result
+    }
+
+    /// `millis` since the epoch as UTC, to the second (`2026-12-05T08:00:00Z`), or to the millisecond with `exact`
+    /// (`…:00.250Z`), as `start=` takes it.
+    static func iso(_ millis: Int64, exact: Bool = false) -> String {
         let seconds = millis >= 0 ? millis / 1000 : (millis - 999) / 1000
-        let text = UTCTime(Double(seconds)).iso8601
-        return text.hasSuffix(".000Z") ? String(text.dropLast(5)) + "Z" : text
+        let text = String(UTCTime(Double(seconds)).iso8601.prefix(19))
+        guard exact else { return text + "Z" }
+        let fraction = Int(millis - seconds * 1000)
+        return text + (fraction < 10 ? ".00" : fraction < 100 ? ".0" : ".") + "\(fraction)Z"
     }
 
     /// A time-shifted listener's places: the station's (and one of the mount's readers), its address's (and one of
