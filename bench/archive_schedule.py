@@ -48,9 +48,9 @@ players: a player seeks back --back s in the archive's HLS (/NAME/archive.m3u8, 
 its `?start=` form is closed) and what it decodes is analysed as a reader, from the moment the seek should reach,
 with where the first change of tone heard puts it ("landed", drift not taken off). VLC (run as nobody under root:
 VLC refuses root): `--start-time` on the live playlist, and the rc interface's `seek` while it plays it; mpv:
-`--start=-BACK` on the live playlist, `--start=X` on the closed one, and ffmpeg's `live_start_index` option (no
-seek: it opens the live playlist BACK / 10 segments from its end); ffmpeg: `-ss X` on the closed playlist and
-`-live_start_index`. Each player is stopped by its PID once it has decoded --seconds s or after --seconds + 60 s.
+`--start=-BACK` on the live playlist, `--start=X` on the closed one (fMP4, and the same window in MPEG-TS:
+`archive-ts.m3u8`), and ffmpeg's `live_start_index` option (no seek: it opens the live playlist BACK / 10 segments
+from its end); ffmpeg: `-ss X` on the closed playlist (fMP4, MPEG-TS) and `-live_start_index`. Each player is stopped by its PID once it has decoded --seconds s or after --seconds + 60 s.
 
 Python 3.9+, standard library; lame (the upstream's frames), ffmpeg, and for the players VLC (cvlc) and mpv.
 """
@@ -496,6 +496,8 @@ def cmd_players(args):
     total = sum(d for _, d, _ in segments)
     vod_path = f"/{args.name}/archive.m3u8?start={utc(first, millis=False)}"
     vod_url = f"http://{B.HOST}:{args.port}{vod_path}"
+    # the same closed window in MPEG-TS segments: ffmpeg's HLS demuxer (and so mpv) seeks in this one only
+    vod_ts_url = vod_url.replace("/archive.m3u8?", "/archive-ts.m3u8?")
     back_segments = int(args.back // 10)
     out = os.path.join(args.out, "players")
     os.makedirs(out, exist_ok=True)
@@ -534,6 +536,7 @@ def cmd_players(args):
     for label, url, extra in (
             (f"mpv --start=-{args.back} live", live_url, [f"--start=-{args.back}"]),
             ("mpv --start=X closed", vod_url, [f"--start={x}"]),
+            ("mpv --start=X ts closed", vod_ts_url, [f"--start={x}"]),
             ("mpv live_start_index", live_url, [f"--demuxer-lavf-o=live_start_index=-{back_segments}"])):
         # the live playlist as the player will see it (it grows by a segment every 10 s)
         now_segments, _ = playlist(args.port, live_path)
@@ -549,6 +552,7 @@ def cmd_players(args):
     # ffmpeg: -ss on the closed playlist, and -live_start_index on the live one.
     for label, url, extra in (
             ("ffmpeg -ss closed", vod_url, ["-ss", str(x)]),
+            ("ffmpeg -ss ts closed", vod_ts_url, ["-ss", str(x)]),
             ("ffmpeg live_start_index", live_url, ["-live_start_index", str(-back_segments)])):
         now_segments, _ = playlist(args.port, live_path)
         moment = first + x if label.endswith("closed") else now_segments[-back_segments][0]

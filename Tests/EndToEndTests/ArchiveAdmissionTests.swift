@@ -6,10 +6,10 @@ import RadioRelayTestSupport
 import Testing
 
 /// The archive's doors are the live mount's: every resource of a station's archive — `?offset=` and `?start=` on the
-/// mount, `archive.json`, `archive.m3u8`, its init and a segment — refuses a user agent the station denies (`403`,
-/// counted as `agent_denied`) and serves any other; on a station whose listeners authenticate (htpasswd), a
-/// time-shifted request without credentials gets the live mount's `401` challenge and one with them its stream,
-/// while the listing and the archive's HLS are not offered (`403`).
+/// mount, `archive.json`, `archive.m3u8`, its init and a segment, `archive-ts.m3u8` and a segment of it — refuses a
+/// user agent the station denies (`403`, counted as `agent_denied`) and serves any other; on a station whose
+/// listeners authenticate (htpasswd), a time-shifted request without credentials gets the live mount's `401`
+/// challenge and one with them its stream, while the listing and the archive's HLS are not offered (`403`).
 extension DiskTests {
     @Suite(.timeLimit(.minutes(2))) struct ArchiveAdmissionTests {
         /// A request with a user agent and optional Basic credentials: the status, and the head's first bytes.
@@ -55,7 +55,8 @@ extension DiskTests {
             let start = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: moment.rounded(.down)))
             let doors = [
                 "/test.opus", "/test.opus?offset=5", "/test.opus?start=\(start)", "/test/archive.json",
-                "/test/archive.m3u8", "/test/archive-init.mp4", "/test/\(segment)",
+                "/test/archive.m3u8", "/test/archive-init.mp4", "/test/\(segment)", "/test/archive-ts.m3u8",
+                "/test/\(segment.replacingOccurrences(of: ".m4s", with: ".ts"))",
             ]
             for door in doors {
                 let (refused, refusedHead) = try Self.ask(station.http, door, agent: "Blocked-Player/2.0")
@@ -87,7 +88,11 @@ extension DiskTests {
             let (served, servedHead) = try Self.ask(
                 station.http, "/test.opus?offset=5", agent: "mpv", user: "ann:catch up")
             #expect(served == 200 && servedHead.hasSuffix("OggS"), "\(servedHead)")
-            for door in ["/test/archive.json", "/test/archive.m3u8", "/test/\(segment)"] {
+            let doors = [
+                "/test/archive.json", "/test/archive.m3u8", "/test/\(segment)", "/test/archive-ts.m3u8",
+                "/test/\(segment.replacingOccurrences(of: ".m4s", with: ".ts"))",
+            ]
+            for door in doors {
                 let (status, head) = try Self.ask(station.http, door, agent: "mpv", user: "ann:catch up")
                 #expect(status == 403, "\(door): \(head)")
             }

@@ -104,6 +104,21 @@ extension DiskTests {
             return (moment, windows(try decode(saved, seconds: 4)))
         }
 
+        /// What mpv plays of `url` from `seconds` in (a seek: `--start`), 3 s, decoded.
+        static func mpvWindows(_ url: String, from seconds: Int) throws -> [Int] {
+            let wav = temporaryPath("mpv.wav")
+            defer { unlink(wav) }
+            let played = try run(
+                try #require(tool("mpv")),
+                [
+                    "--no-config", "--really-quiet", "--vo=null", "--ao=pcm", "--ao-pcm-file=\(wav)",
+                    "--start=\(seconds)",
+                    "--length=3", url,
+                ])
+            #expect(played.status == 0, "mpv \(url): \(played.stdout) \(played.stderr)")
+            return windows(try decode(wav, seconds: 3))
+        }
+
         static func iso(_ unix: Double) -> String {
             let millis = Int64(unix * 1000)
             let text = UTCTime(Double(millis / 1000)).iso8601
@@ -111,7 +126,8 @@ extension DiskTests {
             return String(text.prefix(19)) + ".\(fraction)Z"
         }
 
-        @Test(.enabled(if: tool("ffmpeg") != nil && tool("curl") != nil, "needs ffmpeg, curl"))
+        @Test(
+            .enabled(if: tool("ffmpeg") != nil && tool("curl") != nil && tool("mpv") != nil, "needs ffmpeg, curl, mpv"))
         func eachMomentDecodesTheToneThatWasLiveThen() throws {
             let directory = temporaryPath("shift-archive")
             defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -179,6 +195,16 @@ extension DiskTests {
             let hlsPhase = try #require(Self.phase(fromHLS), "archive HLS: \(fromHLS)")
             let fromSegment = Self.circular(hlsPhase, segment.truncatingRemainder(dividingBy: Self.loop))
             #expect(abs(Self.circular(fromSegment, offsets[0])) <= 0.3, "HLS \(fromSegment), stream \(offsets)")
+            // The same in MPEG-TS (`archive-ts.m3u8`), which ffmpeg's HLS demuxer, and so mpv, seeks in: mpv seeks 12 s
+            // into it and hears that moment.
+            let seeked = try Self.mpvWindows(
+                "http://127.0.0.1:\(http)/test/archive-ts.m3u8?start=\(Self.iso(segment))", from: 12)
+            let mpvPhase = try #require(Self.phase(seeked), "mpv in archive-ts.m3u8: \(seeked)")
+            let fromSeek = Self.circular(mpvPhase, (segment + 12).truncatingRemainder(dividingBy: Self.loop))
+            print(
+                "time shift: phase less moment from the archive's HLS \(fromSegment), from mpv's seek in MPEG-TS \(fromSeek)"
+            )
+            #expect(abs(Self.circular(fromSeek, offsets[0])) <= 0.3, "mpv \(fromSeek), stream \(offsets)")
             // The MP3 mount's archive; a moment before the archive; a malformed one.
             let mp3 = Self.windows(try Self.decode("http://127.0.0.1:\(http)/test.mp3?offset=10", seconds: 3))
             // The first frame's bit reservoir is in the frame before it: it decodes to silence, as for a live MP3

@@ -38,10 +38,22 @@ import Testing
         #expect(paged.contains("#EXT-X-PLAYLIST-TYPE:VOD") && paged.hasSuffix("#EXT-X-ENDLIST\n"))
         #expect(paged.contains("#EXT-X-PROGRAM-DATE-TIME:2026-12-05T08:00:10.000Z\n"))
         #expect(ArchivePlaylist.media(ArchiveIndex()) == nil)
-        #expect(ArchivePlaylist.segmentStart("archive-1796457600.m4s") == 1_796_457_600_000)
-        for bad in ["archive-1796457601.m4s", "archive-.m4s", "archive--10.m4s", "archive-9999999999999.m4s", "x.m4s"] {
-            #expect(ArchivePlaylist.segmentStart(Substring(bad)) == nil, "\(bad)")
-        }
+        #expect(ArchivePlaylist.segment("archive-1796457600.m4s")?.start == 1_796_457_600_000)
+        #expect(ArchivePlaylist.segment("archive-1796457600.ts")?.container == .ts)
+        let bad = [
+            "archive-1796457601.m4s", "archive-.m4s", "archive--10.m4s", "archive-9999999999999.m4s", "x.m4s",
+            "archive-1796457600.mp4", "archive-1796457600.ts.m4s", "archive-+10.ts", "archive-1796457600",
+        ]
+        for name in bad { #expect(ArchivePlaylist.segment(Substring(name)) == nil, "\(name)") }
+        // The same window in MPEG-TS: the same times and gaps, `.ts` names, no init segment.
+        let ts = try #require(ArchivePlaylist.media(index, start: Self.eight, container: .ts))
+        #expect(
+            ts.replacingOccurrences(of: ".ts\n", with: ".m4s\n").replacingOccurrences(
+                of: "VERSION:3", with: "VERSION:7")
+                == paged.replacingOccurrences(of: "#EXT-X-MAP:URI=\"archive-init.mp4\"\n", with: ""))
+        #expect(ArchivePlaylist.Container(playlist: "archive-ts.m3u8") == .ts)
+        #expect(ArchivePlaylist.Container(playlist: "archive.m3u8") == .fmp4)
+        #expect(ArchivePlaylist.Container(playlist: "archive.ts.m3u8") == nil)
     }
 
     @Test func segmentsHoldThePacketsThatStartInTheirTenSecondsAcrossFiles() throws {
@@ -62,7 +74,8 @@ import Testing
         }
         var made: [ArchiveSegment] = []
         for start in [Self.eight, Self.eight + 10_000] {
-            var segment = ArchiveSegment(from: start, to: start + 10_000)
+            // One channel until the file's OpusHead says two.
+            var segment = ArchiveSegment(from: start, to: start + 10_000, channels: 1)
             segment.enter(fileStart: Self.eight)
             for page in pages(first) where !segment.isComplete { segment.page(page) }
             segment.enter(fileStart: Self.eight + 8_000)
@@ -77,5 +90,10 @@ import Testing
         #expect(made[1].packets.reduce(0) { $0 + $1.duration } == 6 * 48_000)
         let bytes = try #require(made[0].segment(sequence: 7))
         #expect(Array(bytes[4..<8]) == Array("moof".utf8))
+        // In MPEG-TS: the same packets, each at its start (MPEGTSOpusTests reads the stream).
+        let ts = try MPEGTSOpusTests.read(try #require(made[1].transportStream(sequence: 8)))
+        #expect(try ts.pes.map { try MPEGTSOpusTests.opus($0.bytes) } == made[1].packets.map(\.bytes))
+        #expect(ts.pes.first?.pts == MPEGTSOpus.ticks(Self.eight * 48 + Int64(samples0)))
+        #expect(made.map(\.channels) == [2, 2], "the file's OpusHead")
     }
 }

@@ -13,7 +13,8 @@ extension TimeShiftLoop {
         guard let socket = incoming.takeSocket() else { return }
         let index = service.index()
         if let segment = arrival.segment {
-            return answerSegment(segment, on: socket, arrival: arrival, index: index, now: now)
+            return answerSegment(
+                segment.start, container: segment.container, on: socket, arrival: arrival, index: index, now: now)
         }
         let target = arrival.start.target(now: wallClockNow())
         guard let range = index.range else {

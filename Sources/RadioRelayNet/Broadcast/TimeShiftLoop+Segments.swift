@@ -28,29 +28,32 @@ extension TimeShiftLoop {
 
     /// Reads the segment that starts at `start` and queues its answer (or a 404, a 503).
     func answerSegment(
-        _ start: Int64, on socket: consuming FileDescriptor, arrival: TimeShiftService.Arrival, index: ArchiveIndex,
-        now: Double
+        _ start: Int64, container: ArchivePlaylist.Container, on socket: consuming FileDescriptor,
+        arrival: TimeShiftService.Arrival, index: ArchiveIndex, now: Double
     ) {
         let sequence = UInt32(clamping: start / (ArchiveSegment.seconds * 1000))
         guard replies.count < Self.maxReplies else {
             sendBestEffort(arrival.answer(503, "", Array("archive busy\n".utf8), []), on: socket.rawValue)
             return
         }
-        var segment = ArchiveSegment(from: start, to: start + ArchiveSegment.seconds * 1000)
+        let channels = broadcaster.ring.headers.first.flatMap { OggSplice.head(of: $0.bytes) }?.channels ?? 2
+        var segment = ArchiveSegment(from: start, to: start + ArchiveSegment.seconds * 1000, channels: channels)
         if let range = index.range, let location = index.locate(max(start, range.lowerBound)),
             let file = index.file(named: location.file)
         {
             read(&segment, from: file, offset: location.offset, index: index)
         }
         let end = index.range?.upperBound ?? 0
-        guard let body = segment.segment(sequence: sequence) else {
+        let packed =
+            container == .fmp4 ? segment.segment(sequence: sequence) : segment.transportStream(sequence: sequence)
+        guard let body = packed else {
             let text = Array("no audio archived for that segment\n".utf8)
             sendBestEffort(arrival.answer(404, "", text, []), on: socket.rawValue)
             return
         }
         let whole = segment.isComplete || start + ArchiveSegment.seconds * 1000 <= end
         let cache = whole ? "public, max-age=86400, immutable" : "no-cache"
-        let answer = arrival.answer(200, "audio/mp4", body, [("Cache-Control", cache)])
+        let answer = arrival.answer(200, container.contentType, body, [("Cache-Control", cache)])
         do {
             try setNonblocking(socket.rawValue)
         } catch {

@@ -30,7 +30,7 @@ package final class TimeShiftService: Sendable {
         let listener: ArrivingListener
         let start: TimeShiftStart
         let answer: Answer
-        var segment: Int64?
+        var segment: (start: Int64, container: ArchivePlaylist.Container)?
     }
 
     /// An answer's bytes, as its front end makes them: status, content type (empty: plain text), body, fields.
@@ -90,7 +90,8 @@ package final class TimeShiftService: Sendable {
     /// Takes a listener (from the front end's thread): false when too many wait already, or the service does not
     /// run (the caller answers 503).
     package func handOver(
-        _ listener: ArrivingListener, from start: TimeShiftStart, answer: @escaping Answer, segment: Int64? = nil
+        _ listener: ArrivingListener, from start: TimeShiftStart, answer: @escaping Answer,
+        segment: (start: Int64, container: ArchivePlaylist.Container)? = nil
     ) -> Bool {
         guard thread.withLock({ $0 != nil }) else { return false }
         let taken = arrivals.withLock { waiting -> Bool in

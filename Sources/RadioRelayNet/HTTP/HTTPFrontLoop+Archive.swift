@@ -2,7 +2,7 @@ import RadioRelayMedia
 import RadioRelaySystem
 
 /// A station's archive resources: its listing (`/NAME/archive.json`) and its HLS (`/NAME/archive.m3u8`,
-/// `archive-init.mp4`, `archive-SECONDS.m4s`). Each request passes the station's rules and access lists
+/// `archive-init.mp4`, `archive-SECONDS.m4s`; in MPEG-TS `archive-ts.m3u8`, `archive-SECONDS.ts`). Each request passes the station's rules and access lists
 /// (`ListenerAdmission.screen`) first, as its live mount's listeners do. The listing, the playlist and the init
 /// segment come from memory (the writer's published index and titles, the live stream's OpusHead) and are answered
 /// here; a segment is read from the disk, so its connection goes to the archive's own thread (`TimeShiftService`),
@@ -37,9 +37,10 @@ extension HTTPFrontLoop {
             response = HTTPResponse(
                 status: 200, contentType: "application/json", bytes: Array(body.utf8),
                 headers: [("Cache-Control", "public, max-age=5")])
-        } else if name == "archive.m3u8" {
+        } else if let container = ArchivePlaylist.Container(playlist: name) {
             let start = SourceRules.parameters(raw.query)["start"].flatMap { TimeShiftStart.moment($0) }
-            guard let playlist = ArchivePlaylist.media(shelf.service.index(), start: start) else {
+            guard let playlist = ArchivePlaylist.media(shelf.service.index(), start: start, container: container)
+            else {
                 return send(PublicRouter.text(404, "no whole segment archived yet\n"), on: connection)
             }
             response = HTTPResponse(
@@ -52,14 +53,15 @@ extension HTTPFrontLoop {
             response = HTTPResponse(
                 status: 200, contentType: PublicRouter.segmentType, bytes: CMAFOpus.initSegment(head),
                 headers: [("Cache-Control", "public, max-age=60")])
-        } else if let start = ArchivePlaylist.segmentStart(Substring(name)) {
-            guard let range = shelf.service.index().range, start >= range.lowerBound - 10_000,
-                start < range.upperBound
+        } else if let segment = ArchivePlaylist.segment(Substring(name)) {
+            guard let range = shelf.service.index().range, segment.start >= range.lowerBound - 10_000,
+                segment.start < range.upperBound
             else { return send(PublicRouter.text(404, "that segment is not in the archive\n"), on: connection) }
             if isHead {
-                response = HTTPResponse(status: 200, contentType: PublicRouter.segmentType, bytes: [], headers: [])
+                response = HTTPResponse(
+                    status: 200, contentType: segment.container.contentType, bytes: [], headers: [])
             } else {
-                return handOverSegment(connection, shelf: shelf, start: start, request: request)
+                return handOverSegment(connection, shelf: shelf, segment: segment, request: request)
             }
         } else {
             return send(PublicRouter.text(404, "no such archive resource\n"), on: connection)
@@ -71,7 +73,9 @@ extension HTTPFrontLoop {
 
     /// Gives a segment request's socket to the archive's thread, which reads the segment and answers.
     private func handOverSegment(
-        _ connection: HTTPConnection, shelf: ArchiveShelf, start: Int64, request: ListenerRequest
+        _ connection: HTTPConnection, shelf: ArchiveShelf,
+        segment: (start: Int64, container: ArchivePlaylist.Container),
+        request: ListenerRequest
     ) {
         do {
             try http.loop.epoll.remove(connection.fd)
@@ -83,7 +87,7 @@ extension HTTPFrontLoop {
         let arrival = ArrivingListener(
             socket: socket, peer: connection.peer, responseHead: [], request: request, session: nil,
             refusal: { PublicRouter.notAdmitted($0).encoded })
-        if !shelf.service.handOver(arrival, from: .at(start), answer: Self.archiveAnswer, segment: start) {
+        if !shelf.service.handOver(arrival, from: .at(segment.start), answer: Self.archiveAnswer, segment: segment) {
             if let socket = arrival.takeSocket() {
                 sendBestEffort(PublicRouter.text(503, "archive busy\n").encoded, on: socket.rawValue)
             }

@@ -16,7 +16,7 @@ import RadioRelaySystem
 /// | `events` | `GET`, `HEAD` | `/NAME/events` |
 /// | `playlist` | `GET`, `HEAD` | a mount and `.m3u`, `.pls`, `.xspf` |
 /// | `icecast status` | `GET`, `HEAD` | `/status-json.xsl` |
-/// | `archive hls` | `GET`, `HEAD` | `/NAME/archive.m3u8`, `archive-init.mp4`, `archive-SECONDS.m4s` (with an archive) |
+/// | `archive hls` | `GET`, `HEAD` | `/NAME/archive.m3u8`, `archive-init.mp4`, `archive-SECONDS.m4s`; `archive-ts.m3u8`, `archive-SECONDS.ts` (with an archive) |
 /// | `archive` | `GET`, `HEAD` | `/NAME/archive.json` of a station with an archive (before the HLS directory) |
 /// | `history` | `GET`, `HEAD` | `/NAME/history.json` (before the HLS directory of the same name) |
 /// | `hls` | `GET`, `HEAD` | under `/NAME/` |
@@ -155,8 +155,8 @@ extension PublicRouter {
                     let station = String(parts[1]), let name = String(parts[2])
                 else { return nil }
                 guard directory.archives[station] != nil, name.hasPrefix("archive"),
-                    name == "archive.m3u8" || name == ArchivePlaylist.initName
-                        || ArchivePlaylist.segmentStart(Substring(name)) != nil
+                    ArchivePlaylist.Container(playlist: name) != nil || name == ArchivePlaylist.initName
+                        || ArchivePlaylist.segment(Substring(name)) != nil
                 else { return nil }
                 return .archive(station: station, name: name)
             },
