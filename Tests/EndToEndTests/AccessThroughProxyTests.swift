@@ -143,7 +143,7 @@ extension PeerTests {
             #expect(snapshot.listeners.contains { $0.address == "127.0.0.23" && $0.kind == .tcp })
             let metrics = try httpGet(status, "/metrics").text
             #expect(metrics.contains("radio_relay_listeners_refused_total{reason=\"address_denied\"} 5"))
-            #expect(server.log.contains("address denied (deny)"))
+            #expect(server.logged("address denied (deny)"))
         }
     }
 }

@@ -72,7 +72,7 @@ extension DiskTests {
             // Space comes back: within the retry interval the archive writes again, and says what it lost.
             try FileManager.default.removeItem(atPath: filler)
             #expect(waitUntil(20) { archive()?.state == "writing" }, "\(server.log)")
-            #expect(server.log.contains("test: archive: writing again, in "))
+            #expect(server.logged("test: archive: writing again, in "))
             #expect(waitUntil(10) { (archive()?.files ?? 0) > failing.files }, "a new file")
             #expect(try statusStations(status).first?.alive == true)
         }

@@ -49,7 +49,7 @@ extension ServerProcessTests {
             answer = try httpGet(status, "/health")
         }
         #expect(answer.status == 503 && answer.text.hasPrefix("unhealthy\nmain: stalled"), "\(answer.text)")
-        #expect(server.log.contains("RADIO_RELAY_TEST_HANG_PIPELINE"), "\(server.log)")
+        #expect(server.logged("RADIO_RELAY_TEST_HANG_PIPELINE"), "\(server.log)")
     }
 
     /// `serve --proxy-protocol yes` puts both the station's port and `--http` behind the balancer.

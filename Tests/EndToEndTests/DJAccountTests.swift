@@ -78,7 +78,7 @@ extension ServerProcessTests {
                 user: "alice")
             defer { alice.stop() }
             try #require(waitUntil(8) { server.log.contains("input live plays now") }, "\(server.log)")
-            #expect(server.log.contains("(DJ alice) connected (PUT /main"), "\(server.log)")
+            #expect(server.logged("(DJ alice) connected (PUT /main"), "\(server.log)")
             #expect(waitUntil(3) { statusDJ() == "alice" })
             let page = try get(http, "/")
             #expect(page.text.contains("On the air: <strong>alice</strong>"), "\(page.text)")
@@ -98,7 +98,7 @@ extension ServerProcessTests {
                 try get(http, "/admin/killsource?mount=/main&ban=60", Self.auth("alice", "alice-pass-1")).status == 401)
             let kill = try get(http, "/admin/killsource?mount=/main&ban=60", Self.auth("admin", "admin-pass-1"))
             #expect(kill.status == 200 && kill.text.contains("Source Removed"), "\(kill.text)")
-            #expect(server.log.contains("admin: DJ alice refused on every station for 60 s"), "\(server.log)")
+            #expect(server.logged("admin: DJ alice refused on every station for 60 s"), "\(server.log)")
             #expect(waitUntil(3) { statusDJ() == nil })
 
             // Reconnecting at once (as Liquidsoap does): refused 403 with how long; bob goes on the air meanwhile.
@@ -141,7 +141,7 @@ extension ServerProcessTests {
             #expect(
                 waitUntil(5) { server.log.contains("reload: DJ accounts: removed bob (in place)") }, "\(server.log)")
             #expect(bob.closedByServer(within: 5), "bob's set ends")
-            #expect(server.log.contains("reload: main: DJ bob may no longer take the station over"))
+            #expect(server.logged("reload: main: DJ bob may no longer take the station over"))
             let revoked = try LiveSourceProtocolTests.RawSource(
                 port: http, path: "/main", password: "bob-pass-12", user: "bob")
             #expect(revoked.status == 401, "\(revoked.answer)")

@@ -16,7 +16,7 @@ extension ServerProcessTests {
             demoHTTP, "GET /main.opus HTTP/1.0\r\n\r\n", seconds: 1.5)
         #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n") && head.contains("\r\nContent-Type: audio/ogg"), "\(head)")
         #expect(try LiveCapture(body).headerOK)
-        #expect(demo.log.contains("http listeners on http://127.0.0.1:\(demoHTTP)/"), "\(demo.log)")
+        #expect(demo.logged("http listeners on http://127.0.0.1:\(demoHTTP)/"), "\(demo.log)")
 
         // A config file: two stations, one with its own mount and name for people.
         let http = try freePort()

@@ -71,7 +71,7 @@ extension ServerProcessTests {
             #expect(
                 entry?.hasPrefix("127.0.2.50 ") == true && entry?.contains("\"TCP /test.opus\" 200") == true,
                 "\(entry ?? "")")
-            #expect(server.log.contains("listener #\(victim.id) (tcp 127.0.2.50) of /test.opus kicked"))
+            #expect(server.logged("listener #\(victim.id) (tcp 127.0.2.50) of /test.opus kicked"))
             // The listening report counts the kicked session once with the 99 that leave at the stop.
             crowd.stop()
             server.stop()

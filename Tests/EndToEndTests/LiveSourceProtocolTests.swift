@@ -224,7 +224,7 @@ extension ServerProcessTests {
             #expect(kill.status == 200, "\(kill.head)\n\(kill.text)")
             #expect(killed.closedByServer(within: 3))
             try #require(waitUntil(5) { playing("main") == "1" })
-            #expect(server.log.contains("ended by /admin/killsource"))
+            #expect(server.logged("ended by /admin/killsource"))
             // Asked again with no source on the air: the pipeline says so.
             let again = try httpGet(status, "/admin/killsource?mount=/main")
             #expect(again.status == 404 && again.text.contains("no live source is on the air"), "\(again.text)")

@@ -59,7 +59,7 @@ extension ServerProcessTests {
             .write(toFile: path, atomically: true, encoding: .utf8)
             server.signal(SIGHUP)
             try ServerProcessTests.ReloadTests.waitFor("reload: updated leaky", in: server)
-            #expect(server.log.contains("reload: DJ accounts: changed leaky-dj (password) (in place)"), "\(server.log)")
+            #expect(server.logged("reload: DJ accounts: changed leaky-dj (password) (in place)"), "\(server.log)")
             let status = try httpGet(ports[2], "/status.json")
             let metrics = try httpGet(ports[2], "/metrics")
             #expect(status.status == 200 && metrics.status == 200)

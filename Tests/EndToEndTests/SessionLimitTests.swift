@@ -52,7 +52,7 @@ extension ServerProcessTests {
             #expect(Double(capture.left.count) / 48_000 > 10.5)
             let outputs = try station.station().outputs
             #expect(outputs.map(\.sessionLimitEnds).reduce(0, +) == 3, "\(outputs.map(\.sessionLimitEnds))")
-            #expect(station.server.log.contains("session limit (10 s, max_listener_duration)"))
+            #expect(station.server.logged("session limit (10 s, max_listener_duration)"))
         }
     }
 }

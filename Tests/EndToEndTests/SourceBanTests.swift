@@ -48,7 +48,7 @@ extension ServerProcessTests {
             #expect(kill.status == 200 && kill.text.contains("Source Removed"), "\(kill.text)")
             let barredAt = Date()
             #expect(dj.closedByServer(within: 3))
-            #expect(server.log.contains("station main refuses live sources for 3 s (killsource ban)"))
+            #expect(server.logged("station main refuses live sources for 3 s (killsource ban)"))
 
             // Reconnecting at once (as Liquidsoap does): refused while barred, with how long; wrong credentials
             // still learn nothing of the bar.

@@ -145,7 +145,7 @@ extension ServerProcessTests {
             let removedIDs = backend.calls("listener_remove").compactMap { $0["client"] }
             #expect(
                 admittedIDs.count == 6 && removedIDs.sorted() == admittedIDs.sorted(), "\(admittedIDs) \(removedIDs)")
-            #expect(server.log.contains("time limit (2 s, icecast-auth-timelimit)"), "\(server.log)")
+            #expect(server.logged("time limit (2 s, icecast-auth-timelimit)"), "\(server.log)")
         }
 
         /// A backend that is down, one that hangs 30 s, one that answers garbage: refused (503) within the timeout,
