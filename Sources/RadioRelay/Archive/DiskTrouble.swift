@@ -41,7 +41,8 @@ struct DiskTrouble {
     mutating func recovered(in name: String) {
         guard let failure else { return }
         Log.notice(
-            "\(prefix): writing again, in \(name), after \(failure.dropped) pages dropped (\(failure.message))")
+            "\(prefix): writing again, in \(name), after \(failure.dropped) pages dropped (the failure that ended: "
+                + "\(failure.message))")
         self.failure = nil
     }
 
