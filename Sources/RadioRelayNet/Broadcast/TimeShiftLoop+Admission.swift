@@ -54,6 +54,18 @@ extension TimeShiftLoop {
             incoming.session?.end(.notServed, now: now)
             return
         }
+        // A live listener's socket options: above all its send buffer, without which the kernel's autotuning let a
+        // hung reader's connection take 4 MB (5 minutes of audio) before it backed up and its 30 s began. Its peer
+        // timeout is past `stuckAfter`, so that a reader that stops reading is this thread's to close, with its
+        // reason, not the kernel's (which ends a zero window after `TCP_USER_TIMEOUT` too). A refusal only tunes the
+        // connection less: worth a line, not the listener.
+        var options = broadcaster.configuration.listenerSocketOptions
+        options.peerTimeout.seconds = max(options.peerTimeout.seconds, Int(service.stuckAfter.rounded(.up)) + 5)
+        do {
+            try options.apply(to: socket.rawValue)
+        } catch {
+            note("options", "\(label): time-shifted listener \(incoming.peer): \(error)")
+        }
         let fileStart = index.file(named: location.file)?.start ?? location.time
         let playhead = ArchivePlayhead(location: location, fileStart: fileStart, target: target, format: service.format)
         let from = max(target, location.time)

@@ -51,7 +51,7 @@ final class TimeShiftLoop {
             for (position, listener) in listeners.enumerated() where fds.count > position + first {
                 let revents = Int32(fds[position + first].revents)
                 if revents & (POLLERR | POLLHUP | POLLNVAL) != 0 {
-                    closing.append((listener, "connection closed", .left))
+                    closing.append((listener, Self.closed(listener.fd), .left))
                 } else if revents & (POLLIN | Self.readHangUp) != 0, let gone = drain(listener) {
                     closing.append((listener, gone, .left))
                 }
@@ -96,6 +96,14 @@ final class TimeShiftLoop {
         }
         service.counters.bytesRead.add(read, ordering: .relaxed)
         for (listener, reason, end) in ending { disconnect(listener, reason: reason, ended: end, now: now) }
+    }
+
+    /// Why a connection whose poll said error or hang-up is over: the socket's pending error, when it has one.
+    static func closed(_ fd: Int32) -> String {
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0, error != 0 else { return "connection closed" }
+        return "connection closed: \(String(cString: strerror(error)))"
     }
 
     /// Reads what a listener sent and drops it; why it is gone, when it is.
