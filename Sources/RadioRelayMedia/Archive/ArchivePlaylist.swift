@@ -19,7 +19,6 @@ package enum ArchivePlaylist {
     package enum Container: Sendable {
         case fmp4, ts
 
-        package var playlistName: String { self == .fmp4 ? "archive.m3u8" : "archive-ts.m3u8" }
         var suffix: String { self == .fmp4 ? ".m4s" : ".ts" }
         package var contentType: String { self == .fmp4 ? "audio/mp4" : "video/mp2t" }
 

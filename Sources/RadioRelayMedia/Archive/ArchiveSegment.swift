@@ -56,9 +56,7 @@ package struct ArchiveSegment: Sendable {
         }
         partial = current
         if !audio && header.granulePosition == 0 {  // OpusHead, OpusTags
-            if let head = completed.first, head.count > 9, head.starts(with: "OpusHead".utf8) {
-                channels = Int(head[9])
-            }
+            if let head = completed.first.flatMap(OpusPacketInfo.head) { channels = head.channels }
             return
         }
         audio = true

@@ -68,7 +68,7 @@ extension TimeShiftLoop {
         }
         let fileStart = index.file(named: location.file)?.start ?? location.time
         let playhead = ArchivePlayhead(location: location, fileStart: fileStart, target: target, format: service.format)
-        let from = max(target, location.time)
+        let from = playhead.position  // the moment it hears first: the one asked for, or the next file's after a gap
         let listener = TimeShiftListener(
             socket: socket, peer: "\(incoming.peer)", hostKey: key, entry: entry, session: incoming.session,
             request: incoming.request,

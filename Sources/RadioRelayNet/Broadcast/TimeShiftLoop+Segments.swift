@@ -36,8 +36,11 @@ extension TimeShiftLoop {
             sendBestEffort(arrival.answer(503, "", Array("archive busy\n".utf8), []), on: socket.rawValue)
             return
         }
-        let channels = broadcaster.ring.headers.first.flatMap { OggSplice.head(of: $0.bytes) }?.channels ?? 2
-        var segment = ArchiveSegment(from: start, to: start + ArchiveSegment.seconds * 1000, channels: channels)
+        // MPEG-TS names the channels (the live stream's, until the file's OpusHead is read); fMP4's init segment does.
+        let channels =
+            container == .ts ? broadcaster.ring.headers.first.flatMap { OggSplice.head(of: $0.bytes) }?.channels : nil
+        var segment = ArchiveSegment(
+            from: start, to: start + ArchiveSegment.seconds * 1000, channels: channels ?? 2)
         if let range = index.range, let location = index.locate(max(start, range.lowerBound)),
             let file = index.file(named: location.file)
         {
