@@ -68,6 +68,17 @@ final class ServedStation: @unchecked Sendable {
     /// Its pushes in `/status.json`.
     func pushes() throws -> [PushStatus] { try station().pushes }
 
+    /// Waits up to `seconds` until the station's archive (its MP3 output's, with `mp3`) holds at least `span`
+    /// seconds of audio, from its oldest start to its newest end.
+    func archiveHolds(_ span: Double, mp3: Bool = false, within seconds: Double) -> Bool {
+        waitUntil(seconds) {
+            guard let figures = try? station(), let archive = mp3 ? figures.archiveMP3 : figures.archive,
+                let oldest = archive.oldest, let newest = archive.newest
+            else { return false }
+            return newest - oldest >= span
+        }
+    }
+
     func stop() { server.stop() }
 }
 

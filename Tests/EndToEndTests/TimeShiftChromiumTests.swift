@@ -14,13 +14,7 @@ extension PeerTests {
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let rig = try ServedStation(["--archive", directory, "--archive-span", "10"])
             defer { rig.stop() }
-            #expect(
-                waitUntil(40) {
-                    guard let archive = (try? rig.station())?.archive, let first = archive.oldest,
-                        let newest = archive.newest
-                    else { return false }
-                    return newest - first >= 14
-                })
+            #expect(rig.archiveHolds(14, within: 40), "\(rig.server.log)")
             var station = StationStatus(name: "")
             let json = try HTTPPlayerTests.playInChromium("http://127.0.0.1:\(rig.http)/test.opus?offset=12") {
                 station = try rig.station()

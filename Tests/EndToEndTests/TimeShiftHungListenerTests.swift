@@ -17,13 +17,7 @@ extension DiskTests {
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let station = try ServedStation(["--archive", directory, "--archive-span", "10", "--mp3", "yes"])
             defer { station.stop() }
-            #expect(
-                waitUntil(40) {
-                    guard let archive = (try? station.station())?.archiveMP3, let first = archive.oldest,
-                        let newest = archive.newest
-                    else { return false }
-                    return newest - first >= 8
-                }, "\(station.server.log)")
+            #expect(station.archiveHolds(8, mp3: true, within: 40), "\(station.server.log)")
             let started = Date()
             let reader = try ListenerClient(port: station.http)
             defer { reader.close() }
