@@ -322,16 +322,8 @@ def cmd_read(args):
 # ---------------------------------------------------------------- players
 
 def http_text(port, path):
-    with socket.create_connection((B.HOST, port), timeout=5) as s:
-        s.sendall(f"GET {path} HTTP/1.0\r\nHost: {B.HOST}\r\n\r\n".encode())
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    return int(head.split()[1]), body.decode("utf-8", "replace")
+    status, _, body = B.http_get(port, path)
+    return status, body.decode("utf-8", "replace")
 
 
 def playlist(port, path):

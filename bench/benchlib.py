@@ -5,6 +5,7 @@ decoder).
   output        logger(prefix), write_json(path, obj), write_atomic(path, text)
   binaries      load_binary(): $LOAD, else the static release build, else the release build (as bench/lib.sh)
   processes     free_port(), wait_until(predicate, timeout), stop_process(proc): SIGTERM, then SIGKILL, by its PID
+  HTTP          read_request_head(conn) (a server's side), http_get(port, path): a GET read to its end
   /proc         CLK_TCK, proc_ticks(pid), proc_status_kb(pid, key), thread_cpu_ns(pid, name), self_cpu_seconds()
   statistics    pct(values, p), wpct(pairs, p), median(values)
   Ogg           ogg_crc(bytes), ogg_page_crc(page): the CRC-32 (libogg's when it loads, else the same in Python);
@@ -93,6 +94,23 @@ def read_request_head(conn, limit=16384):
             return head, False
         head += chunk
     return head, True
+
+
+def http_get(port, path, host=HOST, timeout=5):
+    """GET `path` from `host`:`port` over HTTP/1.0 and read the answer to its end (the server closes): its status
+    (None when the first line has none), head and body. A socket error is raised."""
+    with socket.create_connection((host, port), timeout=timeout) as s:
+        s.sendall(f"GET {path} HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    parts = head.split(None, 2)
+    status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+    return status, head, body
 
 
 def wait_until(predicate, timeout, step=0.05):

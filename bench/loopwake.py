@@ -28,7 +28,7 @@ import sys
 import time
 import urllib.request
 
-from benchlib import thread_cpu_ns
+from benchlib import http_get, thread_cpu_ns
 
 def thread_ns(pid, name):
     ns = thread_cpu_ns(pid, name)
@@ -48,16 +48,9 @@ def wakeups(status_port, loop):
 
 
 def request(port):
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        s.sendall(b"GET /loopwake-missing HTTP/1.0\r\nHost: bench\r\n\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            data += chunk
-        if not data.startswith(b"HTTP/1.1 404") and not data.startswith(b"HTTP/1.0 404"):
-            raise SystemExit(f"loopwake: unexpected answer {data[:40]!r}")
+    status, head, _ = http_get(port, "/loopwake-missing")
+    if status != 404:
+        raise SystemExit(f"loopwake: unexpected answer {head[:40]!r}")
 
 
 def listeners(status_port):
