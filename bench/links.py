@@ -15,8 +15,9 @@ Modes (each prints its figures; `--json FILE` writes them):
                               with its hot-standby file
   live                        a DJ (ffmpeg, MP3 over Icecast's protocol) on root1 from a namespace of its own, its
                               link blackholed: the hand-back heard, when the source is given up (source_timeout)
-  loss [--minutes M]          root1 -> edge1 over a link of twice the stream's rate with 3 % loss each way, M minutes
-                              (default 10): gaps heard by edge1's listener, its lag, the load's stream errors
+  loss [--minutes M]          root1 -> edge1 over a link of twice the stream's rate with 3 % loss each way (--loss P),
+                              M minutes (default 10): gaps heard by edge1's listener, its lag, the load's stream
+                              errors; root2 is the edge's hot standby on a clean link: the switches the loss causes
   slow                        a listener on a link at 80 % of the stream's rate: when it is dropped; 50 others on a
                               good link untouched
   crowd [-n N]                N (default 1000) listeners of edge1 behind a link that is blackholed: when all are
@@ -443,25 +444,33 @@ def load_errors(result):
 
 
 def mode_loss(args):
-    run = Run(["root1", "edge1", "listeners"], "loss")
+    run = Run(["root1", "root2", "edge1", "listeners"], "loss")
     try:
         lab = run.lab
         root = run.add(Relay(lab, "root1", run.work, ["--upstream", tone_file(run.work, A, 900)]))
-        edge = run.add(Relay(lab, "edge1", run.work, ["--upstream", f"tcp://{lab.address['root1']}:{RELAY_PORT}",
-                                                       "--stall-timeout", "3"]))
-        lab.link("root1", rate=2 * STREAM_KBIT, loss=3)
+        run.add(Relay(lab, "root2", run.work, ["--upstream", tone_file(run.work, B, 900)]))
+        roots = [f"tcp://{lab.address[name]}:{RELAY_PORT}" for name in ("root1", "root2")]
+        edge = run.add(Relay(lab, "edge1", run.work, ["--upstream", roots[0], "--upstream", roots[1], "--standby",
+                                                       "hot", "--stall-timeout", "3", "--recover", "5"]))
         benchlib.wait_until(lambda: edge.playing() == "1", 20, 0.2)
+        lab.link("root1", rate=2 * STREAM_KBIT, loss=args.loss)
         seconds = args.minutes * 60
         listener = run.add(Listener(lab, run.work, lab.address["edge1"]))
         load = run.add(Load(lab, run.work, lab.address["edge1"], 20, seconds))
         time.sleep(seconds + 3)
         result = load.result(30)
         samples = listener.samples()
+        station = edge.station() or {}
         f = run.figures
-        f["link"] = f"root1: {2 * STREAM_KBIT} kbit/s each way, 3 % loss each way"
+        f["link"] = f"root1: {2 * STREAM_KBIT} kbit/s each way, {args.loss} % loss each way; root2 hot standby, clean"
         f["heard_s"] = round(len(samples) / RATE, 1)
         f["silences_after_start"] = silences(samples, 3.0, len(samples) / RATE - 1)
-        f["edge_reconnects"] = sum(i.get("reconnects", 0) for i in (edge.station() or {}).get("inputs", []))
+        f["edge_switches"] = [s.get("reason") for s in station.get("switches", [])]
+        f["heard_from_root2_s"] = round(sum(e - s for tone, s, e in failover.timeline(samples, RATE, tones=TONES)
+                                            if tone == B), 1)
+        f["edge_late_lines"] = [line.split(": ", 1)[-1] for line in edge.log_text().splitlines()
+                                if ": late" in line][-6:]
+        f["edge_reconnects"] = sum(i.get("reconnects", 0) for i in station.get("inputs", []))
         f["load"] = load_errors(result)
         f["root_rss_kb"] = root.rss_kb()
         return f
@@ -673,6 +682,7 @@ def main():
     parser.add_argument("--standby", choices=["hot", "cold"], default="hot")
     parser.add_argument("--minutes", type=float)
     parser.add_argument("--seed", type=int, default=39)
+    parser.add_argument("--loss", type=int, default=3, help="loss: the share of packets dropped each way (%%)")
     parser.add_argument("-n", type=int, default=1000)
     parser.add_argument("--bound", type=float, default=90, help="crowd: the longest wait for the release (s)")
     parser.add_argument("--max-lag", type=float, default=5)

@@ -116,8 +116,8 @@ struct InputSelector: Equatable, Sendable {
         inputs[index].isLate = false
     }
 
-    /// Input `index` is connected but its audio stopped coming (the pipeline's `lateAfter` with little left to
-    /// play): it is not healthy, so a flowing input below takes over now, long before the stall rule gives its
+    /// Input `index` is connected but its audio stopped coming (the pipeline's `lateAfter` with the station's lead
+    /// nearly spent): it is not healthy, so a flowing input below takes over now, long before the stall rule gives its
     /// connection up; once it flows again it is healthy from then (`recover` counts from there).
     mutating func late(_ index: Int, now: Double) {
         guard inputs.indices.contains(index) else { return }

@@ -35,15 +35,18 @@ extension Pipeline {
 
     /// An input that plays is late when it has sent no audio for `lateAfter` seconds — or one and a half times the
     /// longest recent wait between its arrivals on this connection, when that is longer (an Ogg source's pages of a
-    /// second; `StationInput.Connection.longestGap(now:)`, known once two waits are) — while less than `lateQueue` of audio is held to play and none of its bytes wait unread: a hung peer or a blackholed path, which
-    /// the stall rule ends only after `stall_timeout`. The selector then lets a flowing standby take over before the
-    /// lead runs out (no silence heard); the input stays connected, and plays again once it has flowed for
-    /// `recover`.
+    /// second; `StationInput.Connection.longestGap(now:)`, known once two waits are) — while the station's lead (the
+    /// audio encoded ahead of the wall clock and the audio held to play) is below `lateLead`, and none of its bytes
+    /// wait unread: a hung peer or a blackholed path, which the stall rule ends only after `stall_timeout`. The
+    /// selector then lets a flowing standby take over before the lead runs out (silence fills in once the stream is
+    /// `jitter` behind, 0.55 s after the lead is below `lateLead`: no silence heard); the input stays connected, and
+    /// plays again once it has flowed for `recover`. A wait the lead covers is ridden out: a lossy link's TCP
+    /// retransmission (0.2 s, 0.6 s after a retransmission lost too) is no switch while a second of lead is in hand.
     static let lateAfter = 0.5
-    static let lateQueue = 0.25
+    static let lateLead = 0.25
 
-    static func isLate(sinceAudio: Double, longestGap: Double, queued: Double) -> Bool {
-        sinceAudio >= max(lateAfter, 1.5 * longestGap) && queued < lateQueue
+    static func isLate(sinceAudio: Double, longestGap: Double, lead: Double) -> Bool {
+        sinceAudio >= max(lateAfter, 1.5 * longestGap) && lead < lateLead
     }
 
     func checkLate(now: Double) {
@@ -55,14 +58,15 @@ extension Pipeline {
             input.backlog.isEmpty, selector.inputs[index].failure == nil, input.connection.knowsCadence,
             Self.isLate(
                 sinceAudio: now - input.connection.lastAudioAt, longestGap: input.connection.longestGap(now: now),
-                queued: chain.heldSeconds)
+                lead: clock.ahead(now: now) + chain.heldSeconds)
         else { return }
         // Its next audio is a return: the selector hears of it, and it fades in.
         input.flowing = false
         selector.late(index, now: now)
         Log.info(
             "\(configuration.name): \(describe(input)) sent no audio for "
-                + "\(String(format: "%.1f", now - input.connection.lastAudioAt)) s: late")
+                + "\(String(format: "%.1f", now - input.connection.lastAudioAt)) s: late (lead "
+                + "\(String(format: "%.2f", clock.ahead(now: now) + chain.heldSeconds)) s)")
     }
 
     /// How often a file input that waits unconnected has its file checked, in seconds.
