@@ -209,7 +209,7 @@ package final class ListenerAdmission: Sendable {
         guard decision == .admit else { return (decision, nil) }
         let entry = ListenerEntry(
             id: ask.id ?? .next(), kind: ask.kind,
-            place: place ?? ListenerMount(station: ask.station, mount: ask.mount),
+            place: place ?? ListenerMount(station: ask.station, mount: ask.mount, kind: ask.kind),
             address: Self.shownAddress(ask.client), userAgent: ask.request?.userAgent, username: ask.username,
             connectedAt: now)
         roster.add(entry)

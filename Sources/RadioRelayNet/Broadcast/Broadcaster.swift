@@ -24,6 +24,15 @@ package final class Broadcaster: Sendable {
     package let address: SocketAddress
     /// Its raw TCP port as logs and status show it: `ADDRESS:PORT`, or `none` (HTTP only).
     package var shownAddress: String { listenFD == nil ? "none" : address.description }
+
+    /// The station and mount as the roster entries of its listeners of `kind` share them.
+    package func listenerMount(_ kind: ListenerProtocol) -> ListenerMount {
+        switch kind {
+        case .tcp: listenerMounts.tcp
+        case .http: listenerMounts.http
+        case .hls, .events: listenerMounts.tcp.of(kind)
+        }
+    }
     package let name: String
     /// The listening socket (bound here, or adopted from systemd), owned here, closed once when the Broadcaster
     /// goes, whatever failed on the way; nil with no raw port (`port = none`).
@@ -42,8 +51,8 @@ package final class Broadcaster: Sendable {
     /// the listener list name for its listeners, raw ones too.
     package let station: String
     package let mount: String
-    /// The two as its listeners' roster entries share them.
-    package let listenerMount: ListenerMount
+    /// The two as its raw and HTTP listeners' roster entries share them (`listenerMount(_:)`).
+    private let listenerMounts: (tcp: ListenerMount, http: ListenerMount)
     /// The loops that serve it, and whether they are its own (started and stopped with it).
     package let pool: NetworkPool
     private let ownsPool: Bool
@@ -86,7 +95,10 @@ package final class Broadcaster: Sendable {
         admission = services.admission
         self.station = station ?? name
         self.mount = mount ?? "/\(name)"
-        listenerMount = ListenerMount(station: self.station, mount: self.mount)
+        listenerMounts = (
+            ListenerMount(station: self.station, mount: self.mount, kind: .tcp),
+            ListenerMount(station: self.station, mount: self.mount, kind: .http)
+        )
         // An adopted socket is owned from here on, closed even when the configuration is refused.
         let adopted = adoptedSocket.map { FileDescriptor(owning: $0) }
         try configuration.validate()

@@ -43,7 +43,7 @@ extension NetworkLoop {
             id: session?.id, username: session?.username)
         var places = StationPlaces(loop: self, key: HostKey(peer), peer: peer)
         let (decision, admitted) = broadcaster.admission.admit(
-            ask, places: &places, now: now, at: broadcaster.listenerMount)
+            ask, places: &places, now: now, at: broadcaster.listenerMount(ask.kind))
         guard let entry = admitted else {
             host.member.assigned.subtract(1, ordering: .relaxed)
             counters.rejected.add(1, ordering: .relaxed)

@@ -36,7 +36,7 @@ extension TimeShiftLoop {
         let key = HostKey(incoming.peer)
         var places = Places(loop: self, key: key, peer: incoming.peer)
         let (decision, admitted) = broadcaster.admission.admit(
-            ask, places: &places, now: now, at: broadcaster.listenerMount)
+            ask, places: &places, now: now, at: broadcaster.listenerMount(.http))
         guard let entry = admitted else {
             service.counters.refused.add(1, ordering: .relaxed)
             note(
