@@ -69,6 +69,42 @@ import Testing
             ]).0 == .ok)
     }
 
+    /// The wire format is a contract with what reads it (this command, dashboards, the scripts of `bench/`): a
+    /// `/status.json` this version's server wrote (`Tests/Fixtures/status.json`: the demo station with a raw and an
+    /// HTTP listener) decodes into the schema, gives its verdict and table, and the schema writes it back with the
+    /// same keys, key for key. A key renamed in the schema alone fails here.
+    @Test func aDocumentTheServerWroteReadsBackKeyForKey() throws {
+        let document = try Data(contentsOf: URL(fileURLWithPath: Fixture.path("status.json")))
+        let snapshot = try JSONDecoder().decode(StatusSnapshot.self, from: document)
+        let (verdict, text) = StatusTable.report(snapshot)
+        #expect(verdict == .ok, "\(text)")
+        let row = "main     ok     1      1/1/0                   radio-relay demo  96k      0m06s"
+        #expect(text.split(separator: "\n").last.map(String.init) == row, "\(text)")
+        #expect(snapshot.listeners.map(\.id) == [ListenerID(1), ListenerID(2)] && snapshot.listenersTotal == 2)
+        let written = Data(StatusReport.json(snapshot).utf8)
+        let (read, wrote) = (try Self.keyPaths(document), try Self.keyPaths(written))
+        #expect(read.subtracting(wrote).sorted() == [], "in the document, not written back")
+        #expect(wrote.subtracting(read).sorted() == [], "written back, not in the document")
+        #expect(read.count > 100, "\(read.count) keys")
+    }
+
+    /// Every key path of a JSON document (`stations[].inputs[].name`), arrays' elements taken together.
+    static func keyPaths(_ data: Data) throws -> Set<String> {
+        var paths: Set<String> = []
+        func walk(_ value: Any, _ path: String) {
+            if let object = value as? [String: Any] {
+                for (key, inner) in object {
+                    paths.insert(path + "." + key)
+                    walk(inner, path + "." + key)
+                }
+            } else if let array = value as? [Any] {
+                for inner in array { walk(inner, path + "[]") }
+            }
+        }
+        walk(try JSONSerialization.jsonObject(with: data), "")
+        return paths
+    }
+
     @Test func theTable() {
         let (_, text) = Self.verdict([
             Self.station("main"), Self.station("jazz-hd", playing: "2", listeners: 120, http: 20),
