@@ -52,13 +52,14 @@ extension Pipeline {
     func checkLate(now: Double) {
         let index = selector.playing
         let input = inputs[index]
+        let lead = clock.ahead(now: now) + chain.heldSeconds
         // A paced input whose read-ahead still holds bytes is not late: it is held back (a crossfade into it holds
         // its audio until the old input's has come), and all of it is audio held for the listeners.
         guard input.downloader != nil, input.flowing, input.announced, input.file == nil,
             input.backlog.isEmpty, selector.inputs[index].failure == nil, input.connection.knowsCadence,
             Self.isLate(
                 sinceAudio: now - input.connection.lastAudioAt, longestGap: input.connection.longestGap(now: now),
-                lead: clock.ahead(now: now) + chain.heldSeconds)
+                lead: lead)
         else { return }
         // Its next audio is a return: the selector hears of it, and it fades in.
         input.flowing = false
@@ -66,7 +67,7 @@ extension Pipeline {
         Log.info(
             "\(configuration.name): \(describe(input)) sent no audio for "
                 + "\(String(format: "%.1f", now - input.connection.lastAudioAt)) s: late (lead "
-                + "\(String(format: "%.2f", clock.ahead(now: now) + chain.heldSeconds)) s)")
+                + "\(String(format: "%.2f", lead)) s)")
     }
 
     /// How often a file input that waits unconnected has its file checked, in seconds.
