@@ -128,15 +128,15 @@ import Testing
         jazz.admin.sourceAgent = "liquidsoap <&>"
         var alpha = PublicDirectory.Mount(path: "/alpha.mp3", eventsPath: "/alpha/events", station: "alpha")
         alpha.format = .mp3
-        let place = ListenerMount(station: "jazz", mount: "/jazz.opus")
+        let place = ListenerMount(station: "jazz", mount: "/jazz.opus", kind: .tcp)
         let listeners = [
             ListenerEntry(
-                id: ListenerID(7), kind: .tcp, place: place, address: "203.0.113.9", userAgent: nil, connectedAt: 40),
+                id: ListenerID(7), place: place, address: "203.0.113.9", userAgent: nil, connectedAt: 40),
             ListenerEntry(
-                id: ListenerID(9), kind: .http, place: place, address: "2001:db8::1", userAgent: "<script>\u{0}",
+                id: ListenerID(9), place: place.of(.http), address: "2001:db8::1", userAgent: "<script>\u{0}",
                 username: "ann", connectedAt: 90.9),
             ListenerEntry(
-                id: ListenerID(11), kind: .events, place: place, address: "203.0.113.10", userAgent: "x",
+                id: ListenerID(11), place: place.of(.events), address: "203.0.113.10", userAgent: "x",
                 connectedAt: 95),
         ]
         return IcecastAdmin.View(

@@ -15,7 +15,7 @@ import Testing
         -> ListenerEntry
     {
         ListenerEntry(
-            id: ListenerID(id), kind: .http, place: ListenerMount(station: "jazz", mount: mount),
+            id: ListenerID(id), place: ListenerMount(station: "jazz", mount: mount, kind: .http),
             address: "192.0.2.\(id % 200)", userAgent: agent, connectedAt: at)
     }
 

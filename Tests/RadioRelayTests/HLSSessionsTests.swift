@@ -8,7 +8,7 @@ import Testing
 @Suite struct HLSSessionsTests {
     static func entry(_ id: UInt64, at now: Double = 0) -> ListenerEntry {
         ListenerEntry(
-            id: ListenerID(id), kind: .hls, place: ListenerMount(station: "jazz", mount: "/jazz.opus"),
+            id: ListenerID(id), place: ListenerMount(station: "jazz", mount: "/jazz.opus", kind: .hls),
             address: "10.0.0.\(id)",
             userAgent: "AppleCoreMedia/1.0", connectedAt: now)
     }

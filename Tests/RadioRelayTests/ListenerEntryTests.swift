@@ -15,7 +15,7 @@ import Testing
     @Test func aRawListenersEntryIsOneSmallAllocation() {
         let place = ListenerMount(station: "jazz", mount: "/jazz.opus", kind: .tcp)
         let entry = ListenerEntry(
-            id: ListenerID(1), kind: .tcp, place: place, address: "203.0.113.7", userAgent: nil, connectedAt: 3)
+            id: ListenerID(1), place: place, address: "203.0.113.7", userAgent: nil, connectedAt: 3)
         let size = mallocUsableSize(Unmanaged.passUnretained(entry).toOpaque())
         #expect(size <= 72, "\(size) usable bytes")
         #expect(entry.place === place, "the output's shared place, not a copy")
@@ -23,19 +23,19 @@ import Testing
         #expect(entry.userAgent == nil && entry.username == nil && entry.address == "203.0.113.7")
     }
 
-    /// An HTTP listener's user agent and user read back; a place made for another kind is made again for the
-    /// entry's own, so the kind shown is always the listener's.
+    /// An HTTP listener's user agent and user read back; a place is the same one for its own kind and made again
+    /// for another, so the kind shown is always the listener's.
     @Test func whatAnHTTPListenerSaidReadsBack() {
         let raw = ListenerMount(station: "jazz", mount: "/jazz.opus", kind: .tcp)
         let entry = ListenerEntry(
-            id: ListenerID(2), kind: .http, place: raw, address: "2001:db8::1", userAgent: "mpv 0.35",
-            username: "ann", connectedAt: 4)
+            id: ListenerID(2), place: raw.of(.http), address: "2001:db8::1", userAgent: "mpv 0.35", username: "ann",
+            connectedAt: 4)
         #expect(entry.kind == .http && entry.place !== raw && entry.mount == "/jazz.opus")
         #expect(entry.userAgent == "mpv 0.35" && entry.username == "ann")
         let named = ListenerEntry(
-            id: ListenerID(3), kind: .hls, place: raw, address: "192.0.2.1", userAgent: nil, username: "bo",
+            id: ListenerID(3), place: raw.of(.hls), address: "192.0.2.1", userAgent: nil, username: "bo",
             connectedAt: 5)
         #expect(named.kind == .hls && named.userAgent == nil && named.username == "bo")
-        #expect(raw.of(.tcp) === raw && raw.of(.events).kind == .events)
+        #expect(raw.of(.tcp) === raw && raw.of(.events).kind == .events && raw.of(.events).station == "jazz")
     }
 }

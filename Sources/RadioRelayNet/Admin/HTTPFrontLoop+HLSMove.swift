@@ -49,7 +49,7 @@ extension HTTPFrontLoop {
             }
             let old = session.entry
             let entry = ListenerEntry(
-                id: old.id, kind: .hls, place: ListenerMount(station: target.station, mount: target.path, kind: .hls),
+                id: old.id, place: ListenerMount(station: target.station, mount: target.path, kind: .hls),
                 address: old.address, userAgent: old.userAgent, username: old.username, connectedAt: old.connectedAt)
             let request = session.request.moved(to: target.hlsDirectory + "live.m3u8")
             let (kept, ended) = targetStream.begin(key, entry: entry, request: request, bytes: 0, now: now)

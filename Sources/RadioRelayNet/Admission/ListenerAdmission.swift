@@ -208,8 +208,8 @@ package final class ListenerAdmission: Sendable {
         if let refusal { count(refusal) }
         guard decision == .admit else { return (decision, nil) }
         let entry = ListenerEntry(
-            id: ask.id ?? .next(), kind: ask.kind,
-            place: place ?? ListenerMount(station: ask.station, mount: ask.mount, kind: ask.kind),
+            id: ask.id ?? .next(),
+            place: place?.of(ask.kind) ?? ListenerMount(station: ask.station, mount: ask.mount, kind: ask.kind),
             address: Self.shownAddress(ask.client), userAgent: ask.request?.userAgent, username: ask.username,
             connectedAt: now)
         roster.add(entry)

@@ -22,7 +22,7 @@ package final class ListenerMount: Sendable {
     package let mount: String
     package let kind: ListenerProtocol
 
-    package init(station: String, mount: String, kind: ListenerProtocol = .tcp) {
+    package init(station: String, mount: String, kind: ListenerProtocol) {
         self.station = station
         self.mount = mount
         self.kind = kind
@@ -68,12 +68,13 @@ package final class ListenerEntry: Sendable {
     /// Bytes of stream (or answers) sent to it so far.
     package let bytes = Atomic<Int>(0)
 
+    /// - Parameter place: where and how it listens; its kind is the listener's.
     package init(
-        id: ListenerID, kind: ListenerProtocol, place: ListenerMount, address: String, userAgent: String?,
-        username: String? = nil, connectedAt: Double
+        id: ListenerID, place: ListenerMount, address: String, userAgent: String?, username: String? = nil,
+        connectedAt: Double
     ) {
         self.id = id
-        self.place = place.of(kind)
+        self.place = place
         self.address = address
         said = userAgent == nil && username == nil ? nil : ListenerSaid(userAgent: userAgent, username: username)
         self.connectedAt = connectedAt

@@ -173,7 +173,7 @@ extension NetworkLoop {
         }
         let old = listener.entry
         let entry = ListenerEntry(
-            id: old.id, kind: old.kind, place: destination.broadcaster.listenerMount(old.kind), address: old.address,
+            id: old.id, place: destination.broadcaster.listenerMount(old.kind), address: old.address,
             userAgent: old.userAgent, username: old.username, connectedAt: old.connectedAt)
         entry.bytes.store(listener.bytesSent, ordering: .relaxed)
         listener.entry = entry
