@@ -104,7 +104,8 @@ extension DiskTests {
             return (moment, windows(try decode(saved, seconds: 4)))
         }
 
-        /// What mpv plays of `url` from `seconds` in (a seek: `--start`), 3 s, decoded.
+        /// What mpv plays of `url` from `seconds` in (a seek: `--start`), 4 s, decoded. A tone lasts 3 s: 4 s hold a
+        /// change of tone wherever they start, which `phase` needs (3 s did not when the seek fell on a change).
         static func mpvWindows(_ url: String, from seconds: Int) throws -> [Int] {
             let wav = temporaryPath("mpv.wav")
             defer { unlink(wav) }
@@ -113,10 +114,10 @@ extension DiskTests {
                 [
                     "--no-config", "--really-quiet", "--vo=null", "--ao=pcm", "--ao-pcm-file=\(wav)",
                     "--start=\(seconds)",
-                    "--length=3", url,
+                    "--length=4", url,
                 ])
             #expect(played.status == 0, "mpv \(url): \(played.stdout) \(played.stderr)")
-            return windows(try decode(wav, seconds: 3))
+            return windows(try decode(wav, seconds: 4))
         }
 
         static func iso(_ unix: Double) -> String {
