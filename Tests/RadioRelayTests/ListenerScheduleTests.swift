@@ -12,13 +12,15 @@ protocol ListenerScheduleFixture {}
 extension ListenerScheduleFixture {
     var schedule: ListenerSchedule { ListenerSchedule(flushInterval: 0.3, maxLag: 10, burst: 2) }
 
-    /// A listener that has received everything up to `cursor`, between pages.
+    /// A listener that has received everything up to `cursor`, between pages, last written (in turn) at `lastFlush`
+    /// with page `cursor - 1` the newest (`FakeRing`'s 100 ms pages).
     func caughtUp(at cursor: Int64, lastFlush: Double = 0) -> ListenerState {
         var state = ListenerState()
         state.headersSent = 2
         state.headerCount = 2
         state.cursor = cursor
         state.lastFlush = lastFlush
+        state.writtenAt = cursor * 4800
         return state
     }
 }
@@ -39,6 +41,10 @@ extension ListenerScheduleFixture {
         /// Pages the ring holds at most (older ones leave it).
         var capacity = 400
         var audioPages: Int64 = 0
+        /// The timeline position the newest audio page ends at.
+        var position: Int64 = 0
+        /// How long each audio page `publish` adds is, in granules (100 ms).
+        var pageGranules: Int64 = 4800
         var newestLink: Int64 = -1
         var pendingLink: Int64?
 
@@ -54,10 +60,11 @@ extension ListenerScheduleFixture {
         func isHeader(at offset: Int) -> Bool { headerFlags[offset] }
         func link(at offset: Int) -> Int64 { links[offset] }
 
-        /// Publishes `n` clean 100 ms audio pages.
-        mutating func publish(_ n: Int) {
+        /// Publishes `n` clean audio pages of `granules` each (`pageGranules` when nil).
+        mutating func publish(_ n: Int, granules: Int64? = nil) {
             for _ in 0..<n {
                 audioPages += 1
+                position += granules ?? pageGranules
                 append(header: false)
                 if let pending = pendingLink {
                     headerLink = pending
@@ -75,7 +82,7 @@ extension ListenerScheduleFixture {
         }
 
         private mutating func append(header: Bool) {
-            timelines.append(audioPages * 4800)
+            timelines.append(position)
             continued.append(false)
             headerFlags.append(header)
             links.append(newestLink)
@@ -271,7 +278,7 @@ extension ListenerScheduleFixture {
                 if end >= 0 {
                     state.headersSent = ring.headerCount
                     state.cursor = min(end, (state.cursor ?? end) + Int64(budget))
-                    state.lastFlush = now
+                    schedule.wrote(&state, now: now, window: ring)
                 } else {
                     state.cursor = nil
                     state.moved = true

@@ -12,12 +12,30 @@ import Testing
     typealias FakeRing = ListenerScheduleTests.FakeRing
 
     @Test func writesFollowPagesAfterThreeQuartersOfTheInterval() {
-        let ring = FakeRing(pages: 10)
+        var ring = FakeRing(pages: 10)
         var state = caughtUp(at: 9, lastFlush: 100)
         #expect(schedule.due(state, now: 100.2, window: ring) == .at(100.6))  // a page waits: fallback at 2×
-        #expect(schedule.due(state, now: 100.23, window: ring) == .now)  // ¾ of 300 ms have passed
-        state.cursor = 10
-        #expect(schedule.due(state, now: 100.2, window: ring) == .idle)  // nothing waits
+        ring.publish(1)
+        // 200 ms of audio since its last write: not its turn, however late the clock (a page came late)...
+        #expect(schedule.due(state, now: 100.5, window: ring) == .at(100.6))
+        ring.publish(1, granules: 1_200)
+        #expect(schedule.due(state, now: 100.21, window: ring) == .now)  // ...225 ms, ¾ of it: however early
+        schedule.wrote(&state, now: 100.3, window: ring)
+        #expect(state.writtenAt == 54_000 && state.lastFlush == 100.3)  // in turn: it counts from the newest page
+        ring.publish(1, granules: 6_000)
+        state.cursor = ring.head
+        #expect(schedule.due(state, now: 100.4, window: ring) == .idle)  // 125 ms of audio, nothing waits
+        ring.publish(1)
+        #expect(schedule.due(state, now: 100.5, window: ring) == .now)  // 225 ms
+        ring.publish(10)
+        schedule.wrote(&state, now: 101.5, window: ring)
+        // A whole interval late and more (a burst after a stall): it keeps its phase, whole intervals after 54 000.
+        #expect(state.writtenAt == 54_000 + 4 * 14_400)
+        ring.publish(1)
+        schedule.wrote(&state, now: 101.55, window: ring)
+        #expect(state.writtenAt == 54_000 + 4 * 14_400)  // out of turn (a backed-up socket drained): the turn stays
+        state.cursor = ring.head
+        #expect(schedule.due(state, now: 101.5, window: ring) == .idle)
         state.backedUp = true
         #expect(schedule.due(state, now: 100.01, window: ring) == .now)  // backed up: when looked at, at once
         #expect(schedule.due(ListenerState(), now: 0, window: ring) == .now)  // never written: at once
@@ -96,16 +114,16 @@ import Testing
 
 /// When a listener is written, against pages published on the MP3 frame grid (an upstream's 1152-sample frames at
 /// 44.1 kHz, 26.12 ms, each completing a 20 ms page or so): with a flush interval, a write waits for the first
-/// publication ¾ of the interval after the last write, so audio that completes a page just after a write waits up
-/// to the interval; with `--flush-ms 0`, every publication is written at once.
+/// publication that brings ¾ of the interval of audio since the last write, so audio that completes a page just after
+/// a write waits up to the interval; with `--flush-ms 0`, every publication is written at once.
 @Suite struct ListenerWriteScheduleTests {
     /// Waits, in publications, between the page holding each 1-second marker and the write that sends it, over
-    /// `seconds` of publications every 26.12 ms, for a listener whose first write is at `join`.
+    /// `seconds` of publications every 26.12 ms, for a listener whose first write is at the first one from `join` on.
     static func waits(flush: Double, join: Double, seconds: Double = 12) -> [Int] {
         let schedule = ListenerSchedule(flushInterval: flush, maxLag: 10, burst: 2)
         var ring = ListenerScheduleTests.FakeRing(pages: 1)
+        ring.pageGranules = 1254  // a frame's 1152 samples at 44.1 kHz, in 48 kHz granules
         var state = ListenerState()
-        state.lastFlush = join
         let frame = 1152.0 / 44_100
         var writes: [Int] = []
         var index = 0
@@ -115,7 +133,7 @@ import Testing
             ring.publish(1)
             guard now >= join else { continue }
             if schedule.due(state, now: now, window: ring) == .now {
-                state.lastFlush = now
+                schedule.wrote(&state, now: now, window: ring)
                 writes.append(index)
             }
         }

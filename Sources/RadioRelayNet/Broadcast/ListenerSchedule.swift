@@ -111,7 +111,7 @@ package struct ListenerSchedule: Sendable, Equatable {
             state.headerCount = window.headerCount
             state.link = window.headerLink
         }
-        state.lastFlush = now
+        wrote(&state, now: now, window: window)
         let betweenPages = state.offset == 0 && state.headersSent >= state.headerCount
         if now >= state.endsAt {
             // Its session is over (`max_listener_duration`): the page (or header) in progress is finished, then the
@@ -147,54 +147,6 @@ package struct ListenerSchedule: Sendable, Equatable {
         }
         return .moved(from: lag, end: window.head)
     }
-
-    // MARK: When to write
-
-    /// Whether the listener is written now. Writes follow page publications: a listener is written once ¾ of the
-    /// interval has passed since its last write (a page published a little early must not push a write a whole
-    /// page later), and at every check while its socket is backed up (to check its lag). Otherwise, if pages wait,
-    /// a fallback deadline of two intervals catches an upstream that delivers in bursts.
-    package func due(_ state: ListenerState, now: Double, window: some PageWindow) -> Due {
-        if state.backedUp || now - state.lastFlush >= flushInterval * 0.75 { return .now }
-        guard hasPending(state, window) else { return .idle }
-        return .at(state.lastFlush + 2 * flushInterval)
-    }
-
-    /// When a listener whose socket is backed up is looked at again if it does not drain first (its `EPOLLOUT`
-    /// flushes it as soon as it does): when its lag would cross the next line — `maxLag` (moved, or dropped after a
-    /// move), then twice it (dropped mid-page) — at the stream's pace, and never sooner than `recheckFloor` (so a
-    /// listener just at a line is looked at every 100 ms until its lag, which grows a page at a time, is past it). So a
-    /// stalled listener costs the loop nothing between those moments, however many there are, instead of a
-    /// `sendmsg` at every publication.
-    package func recheck(_ state: ListenerState, now: Double, window: some PageWindow) -> Double {
-        var next = Self.recheckFloor
-        // Lag grows a page at a time: a listener exactly at a line has not crossed it, and is looked at again soon.
-        if case .seconds(let lag) = lag(of: state, in: window) {
-            if lag <= maxLag {
-                next = maxLag - lag
-            } else if !state.moved && lag <= 2 * maxLag {
-                next = 2 * maxLag - lag
-            }
-        }
-        // A little past the line, so the check finds it crossed; bounded whatever the lag (NaN, infinity).
-        let wait = next + Self.recheckFloor
-        return now + (wait.isFinite ? min(max(wait, Self.recheckFloor), 2 * maxLag) : Self.recheckFloor)
-    }
-
-    /// The shortest wait between two looks at a backed-up listener.
-    package static let recheckFloor = 0.1
-
-    /// Headers or pages the listener has not been sent yet.
-    package func hasPending(_ state: ListenerState, _ window: some PageWindow) -> Bool {
-        guard let cursor = state.cursor else { return state.headersSent < window.headerCount || window.count > 0 }
-        return state.headersSent < state.headerCount || cursor < window.head
-    }
-
-    /// How long the loop may sleep: until the earliest deadline, at most `cap` ms, rounded up so it does not wake
-    /// just before it. Never converts a non-finite or out-of-range value to an integer.
-    package static func waitMilliseconds(until deadline: Double?, now: Double, cap: Int32 = 500) -> Int32 {
-        EventLoop.waitMilliseconds(until: deadline, now: now, cap: cap)
-    }
 }
 
 /// One listener's place in the stream, as the schedule sees it (the loop keeps it in its `Listener`).
@@ -219,6 +171,10 @@ package struct ListenerState: Sendable, Equatable {
     package var moved = false
     /// Monotonic time of the last write.
     package var lastFlush = -Double.infinity
+    /// Where in the stream (a timeline position) its next turn counts from: the newest page's at its last write in
+    /// turn (`ListenerSchedule.wrote`); `never` before the first write with a page.
+    package var writtenAt = Self.never
+    package static let never = Int64.min
     /// When its session ends (`max_listener_duration`); infinity: never.
     package var endsAt = Double.infinity
 }
