@@ -36,7 +36,7 @@ extension DiskTests {
             try fuse.run()
             defer {
                 try? "0 0\n".write(toFile: control, atomically: true, encoding: .utf8)
-                kill(fuse.processIdentifier, SIGTERM)
+                if fuse.isRunning { kill(fuse.processIdentifier, SIGTERM) }
                 if !waitUntil(5, { !Self.mounted(mount) }) { _ = try? run("/usr/bin/umount", ["-l", mount]) }
             }
             #expect(

@@ -90,7 +90,7 @@ extension ServerProcessTests {
             process.standardOutput = FileHandle.nullDevice
             try process.run()
             defer {
-                process.terminate()
+                if process.isRunning { process.terminate() }
                 process.waitUntilExit()
             }
             for port in ports {
@@ -105,7 +105,7 @@ extension ServerProcessTests {
                 }
                 #expect(bytes.starts(with: Array("OggS".utf8)), "port \(port): \(bytes.count) bytes")
             }
-            process.terminate()
+            if process.isRunning { process.terminate() }
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
         }

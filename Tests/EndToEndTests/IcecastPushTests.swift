@@ -65,8 +65,20 @@ extension ServerProcessTests {
                 process.standardError = FileHandle.nullDevice
                 try process.run()
                 self.process = process
-                let accepting = waitUntil(10) { (try? ListenerClient(port: self.port)) != nil }
-                try #require(accepting, "icecast2 did not listen on \(port): \(errorLog)")
+                // Its own answer, not just a connection: whatever listens on the port is this Icecast.
+                let answering = waitUntil(10) {
+                    process.isRunning
+                        && ((try? httpFetch(self.port, "GET /status-json.xsl HTTP/1.0\r\n\r\n"))?.text ?? "")
+                            .contains("icestats")
+                }
+                try #require(answering, "icecast2 did not answer on \(port): \(state)")
+            }
+
+            /// Whether it still runs (its exit status if not) and its error log: for a failure's message.
+            var state: String {
+                guard let process else { return "not started" }
+                let running = process.isRunning ? "running" : "exited \(process.terminationStatus)"
+                return "icecast2 PID \(process.processIdentifier) \(running); error.log: \(errorLog.suffix(1_500))"
             }
 
             /// SIGTERM by PID, then waits for it to end.
@@ -134,7 +146,9 @@ extension ServerProcessTests {
             // The station's own listener, from before the push connects until after Icecast came back.
             let own = try ServerProcessTests.Reader(port: station.port)
 
-            #expect(waitUntil(10) { Self.state(station) == "connected" }, "\((try? station.pushes()) ?? [])")
+            #expect(
+                waitUntil(10) { Self.state(station) == "connected" },
+                "\((try? station.pushes()) ?? []); \(icecast.state)")
             let (head, body) = try icecast.listen("/push.opus", seconds: 4)
             #expect(head.hasPrefix("HTTP/1.0 200"), "\(head)")
             #expect(
@@ -157,7 +171,9 @@ extension ServerProcessTests {
             usleep(500_000)
             try icecast.start()
             let restarted = Date()
-            #expect(waitUntil(20) { Self.state(station) == "connected" }, "\((try? station.pushes()) ?? [])")
+            #expect(
+                waitUntil(20) { Self.state(station) == "connected" },
+                "\((try? station.pushes()) ?? []); \(icecast.state)")
             let back = Date().timeIntervalSince(restarted)
             let (_, again) = try icecast.listen("/push.opus", seconds: 3)
             try Self.expectStationAudio(again, "Icecast listener after the restart")

@@ -58,7 +58,7 @@ extension ServerProcessTests {
                 let connected = waitUntil(10) {
                     ((try? station.pushes()) ?? []).filter { $0.state == .connected }.count == mounts
                 }
-                #expect(connected, "\((try? station.pushes()) ?? [])")
+                #expect(connected, "\((try? station.pushes()) ?? []); \(icecast.state)")
                 func stats(_ port: UInt16) -> [String: Any]? {
                     let request = "GET /status-json.xsl HTTP/1.0\r\nHost: 127.0.0.1:\(port)\r\n\r\n"
                     guard let answer = try? httpFetch(port, request) else { return nil }
@@ -70,7 +70,7 @@ extension ServerProcessTests {
                 func sources(_ stats: [String: Any]?) -> Int {
                     stats?["source"] is [String: Any] ? 1 : (stats?["source"] as? [Any])?.count ?? 0
                 }
-                #expect(waitUntil(10) { sources(stats(icecast.port)) == mounts })
+                #expect(waitUntil(10) { sources(stats(icecast.port)) == mounts }, "\(icecast.state)")
                 let theirs = try #require(stats(icecast.port))
                 let ours = try #require(stats(station.http))
                 print("icecast2, \(mounts) mount(s): \(theirs)\nradio-relay, \(mounts) mount(s): \(ours)")

@@ -92,7 +92,7 @@ extension PeerTests {
             let metrics = try httpFetch(station.status, "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").text
             #expect(
                 metrics.contains("radio_relay_input_gain_db{station=\"test\",input=\"2\"} 1"), "\(metrics.prefix(300))")
-            kill(listener.processIdentifier, SIGKILL)
+            if listener.isRunning { kill(listener.processIdentifier, SIGKILL) }
             listener.waitUntilExit()
 
             let measured = try Self.shortTerm(capture)

@@ -66,7 +66,9 @@ import Testing
         /// line about what just happened may come a moment after the answer that showed it.
         func logged(_ text: String, within seconds: Double = 5) -> Bool { waitUntil(seconds) { log.contains(text) } }
 
-        func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+        /// Signals the server while it is this test's child: once Foundation has reaped it, its PID may be another
+        /// process's (PIDs wrap at 32 768 here, and the lanes start thousands of processes).
+        func signal(_ number: Int32) { if process.isRunning { kill(process.processIdentifier, number) } }
 
         /// Whether the process has exited: it is a zombie (or gone) in `/proc`. Foundation's `isRunning` and
         /// `waitUntilExit` learn of an exit only when its SIGCHLD handling reaps the child, which can come seconds

@@ -95,7 +95,7 @@ extension PeerTests {
             let capture = try LiveCapture(bytes)
             #expect(capture.headerOK && Double(capture.left.count) / 48_000 > 1)
             var messages = notify.messages(for: 3) { list in list.filter { $0.contains("WATCHDOG=1") }.count >= 2 }
-            kill(process.processIdentifier, SIGTERM)
+            if process.isRunning { kill(process.processIdentifier, SIGTERM) }
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
             messages += notify.messages(for: 1) { $0.contains { $0.contains("STOPPING=1") } }
@@ -179,9 +179,9 @@ extension PeerTests {
                 }
             }
             collect(2)
-            kill(process.processIdentifier, SIGHUP)
+            if process.isRunning { kill(process.processIdentifier, SIGHUP) }
             collect(9)  // the pipeline hangs at 5 s; pings stop 2 s later
-            kill(process.processIdentifier, SIGTERM)
+            if process.isRunning { kill(process.processIdentifier, SIGTERM) }
             process.waitUntilExit()
             collect(0.5)
             func first(_ text: String, after index: Int = -1) -> Int? {

@@ -28,12 +28,12 @@ extension DiskTests {
             let curl = try SourceClient(
                 "curl", ["-s", "-o", "/dev/null", "http://127.0.0.1:\(station.http)/test.mp3?offset=6"])
             defer {
-                kill(curl.process.processIdentifier, SIGCONT)
+                if curl.process.isRunning { kill(curl.process.processIdentifier, SIGCONT) }
                 curl.stop()
             }
             #expect(waitUntil(10) { (try? station.station())?.archive?.timeShifted == 2 }, "the two Opus listeners")
             #expect(waitUntil(10) { (try? station.station())?.archiveMP3?.timeShifted == 1 }, "curl's")
-            kill(curl.process.processIdentifier, SIGSTOP)
+            if curl.process.isRunning { kill(curl.process.processIdentifier, SIGSTOP) }
             // The reader reads all along; the two others hang until the server closes them.
             var heard: [UInt8] = []
             var closed: [String: Double] = [:]
