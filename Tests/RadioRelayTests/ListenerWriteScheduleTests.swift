@@ -41,6 +41,25 @@ import Testing
         #expect(schedule.due(ListenerState(), now: 0, window: ring) == .now)  // never written: at once
     }
 
+    /// Timeline positions anywhere in Int64 (a stream's timeline grows with its audio, but nothing here may trap):
+    /// a jump of nearly 2^63 granules, one back, and intervals of 0, 300 ms and 2 s.
+    @Test func turnsNeverTrapOnAnyTimeline() {
+        for interval in [0, 0.3, 2] {
+            let schedule = ListenerSchedule(flushInterval: interval, maxLag: 10, burst: 2)
+            var ring = FakeRing(pages: 2)
+            var state = caughtUp(at: 2)
+            ring.publish(1, granules: Int64.max - 20_000)
+            #expect(schedule.due(state, now: 1, window: ring) == .now)
+            schedule.wrote(&state, now: 1, window: ring)
+            #expect(state.writtenAt <= ring.timelines.last ?? 0 && state.writtenAt > 9_600)
+            var back = caughtUp(at: 2)
+            back.writtenAt = Int64.max
+            #expect(schedule.due(back, now: 1, window: FakeRing(pages: 2)) == .now)  // the timeline went back
+            schedule.wrote(&back, now: 1, window: FakeRing(pages: 2))
+            #expect(back.writtenAt == 9_600)
+        }
+    }
+
     /// A backed-up listener is looked at again when its lag would cross the next line at the stream's pace: maxLag,
     /// then (not moved yet, mid-page) twice it; past its last line, or overtaken, after the floor.
     @Test func aBackedUpListenerIsLookedAtWhenItsLagCrossesALine() {

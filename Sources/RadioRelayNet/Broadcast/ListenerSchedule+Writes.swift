@@ -45,13 +45,14 @@ extension ListenerSchedule {
         }
         let step = flushInterval * Self.granuleRate
         guard Double(published) >= step * 0.75 else { return }
-        guard step > 0, Double(published) >= step else {
+        // The interval in whole granules (a validated interval is a few seconds at most; anything else: none).
+        let stepGranules = step >= 1 && step < 1e12 ? Int64(step.rounded(.down)) : 0
+        guard stepGranules > 0, published >= stepGranules else {
             state.writtenAt = newest
             return
         }
         // Whole intervals, at most `published` (so between the listener's last turn and the newest page).
-        let whole = min(Double(published), (Double(published) / step).rounded(.down) * step)
-        state.writtenAt &+= Int64(whole)
+        state.writtenAt &+= published / stepGranules * stepGranules
     }
 
     /// When a listener whose socket is backed up is looked at again if it does not drain first (its `EPOLLOUT`
