@@ -21,12 +21,11 @@ extension ListenerSchedule {
         return .at(state.lastFlush + 2 * flushInterval)
     }
 
-    /// Whether ¾ of the interval of audio has been published since the listener's last write in turn (or it was
-    /// never written, or the stream's timeline went back: a new ring).
+    /// Whether ¾ of the interval of audio has been published since the listener's last write in turn (or it has
+    /// no turn to count from).
     private func isTurn(_ state: ListenerState, _ window: some PageWindow) -> Bool {
-        guard window.count > 0, state.writtenAt != ListenerState.never else { return true }
-        let published = window.timeline(at: window.count - 1) &- state.writtenAt
-        return published < 0 || Double(published) >= flushInterval * 0.75 * Self.granuleRate
+        guard let (published, _) = sinceTurn(state, window) else { return true }
+        return Double(published) >= turnGranules
     }
 
     /// Notes a write at `now`: when it was (the fallback deadline counts from it) and where in the stream its next
@@ -37,15 +36,13 @@ extension ListenerSchedule {
     package func wrote(_ state: inout ListenerState, now: Double, window: some PageWindow) {
         state.lastFlush = now
         guard window.count > 0 else { return }
-        let newest = window.timeline(at: window.count - 1)
-        let published = newest &- state.writtenAt
-        guard state.writtenAt != ListenerState.never, published >= 0 else {
-            state.writtenAt = newest
+        guard let (published, newest) = sinceTurn(state, window) else {
+            state.writtenAt = window.timeline(at: window.count - 1)
             return
         }
-        let step = flushInterval * Self.granuleRate
-        guard Double(published) >= step * 0.75 else { return }
+        guard Double(published) >= turnGranules else { return }
         // The interval in whole granules (a validated interval is a few seconds at most; anything else: none).
+        let step = flushInterval * Self.granuleRate
         let stepGranules = step >= 1 && step < 1e12 ? Int64(step.rounded(.down)) : 0
         guard stepGranules > 0, published >= stepGranules else {
             state.writtenAt = newest
@@ -53,6 +50,19 @@ extension ListenerSchedule {
         }
         // Whole intervals, at most `published` (so between the listener's last turn and the newest page).
         state.writtenAt &+= published / stepGranules * stepGranules
+    }
+
+    /// The audio a turn waits for, in granules: ¾ of the interval.
+    private var turnGranules: Double { flushInterval * 0.75 * Self.granuleRate }
+
+    /// The audio published since the listener's last write in turn, and the newest page's timeline position; nil
+    /// when there is no turn to count from: no page yet, never written, or the stream's timeline went back (a new
+    /// ring).
+    private func sinceTurn(_ state: ListenerState, _ window: some PageWindow) -> (published: Int64, newest: Int64)? {
+        guard window.count > 0, state.writtenAt != ListenerState.never else { return nil }
+        let newest = window.timeline(at: window.count - 1)
+        let published = newest &- state.writtenAt
+        return published >= 0 ? (published, newest) : nil
     }
 
     /// When a listener whose socket is backed up is looked at again if it does not drain first (its `EPOLLOUT`
