@@ -47,9 +47,8 @@ struct PushCursor: Equatable {
             return .start(from: start, end: end)
         }
         guard next >= window.oldest, next <= window.head else { return .behind(.overtaken) }
-        guard next < window.head else { return .wait }
-        let behind =
-            window.timeline(at: window.count - 1) &- window.timeline(at: Int(next - window.oldest))
+        guard next < window.head, let live = window.newestTimeline else { return .wait }
+        let behind = live &- window.timeline(at: Int(next - window.oldest))
         let seconds = Double(behind) / ListenerSchedule.granuleRate
         if seconds > maxLag { return .behind(.seconds(seconds)) }
         guard room > 0 else { return .wait }

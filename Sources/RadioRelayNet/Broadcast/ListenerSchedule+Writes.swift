@@ -35,9 +35,9 @@ extension ListenerSchedule {
     /// next pages. A write out of turn (a backed-up socket drained, a recheck) leaves the turn where it was.
     package func wrote(_ state: inout ListenerState, now: Double, window: some PageWindow) {
         state.lastFlush = now
-        guard window.count > 0 else { return }
+        guard let live = window.newestTimeline else { return }
         guard let (published, newest) = sinceTurn(state, window) else {
-            state.writtenAt = window.timeline(at: window.count - 1)
+            state.writtenAt = live
             return
         }
         guard Double(published) >= turnGranules else { return }
@@ -59,8 +59,7 @@ extension ListenerSchedule {
     /// when there is no turn to count from: no page yet, never written, or the stream's timeline went back (a new
     /// ring).
     private func sinceTurn(_ state: ListenerState, _ window: some PageWindow) -> (published: Int64, newest: Int64)? {
-        guard window.count > 0, state.writtenAt != ListenerState.never else { return nil }
-        let newest = window.timeline(at: window.count - 1)
+        guard let newest = window.newestTimeline, state.writtenAt != ListenerState.never else { return nil }
         let published = newest &- state.writtenAt
         return published >= 0 ? (published, newest) : nil
     }

@@ -58,8 +58,8 @@ package struct ListenerSchedule: Sendable, Equatable {
     /// of the link it has the headers of, with enough audio to play. A link that began less than `burst` ago gives a
     /// shorter burst.
     package func burstStart(_ window: some PageWindow) -> Int64 {
-        guard window.count > 0 else { return window.head }
-        let from = window.timeline(at: window.count - 1) - burstGranules
+        guard let newest = window.newestTimeline else { return window.head }
+        let from = newest - burstGranules
         for offset in 0..<window.count where window.timeline(at: offset) > from && window.isStart(at: offset) {
             return window.oldest + Int64(offset)
         }
@@ -82,7 +82,9 @@ package struct ListenerSchedule: Sendable, Equatable {
     /// How far the listener's next page is behind the live edge. A listener whose next page has left the ring is
     /// `.overtaken`: its lag is unknown (at least the ring's span), and it is never turned into a number.
     package func lag(of state: ListenerState, in window: some PageWindow) -> Lag {
-        guard let cursor = state.cursor, window.count > 0, cursor < window.head else { return .seconds(0) }
+        guard let cursor = state.cursor, let live = window.newestTimeline, cursor < window.head else {
+            return .seconds(0)
+        }
         let position: Int64
         if cursor >= window.oldest {
             position = window.timeline(at: Int(cursor - window.oldest))
@@ -91,7 +93,6 @@ package struct ListenerSchedule: Sendable, Equatable {
         } else {
             return .overtaken
         }
-        let live = window.timeline(at: window.count - 1)
         return .seconds(Double(live &- position) / Self.granuleRate)
     }
 

@@ -123,7 +123,7 @@ extension NetworkLoop {
     }
 
     /// The timeline position of the newest page in view (0 when none).
-    var newestTimeline: Int64 { ring.count > 0 ? ring.timeline(at: ring.count - 1) : 0 }
+    var newestTimeline: Int64 { ring.newestTimeline ?? 0 }
 
     /// The first clean page (not continued, not a header) ending more than `behind` before the live edge; the head
     /// when none is in view. Never the oldest page held: the one before it gives the granule to count on from.

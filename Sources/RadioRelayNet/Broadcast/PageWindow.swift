@@ -28,6 +28,9 @@ extension PageWindow {
     /// Index the next published page will get: the live edge's end.
     package var head: Int64 { oldest + Int64(count) }
 
+    /// Where the newest page held ends on the stream-wide timeline: the live edge's position (nil when no page is).
+    package var newestTimeline: Int64? { count > 0 ? timeline(at: count - 1) : nil }
+
     /// Whether a listener given the header pages may start at the page `offset`: an audio page of the headers' link
     /// whose first packet is not continued.
     package func isStart(at offset: Int) -> Bool {
