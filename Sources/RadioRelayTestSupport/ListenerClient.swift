@@ -74,6 +74,20 @@ package final class ListenerClient: @unchecked Sendable {
         return (bytes, false)
     }
 
+    /// Reads (and drops) until the connection ends: 0 for an end of file (a graceful close, after everything the
+    /// server sent), the error for an abortive one (`ECONNRESET` for a RST); nil when it has not ended within
+    /// `seconds`.
+    package func ending(within seconds: Double) -> Int32? {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n == 0 { return 0 }
+            if n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { return errno }
+        }
+        return nil
+    }
+
     package func send(_ text: String) {
         send(Array(text.utf8))
     }
@@ -209,4 +223,13 @@ package func acceptedConnection(receiveBuffer: Int32? = nil) throws -> (client: 
         if errno != EINTR && errno != EAGAIN { break }
     }
     throw SystemError("accept")
+}
+
+/// How a connection ended, for a test's message: `ListenerClient.ending(within:)`'s value in words.
+package func endingName(_ ending: Int32?) -> String {
+    switch ending {
+    case nil: "no end yet"
+    case 0: "EOF"
+    case let error?: String(cString: strerror(error))
+    }
 }

@@ -102,6 +102,16 @@ extension TimeShiftLoop {
     ) {
         guard let position = listeners.firstIndex(where: { $0 === listener }) else { return }
         listeners.remove(at: position)
+        // Too slow means nothing taken for `stuckAfter` with bytes still unsent: its path is dead or it stopped
+        // reading, and the kernel's bytes are for no one. A RST, as a stuck live listener gets
+        // (`NetworkLoop.closesAbortively`), so no FIN-WAIT-1 socket keeps them retransmitting.
+        if ended == .tooSlow {
+            do throws(SystemError) {
+                try setAbortiveClose(listener.fd)
+            } catch {
+                note("socket", "\(label): time-shifted listener #\(listener.entry.id) \(listener.peer): \(error)")
+            }
+        }
         service.serving.withLock { _ = $0.remove(listener.entry.id) }
         service.counters.listeners.subtract(1, ordering: .relaxed)
         service.counters.bytesSent.add(listener.bytesSent, ordering: .relaxed)
